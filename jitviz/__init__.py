@@ -1,0 +1,24 @@
+"""jitviz: a tracing JIT for Python/NumPy that shows what it did.
+
+    import jitviz
+    import jitviz.numpy as jnp
+    print(jitviz.make_jaxpr(lambda x: 2 * x * x + 3 * x + 3)(3))
+"""
+from __future__ import annotations
+
+from . import errors
+from .api import make_jaxpr
+from .array import Array
+from .config import config
+from .core.interpreter import eval_jaxpr
+from .core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
+from .core.typecheck import typecheck_jaxpr
+from .tree import register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_unflatten
+from . import lax  # noqa: E402
+from . import numpy  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = ["make_jaxpr", "eval_jaxpr", "typecheck_jaxpr", "ShapedArray", "ClosedJaxpr",
+           "Jaxpr", "Eqn", "Var", "Literal", "Array", "config", "errors", "lax", "numpy",
+           "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map", "register_pytree_node"]

@@ -1,0 +1,190 @@
+"""`make_jaxpr` and the argument handling shared with `jit`: static arguments, pytrees,
+naming every leaf (`x`, `d['a']`, `args[1]`) for error messages and recompile reasons."""
+from __future__ import annotations
+
+import inspect
+import operator
+from typing import NamedTuple
+
+from .core.ir import ClosedJaxpr
+from .core.report import TraceMonitor, TraceReport, referenced_bindings
+from .core.source import function_location, function_name
+from .core.trace import JaxprTrace, Tracer, concrete_aval, current_trace, is_tracer_of, push_trace
+from .tree import tree_flatten, tree_unflatten
+
+
+class ArgSpec(NamedTuple):
+    """How a function's arguments split into static values and traced leaves."""
+    static_argnums: tuple
+    static_argnames: tuple
+    param_names: tuple  # positional parameter names (for messages)
+    varargs: str | None
+
+
+def arg_spec(fun, static_argnums=(), static_argnames=()) -> ArgSpec:
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    static_argnums = tuple(operator.index(i) for i in static_argnums)
+    static_argnames = tuple(static_argnames)
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        return ArgSpec(static_argnums, static_argnames, (), None)
+    params = list(sig.parameters.values())
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                       p.POSITIONAL_OR_KEYWORD)]
+    varargs = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
+    # as in JAX, static_argnums and static_argnames imply each other where possible
+    nums = set(static_argnums)
+    names = set(static_argnames)
+    n = len(positional)
+    for i in static_argnums:
+        j = i if i >= 0 else i + n
+        if 0 <= j < n:
+            names.add(positional[j])
+    for name in static_argnames:
+        if name in positional:
+            nums.add(positional.index(name))
+        elif name not in sig.parameters and not any(p.kind == p.VAR_KEYWORD for p in params):
+            raise ValueError(f"static_argnames {name!r} is not a parameter of "
+                             f"{function_name(fun)}{sig}")
+    return ArgSpec(tuple(sorted(nums)), tuple(sorted(names)), tuple(positional), varargs)
+
+
+def _arg_name(spec: ArgSpec, i: int) -> str:
+    if i < len(spec.param_names):
+        return spec.param_names[i]
+    return f"{spec.varargs or 'args'}[{i - len(spec.param_names)}]"
+
+
+class SplitArgs(NamedTuple):
+    dyn_leaves: list  # the traced leaves
+    leaf_paths: list  # a readable name per leaf
+    treedef: object  # structure of (dynamic positional args, dynamic kwargs)
+    statics: tuple  # ((where, value), ...): the static values, part of jit's cache key
+    static_hints: dict  # leaf path -> (argnum or None, parameter name) for "make it static"
+
+
+def split_args(spec: ArgSpec, args, kwargs) -> SplitArgs:
+    nargs = len(args)
+    static_pos = {i if i >= 0 else i + nargs for i in spec.static_argnums}
+    for i in spec.static_argnums:
+        if not -nargs <= i < nargs and spec.varargs is None and i >= len(spec.param_names):
+            raise ValueError(f"static_argnums {i} is out of range: the function was called "
+                             f"with {nargs} positional arguments")
+    dyn_args, statics, hints, paths = [], [], {}, []
+    dyn_positions = []
+    for i, a in enumerate(args):
+        if i in static_pos:
+            statics.append((_arg_name(spec, i), a))
+        else:
+            dyn_args.append(a)
+            dyn_positions.append(i)
+    dyn_kwargs = {}
+    for k in sorted(kwargs):
+        if k in spec.static_argnames:
+            statics.append((k, kwargs[k]))
+        else:
+            dyn_kwargs[k] = kwargs[k]
+    leaves, treedef = tree_flatten((tuple(dyn_args), dyn_kwargs), is_leaf=_is_leaf)
+    for i, a in zip(dyn_positions, dyn_args):
+        name = _arg_name(spec, i)
+        sub = tree_flatten(a, is_leaf=_is_leaf)[1]
+        paths.extend(sub.leaf_paths(name))
+        hints[name] = (i if i < len(spec.param_names) else None,
+                       spec.param_names[i] if i < len(spec.param_names) else None)
+    for k, v in dyn_kwargs.items():
+        sub = tree_flatten(v, is_leaf=_is_leaf)[1]
+        paths.extend(sub.leaf_paths(k))
+        pos = spec.param_names.index(k) if k in spec.param_names else None
+        hints[k] = (pos, k)
+    return SplitArgs(leaves, paths, treedef, tuple(statics), hints)
+
+
+def _is_leaf(x):
+    return isinstance(x, Tracer)
+
+
+def leaf_avals(split: SplitArgs):
+    """The abstract value of each traced leaf; a TypeError naming a bad argument."""
+    out = []
+    for path, leaf in zip(split.leaf_paths, split.dyn_leaves):
+        if isinstance(leaf, Tracer):
+            out.append(leaf.aval)
+        else:
+            out.append(concrete_aval(leaf, f"argument {path!r}")[1])
+    return out
+
+
+def merge_static(spec: ArgSpec, split: SplitArgs, dyn_values, nargs):
+    """Rebuild (args, kwargs) from traced leaves and the static values."""
+    dyn_args, dyn_kwargs = tree_unflatten(split.treedef, dyn_values)
+    static_pos = sorted({i if i >= 0 else i + nargs for i in spec.static_argnums})
+    statics = dict(split.statics)
+    args, it = [], iter(dyn_args)
+    for i in range(nargs):
+        args.append(statics[_arg_name(spec, i)] if i in static_pos else next(it))
+    kwargs = dict(dyn_kwargs)
+    for k in spec.static_argnames:
+        if k in statics and k not in [_arg_name(spec, i) for i in static_pos]:
+            kwargs[k] = statics[k]
+    return args, kwargs
+
+
+def trace_to_jaxpr(fun, spec: ArgSpec, args, kwargs, *, purpose: str,
+                   split: SplitArgs | None = None, avals=None) -> ClosedJaxpr:
+    """Trace `fun(*args, **kwargs)` with its non-static leaves abstract."""
+    split = split or split_args(spec, args, kwargs)
+    avals = avals or leaf_avals(split)
+    name = function_name(fun)
+    report = TraceReport(name, *_file_line(fun))
+    origins = _origin_table(fun)
+    trace = JaxprTrace(current_trace(), fun_name=name, fun_location=function_location(fun),
+                       purpose=purpose, report=report, origins=origins)
+    trace.report = report
+    trace.origins = origins
+    trace.static_hints = split.static_hints
+    trace.arg_order = list(split.leaf_paths)
+    with TraceMonitor(fun, report, lambda x: is_tracer_of(x, trace)):
+        with push_trace(trace):
+            tracers = [trace.new_arg(av, p) for av, p in zip(avals, split.leaf_paths)]
+            a, k = merge_static(spec, split, tracers, len(args))
+            out = fun(*a, **k)
+        out_leaves, out_tree = tree_flatten(out)
+        closed = trace.finish_closed(out_leaves)
+    closed.report = report
+    closed.in_tree = split.treedef
+    closed.out_tree = out_tree
+    closed.arg_names = list(split.leaf_paths)
+    return closed
+
+
+def _file_line(fun):
+    loc = function_location(fun)
+    file, _, line = loc.rpartition(":")
+    return file, int(line) if line.isdigit() else 0
+
+
+def _origin_table(fun):
+    table: dict[int, list] = {}
+    for b in referenced_bindings(fun).values():
+        value = b.cell.cell_contents if b.cell is not None else \
+            getattr(getattr(fun, "__wrapped__", fun), "__globals__", {}).get(b.name)
+        table.setdefault(id(value), []).append((b.kind, b.name, b.summary))
+    return table
+
+
+def make_jaxpr(fun, static_argnums=(), static_argnames=()):
+    """`make_jaxpr(f)(*args)` traces `f` and returns its `ClosedJaxpr` (print it)."""
+    spec_cache = {}
+
+    def make(*args, **kwargs):
+        spec = spec_cache.get("spec")
+        if spec is None:
+            spec = spec_cache["spec"] = arg_spec(fun, static_argnums, static_argnames)
+        return trace_to_jaxpr(fun, spec, args, kwargs, purpose="jit")
+
+    make.__name__ = f"make_jaxpr({function_name(fun)})"
+    return make

@@ -1,0 +1,48 @@
+"""Global settings: `jitviz.config.update("enable_x64", True)`, as in JAX."""
+from __future__ import annotations
+
+import threading
+
+
+class Config:
+    """Named switches. Reading is a plain attribute access, so it is cheap on hot paths."""
+
+    _defaults = {
+        # dtypes
+        "enable_x64": False,
+        # diagnostics (issue 3 reads these)
+        "warn_side_effects": True,
+        "warn_stale_globals": True,
+        "warn_retrace": True,
+        "warn_unrolled_loops": True,
+        "unrolled_loop_threshold": 200,
+        "retrace_churn_threshold": 3,
+        "jit_cache_size": 64,
+        "stale_check_max_elements": 64,
+        # tracing
+        "record_nondeterminism": True,
+    }
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.__dict__.update(self._defaults)
+
+    def update(self, name: str, value) -> None:
+        if name not in self._defaults:
+            known = ", ".join(sorted(self._defaults))
+            raise AttributeError(f"jitviz.config has no option {name!r}; known options: {known}")
+        with self._lock:
+            setattr(self, name, value)
+
+    def read(self, name: str):
+        return getattr(self, name)
+
+    def reset(self) -> None:
+        self.__dict__.update(self._defaults)
+
+    def __repr__(self):
+        body = ", ".join(f"{k}={getattr(self, k)!r}" for k in sorted(self._defaults))
+        return f"Config({body})"
+
+
+config = Config()

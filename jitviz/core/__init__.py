@@ -1,0 +1,1 @@
+"""The tracing core: IR, primitives registry, tracer, interpreter, typechecker."""

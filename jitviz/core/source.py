@@ -1,0 +1,66 @@
+"""Find the user's line: the first frame outside jitviz (and NumPy, and the stdlib)."""
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import sysconfig
+
+import numpy as np
+
+from .ir import SourceInfo
+
+_JITVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+_SITE_DIRS = tuple(os.path.abspath(p) + os.sep for p in
+                   {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+_INTERNAL = (_JITVIZ_DIR, _NUMPY_DIR)
+_WITH_STDLIB = (_JITVIZ_DIR, _NUMPY_DIR, _STDLIB_DIR)
+_cache: dict = {}
+
+
+def is_internal_file(filename: str, skip_stdlib: bool = False) -> bool:
+    prefixes = _WITH_STDLIB if skip_stdlib else _INTERNAL
+    if filename.startswith(prefixes):
+        # the stdlib dir contains site-packages: user-installed libraries are "user code"
+        return not (skip_stdlib and filename.startswith(_SITE_DIRS)
+                    and not filename.startswith(_INTERNAL))
+    return filename.startswith("<frozen")
+
+
+def user_frame(frame=None, skip_stdlib: bool = False):
+    f = frame if frame is not None else sys._getframe(1)
+    while f is not None and is_internal_file(f.f_code.co_filename, skip_stdlib):
+        f = f.f_back
+    return f
+
+
+def source_info_of_frame(frame) -> SourceInfo | None:
+    if frame is None:
+        return None
+    code = frame.f_code
+    key = (code.co_filename, frame.f_lineno, code.co_name)
+    info = _cache.get(key)
+    if info is None:
+        text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+        info = _cache[key] = SourceInfo(code.co_filename, frame.f_lineno, code.co_name, text)
+        if len(_cache) > 100_000:
+            _cache.clear()
+    return info
+
+
+def user_source_info() -> SourceInfo | None:
+    return source_info_of_frame(user_frame(sys._getframe(1)))
+
+
+def function_location(fun) -> str:
+    code = getattr(getattr(fun, "__wrapped__", fun), "__code__", None)
+    if code is None:
+        return "<unknown>"
+    return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+def function_name(fun) -> str:
+    f = getattr(fun, "__wrapped__", fun)
+    return getattr(f, "__name__", None) or getattr(type(f), "__name__", "fun")

@@ -1,0 +1,321 @@
+"""Tracing Python functions into jaxprs (JAX's DynamicJaxprTrace, in small).
+
+Every primitive application goes through `bind`. With no trace active it runs the
+primitive's NumPy `impl` at once (eager mode, used by `jitviz.numpy` outside jit); inside a
+trace it appends an equation and returns tracers. Traces nest (the bodies of cond, while,
+scan and nested jit): a tracer of an enclosing trace used in an inner one is captured and
+becomes an explicit operand of the control-flow equation, as in JAX.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+
+import numpy as np
+
+from .. import dtypes
+from ..array import Array
+from . import explain
+from .ir import ClosedJaxpr, ConstOrigin, Eqn, Jaxpr, Literal, ShapedArray, Var
+from .source import source_info_of_frame, user_frame
+
+
+class _TraceState(threading.local):
+    def __init__(self):
+        self.stack: list[JaxprTrace] = []
+
+
+_state = _TraceState()
+
+
+def current_trace():
+    stack = _state.stack
+    return stack[-1] if stack else None
+
+
+class Tracer:
+    """A value inside a trace: an abstract array standing for every array of its type."""
+
+    __slots__ = ("_trace", "_var", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, trace: "JaxprTrace", var: Var):
+        self._trace = trace
+        self._var = var
+
+    aval = property(lambda self: self._var.aval)
+    shape = property(lambda self: self._var.aval.shape)
+    dtype = property(lambda self: self._var.aval.dtype)
+    ndim = property(lambda self: len(self._var.aval.shape))
+    size = property(lambda self: self._var.aval.size)
+    weak_type = property(lambda self: self._var.aval.weak_type)
+
+    def __repr__(self):
+        return f"Traced<{self.aval!r}>with<DynamicJaxprTrace>"
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        return repr(self)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: {type(self).__name__}. A traced value cannot be a "
+                        "dict key or set element; use a static argument for keys.")
+
+    def __bool__(self):
+        raise explain.concretization_error(self, "bool")
+
+    def __index__(self):
+        raise explain.concretization_error(self, "__index__")
+
+    def __int__(self):
+        raise explain.concretization_error(self, "int")
+
+    def __float__(self):
+        raise explain.concretization_error(self, "float")
+
+    def __complex__(self):
+        raise explain.concretization_error(self, "complex")
+
+    def __array__(self, dtype=None, copy=None):
+        raise explain.concretization_error(self, "__array__")
+
+    def tolist(self):
+        raise explain.concretization_error(self, "tolist")
+
+    def item(self, *args):
+        raise explain.concretization_error(self, "item")
+
+    def block_until_ready(self):
+        return self
+
+
+class JaxprTrace:
+    """Builds one jaxpr: the root trace of a function, or the body of a control-flow op."""
+
+    def __init__(self, parent: "JaxprTrace | None", *, fun_name: str, fun_location: str,
+                 purpose: str, report=None, origins=None):
+        self.parent = parent
+        self.level = 0 if parent is None else parent.level + 1
+        self.fun_name = fun_name
+        self.fun_location = fun_location
+        self.purpose = purpose  # "jit", "make_jaxpr", "cond branch", ...
+        self.report = report if report is not None else (parent.report if parent else None)
+        self.origins = origins if origins is not None else (parent.origins if parent else {})
+        self.root = self if parent is None else parent.root
+        self.eqns: list[Eqn] = []
+        self.invars: list[Var] = []
+        self.captured: dict[int, tuple[Tracer, Var]] = {}
+        self.consts: dict[int, tuple[object, Var]] = {}
+        self.producer: dict[int, Eqn] = {}
+        self.arg_names: dict[int, str] = {}
+        self.alive = True
+
+    # -- building --------------------------------------------------------------------------
+    def new_arg(self, aval: ShapedArray, name: str | None = None) -> Tracer:
+        var = Var(aval)
+        self.invars.append(var)
+        if name is not None:
+            self.arg_names[var.id] = name
+        return Tracer(self, var)
+
+    def is_enclosed_by(self, other: "JaxprTrace") -> bool:
+        t = self.parent
+        while t is not None:
+            if t is other:
+                return True
+            t = t.parent
+        return False
+
+    def to_atom(self, x):
+        if isinstance(x, Tracer):
+            owner = x._trace
+            if owner is self:
+                return x._var
+            if owner.alive and self.is_enclosed_by(owner):
+                return self._capture(x)
+            raise explain.leaked_tracer_error(x)
+        return self._const_atom(x)
+
+    def _capture(self, tracer: Tracer) -> Var:
+        hit = self.captured.get(id(tracer))
+        if hit is None:
+            hit = self.captured[id(tracer)] = (tracer, Var(tracer.aval))
+        return hit[1]
+
+    def _const_atom(self, x):
+        value, aval = concrete_aval(x, "a constant")
+        origin = self._origin_of(x)
+        if aval.shape == ():
+            return Literal(value[()] if isinstance(value, np.ndarray) else value, aval, origin)
+        hit = self.consts.get(id(x))
+        if hit is None:
+            hit = self.consts[id(x)] = (value, Var(aval, origin))
+        return hit[1]
+
+    def _origin_of(self, x) -> ConstOrigin:
+        src = source_info_of_frame(user_frame(sys._getframe(2)))
+        for kind, name, fp in self.origins.get(id(x), ()):
+            # small ints and floats are shared objects: only trust the name if the line uses it
+            if isinstance(x, np.ndarray) or (src is not None and _mentions(src.code, name)):
+                return ConstOrigin(kind, name, fp, src)
+        return ConstOrigin("literal" if np.ndim(x) == 0 else "computed", None, None, src)
+
+    def emit(self, prim, args, params):
+        atoms = [self.to_atom(a) for a in args]
+        try:
+            out = prim.abstract_eval(*[a.aval for a in atoms], **params)
+        except (TypeError, ValueError) as e:
+            raise explain.annotate_rule_error(e, prim)
+        out_avals = out if prim.multiple_results else [out]
+        src = source_info_of_frame(user_frame(sys._getframe(2)))
+        outvars = [Var(av) for av in out_avals]
+        eqn = Eqn(prim, atoms, outvars, params, src)
+        self.eqns.append(eqn)
+        for v in outvars:
+            self.producer[v.id] = eqn
+        if self.report is not None and src is not None:
+            self.report.eqns_per_line[(src.file, src.line, src.code)] += 1
+        tracers = [Tracer(self, v) for v in outvars]
+        return tracers if prim.multiple_results else tracers[0]
+
+    def finish_closed(self, outs) -> ClosedJaxpr:
+        """The root jaxpr: concrete arrays become constvars; captured tracers too."""
+        outvars = [self.to_atom(o) for o in outs]
+        constvars = [v for _, v in self.consts.values()] + [v for _, v in self.captured.values()]
+        consts = [c for c, _ in self.consts.values()] + [t for t, _ in self.captured.values()]
+        self.alive = False
+        return ClosedJaxpr(Jaxpr(constvars, self.invars, outvars, self.eqns), consts)
+
+    def finish_hoisted(self, outs):
+        """A body jaxpr with no constvars: what it captured comes first among its invars.
+
+        Returns (jaxpr, hoisted) where `hoisted` are the outer values (tracers of enclosing
+        traces, concrete arrays) to pass as the leading operands.
+        """
+        outvars = [self.to_atom(o) for o in outs]
+        hoisted_vars = [v for _, v in self.captured.values()] + [v for _, v in self.consts.values()]
+        hoisted = [t for t, _ in self.captured.values()] + [c for c, _ in self.consts.values()]
+        self.alive = False
+        return Jaxpr((), hoisted_vars + self.invars, outvars, self.eqns), hoisted
+
+
+def _mentions(code: str, name: str) -> bool:
+    import re
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", code or "") is not None
+
+
+class push_trace:
+    """`with push_trace(trace):` makes `trace` the current one for this thread."""
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        _state.stack.append(self.trace)
+        return self.trace
+
+    def __exit__(self, *exc):
+        popped = _state.stack.pop()
+        assert popped is self.trace
+        self.trace.alive = False
+        return False
+
+
+def concrete_aval(x, what: str):
+    """(numpy value, aval) of a concrete leaf; a clear TypeError for anything else."""
+    if isinstance(x, Array):
+        dt = dtypes.check_supported(x.dtype, what)
+        return x, ShapedArray(x.shape, dt, x.weak_type)
+    if isinstance(x, np.ndarray):
+        dt = dtypes.check_supported(x.dtype, what)
+        if dt != x.dtype:  # big-endian: compute in native byte order
+            x = x.astype(dt)
+        return x, ShapedArray(x.shape, dt, False)
+    if isinstance(x, np.generic):
+        dt = dtypes.check_supported(x.dtype, what)
+        return x, ShapedArray((), dt, False)
+    if isinstance(x, (bool, int, float, complex)):
+        dt, weak = dtypes.python_scalar_dtype(x)
+        return np.array(x, dt)[()], ShapedArray((), dt, weak)
+    raise explain.bad_value_error(x, what)
+
+
+def eager_apply(prim, args, params):
+    """Run a primitive on concrete values now (no trace active)."""
+    values, avals = [], []
+    for a in args:
+        if isinstance(a, Tracer):
+            raise explain.leaked_tracer_error(a)
+        v, av = concrete_aval(a, f"an operand of {prim.name}")
+        values.append(v)
+        avals.append(av)
+    try:
+        out_avals = prim.abstract_eval(*avals, **params)
+    except (TypeError, ValueError) as e:
+        raise explain.annotate_rule_error(e, prim)
+    out = prim.impl(*values, **params)
+    if prim.multiple_results:
+        return [to_array(o, av) for o, av in zip(out, out_avals)]
+    return to_array(out, out_avals)
+
+
+def to_array(value, aval: ShapedArray) -> Array:
+    """A NumPy result as a jitviz Array of exactly the abstract type."""
+    arr = np.asarray(value)
+    if arr.dtype != aval.dtype:
+        arr = arr.astype(aval.dtype)
+    if arr.shape != aval.shape:
+        arr = np.broadcast_to(arr, aval.shape).copy()
+    out = arr.view(Array)
+    out.weak_type = aval.weak_type
+    return out
+
+
+def bind(prim, args, params):
+    stack = _state.stack
+    if not stack:
+        return eager_apply(prim, args, params)
+    return stack[-1].emit(prim, args, params)
+
+
+def trace_body(fun, in_avals, *, name: str, purpose: str, arg_names=None):
+    """Trace `fun` on fresh tracers of `in_avals` in a child of the current trace.
+
+    Returns (jaxpr, hoisted operands, raw outputs). Used for the bodies of control flow and
+    nested jit calls.
+    """
+    parent = current_trace()
+    trace = JaxprTrace(parent, fun_name=name, fun_location="", purpose=purpose)
+    with push_trace(trace):
+        args = [trace.new_arg(av, n) for av, n in
+                zip(in_avals, arg_names or [None] * len(in_avals))]
+        outs = fun(*args)
+    return trace, outs
+
+
+def is_tracer_of(x, trace) -> bool:
+    """Is `x` a tracer made by `trace` or one of its child traces?"""
+    if not isinstance(x, Tracer):
+        return False
+    t = x._trace
+    while t is not None:
+        if t is trace:
+            return True
+        t = t.parent
+    return False
+
+
+def live_trace_count() -> int:
+    return len(_state.stack)

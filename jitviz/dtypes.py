@@ -1,0 +1,171 @@
+"""dtypes, weak types and JAX's type-promotion lattice.
+
+jitviz follows JAX's promotion rules (a lattice, not NumPy's value-based table), with one
+deliberate difference: arrays the user passes in keep their dtype (float64 stays float64
+even without x64), and a weak result never narrows a strong 64-bit integer input.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .config import config
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
+
+SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+             float16, float32, float64, complex64, complex128)
+_SUPPORTED_SET = frozenset(SUPPORTED)
+
+_SHORT = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
+          uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",
+          float16: "f16", float32: "f32", float64: "f64",
+          complex64: "c64", complex128: "c128"}
+
+# The weak kinds of the lattice: Python int, float and complex scalars.
+WEAK_INT, WEAK_FLOAT, WEAK_COMPLEX = "int", "float", "complex"
+
+_LATTICE = {
+    bool_: [WEAK_INT],
+    WEAK_INT: [uint8, int8],
+    uint8: [int16, uint16], uint16: [int32, uint32], uint32: [int64, uint64], uint64: [WEAK_FLOAT],
+    int8: [int16], int16: [int32], int32: [int64], int64: [WEAK_FLOAT],
+    WEAK_FLOAT: [float16, WEAK_COMPLEX],
+    float16: [float32], float32: [float64, complex64], float64: [complex128],
+    WEAK_COMPLEX: [complex64], complex64: [complex128], complex128: [],
+}
+
+
+def _upper_set(node):
+    seen, todo = set(), [node]
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo.extend(_LATTICE[n])
+    return frozenset(seen)
+
+
+_UPPER = {n: _upper_set(n) for n in _LATTICE}
+
+
+def short_name(dtype) -> str:
+    return _SHORT[np.dtype(dtype)]
+
+
+def default_int():
+    return int64 if config.enable_x64 else int32
+
+
+def default_float():
+    return float64 if config.enable_x64 else float32
+
+
+def default_complex():
+    return complex128 if config.enable_x64 else complex64
+
+
+def default_for_kind(kind):
+    return {WEAK_INT: default_int, WEAK_FLOAT: default_float, WEAK_COMPLEX: default_complex}[kind]()
+
+
+def is_supported(dtype) -> bool:
+    return np.dtype(dtype) in _SUPPORTED_SET
+
+
+def check_supported(dtype, what: str):
+    """The dtype, or a TypeError that names `what` (an argument, a constant)."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{what} has dtype {dtype!r}, which is not a NumPy dtype") from None
+    if dt not in _SUPPORTED_SET:
+        if dt.byteorder not in "=|" and dt.newbyteorder("=") in _SUPPORTED_SET:
+            return dt.newbyteorder("=")
+        raise TypeError(
+            f"{what} has dtype {dt}, which jitviz cannot trace; supported dtypes are bool, "
+            "(u)int8-64, float16/32/64 and complex64/128. Convert it first, e.g. "
+            "`x.astype(np.float32)`, or mark it static with static_argnums/static_argnames.")
+    return dt
+
+
+def kind_of_weak(dtype) -> str:
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        return WEAK_INT
+    if dt.kind == "f":
+        return WEAK_FLOAT
+    if dt.kind == "c":
+        return WEAK_COMPLEX
+    return dt  # bool is never weak
+
+
+def lattice_node(dtype, weak: bool):
+    return kind_of_weak(dtype) if weak else np.dtype(dtype)
+
+
+@functools.lru_cache(maxsize=4096)
+def _join(nodes: tuple):
+    common = frozenset.intersection(*(_UPPER[n] for n in nodes))
+    for cand in common:
+        if _UPPER[cand] == common:
+            return cand
+    raise TypeError(f"no common type for {nodes}")  # the lattice has a top for all pairs
+
+
+def result_type(*typed) -> tuple[np.dtype, bool]:
+    """Promote `(dtype, weak_type)` pairs as JAX does; returns `(dtype, weak_type)`."""
+    nodes = tuple(lattice_node(dt, weak) for dt, weak in typed)
+    joined = _join(nodes)
+    if isinstance(joined, str):
+        dt = default_for_kind(joined)
+        wide_strong = any(not weak and np.dtype(d).itemsize >= 8 for d, weak in typed)
+        if wide_strong and dt.kind == "f" and dt.itemsize < 8:
+            dt = float64  # an int64 argument met a Python float: keep its precision
+        return dt, True
+    return joined, False
+
+
+def python_scalar_dtype(x):
+    """dtype and weak flag of a Python scalar, as JAX types it."""
+    if isinstance(x, bool):
+        return bool_, False
+    if isinstance(x, int):
+        dt = default_int()
+        info = np.iinfo(dt)
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"Python int {x} too large to convert to {dt}")
+        return dt, True
+    if isinstance(x, float):
+        return default_float(), True
+    if isinstance(x, complex):
+        return default_complex(), True
+    raise TypeError(f"not a Python scalar: {type(x).__name__}")
+
+
+def is_inexact(dtype) -> bool:
+    return np.dtype(dtype).kind in "fc"
+
+
+def is_integer(dtype) -> bool:
+    return np.dtype(dtype).kind in "iu"
+
+
+def canonical_creation_dtype(dtype):
+    """A dtype requested from `jnp` (e.g. `float`, `int`, 'float64'), as JAX maps it."""
+    if dtype is None:
+        return None
+    if dtype is float:
+        return default_float()
+    if dtype is int:
+        return default_int()
+    if dtype is complex:
+        return default_complex()
+    if dtype is bool:
+        return bool_
+    return check_supported(dtype, "requested dtype")

@@ -1,0 +1,234 @@
+"""`jitviz.lax`: the primitives with strict dtypes (no implicit promotion), and structured
+control flow (`cond`, `switch`, `select`, `while_loop`, `fori_loop`, `scan`), as `jax.lax`.
+
+    >>> lax.add(1, 1.0)
+    TypeError: add requires arguments to have the same dtypes, got int32, float32.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..core.ir import ShapedArray
+from ..core.trace import Tracer
+from . import primitives as P
+from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401
+from .control_flow import map  # noqa: F401,A004  (lax.map, as in JAX)
+
+
+def aval_of(x) -> ShapedArray:
+    """The abstract value of a tracer, array or scalar (without binding anything)."""
+    if isinstance(x, Tracer):
+        return x.aval
+    from ..core.trace import concrete_aval
+    return concrete_aval(x, "an operand")[1]
+
+
+def _unary(prim):
+    def op(x):
+        return prim.bind(x)
+    op.__name__ = prim.name
+    op.__doc__ = f"Elementwise `{prim.name}` (lax semantics: no dtype promotion)."
+    return op
+
+
+def _binary(prim):
+    def op(x, y):
+        return prim.bind(x, y)
+    op.__name__ = prim.name
+    op.__doc__ = f"Elementwise `{prim.name}`; both operands must have the same dtype."
+    return op
+
+
+neg, sign, floor, ceil, is_finite = [_unary(p) for p in (
+    P.neg_p, P.sign_p, P.floor_p, P.ceil_p, P.is_finite_p)]
+exp, exp2, log, log1p, expm1, tanh, logistic = [_unary(p) for p in (
+    P.exp_p, P.exp2_p, P.log_p, P.log1p_p, P.expm1_p, P.tanh_p, P.logistic_p)]
+sin, cos, tan, asin, acos, atan = [_unary(p) for p in (
+    P.sin_p, P.cos_p, P.tan_p, P.asin_p, P.acos_p, P.atan_p)]
+sinh, cosh, asinh, acosh, atanh = [_unary(p) for p in (
+    P.sinh_p, P.cosh_p, P.asinh_p, P.acosh_p, P.atanh_p)]
+sqrt, rsqrt, cbrt, square, abs, real, imag, conj = [_unary(p) for p in (
+    P.sqrt_p, P.rsqrt_p, P.cbrt_p, P.square_p, P.abs_p, P.real_p, P.imag_p, P.conj_p)]
+bitwise_not = _unary(P.not_p)
+add, sub, mul, div, rem, pow, max, min, atan2, nextafter = [_binary(p) for p in (
+    P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p, P.pow_p, P.max_p, P.min_p, P.atan2_p,
+    P.nextafter_p)]
+bitwise_and, bitwise_or, bitwise_xor = [_binary(p) for p in (P.and_p, P.or_p, P.xor_p)]
+shift_left, shift_right_arithmetic = _binary(P.shift_left_p), _binary(P.shift_right_arithmetic_p)
+eq, ne, lt, le, gt, ge = [_binary(p) for p in (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P.ge_p)]
+
+
+def round(x, rounding_method=0):
+    """Round to nearest: 0 = half away from zero (lax default), 1 = half to even."""
+    return P.round_p.bind(x, rounding_method=int(rounding_method))
+
+
+def integer_pow(x, y: int):
+    return P.integer_pow_p.bind(x, y=int(y))
+
+
+def convert_element_type(x, new_dtype, weak_type: bool = False):
+    """Cast to `new_dtype`. Concrete values are converted at once (no equation)."""
+    new_dtype = np.dtype(new_dtype)
+    if not isinstance(x, Tracer):
+        from ..array import as_array
+        return as_array(np.asarray(x).astype(new_dtype), weak_type)
+    if x.dtype == new_dtype and x.weak_type == weak_type:
+        return x
+    return P.convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+def select_n(which, *cases):
+    return P.select_n_p.bind(which, *cases)
+
+
+def select(pred, on_true, on_false):
+    """`on_true` where `pred`, else `on_false` (recorded as `select_n pred on_false on_true`)."""
+    return P.select_n_p.bind(pred, on_false, on_true)
+
+
+def clamp(lo, x, hi):
+    return P.clamp_p.bind(lo, x, hi)
+
+
+def broadcast_in_dim(x, shape, broadcast_dimensions):
+    return P.broadcast_in_dim_p.bind(x, shape=tuple(int(d) for d in shape),
+                                     broadcast_dimensions=tuple(broadcast_dimensions))
+
+
+def broadcast(x, sizes):
+    """Add leading dimensions `sizes`."""
+    nd = np.ndim(x) if not isinstance(x, Tracer) else x.ndim
+    shape = tuple(sizes) + tuple(aval_of(x).shape)
+    return broadcast_in_dim(x, shape, tuple(range(len(sizes), len(sizes) + nd)))
+
+
+def expand_dims(x, dimensions):
+    shape = list(aval_of(x).shape)
+    out_ndim = len(shape) + len(dimensions)
+    dims = sorted(d % out_ndim for d in dimensions)
+    for d in dims:
+        shape.insert(d, 1)
+    kept = [i for i in range(out_ndim) if i not in dims]
+    return broadcast_in_dim(x, shape, kept)
+
+
+def reshape(x, new_sizes, dimensions=None):
+    new_sizes = tuple(int(d) for d in new_sizes)
+    if isinstance(x, Tracer) and x.shape == new_sizes:
+        return x
+    return P.reshape_p.bind(x, new_sizes=new_sizes, dimensions=dimensions)
+
+
+def transpose(x, permutation):
+    permutation = tuple(int(p) for p in permutation)
+    if isinstance(x, Tracer) and permutation == tuple(range(x.ndim)):
+        return x
+    return P.transpose_p.bind(x, permutation=permutation)
+
+
+def squeeze(x, dimensions):
+    return P.squeeze_p.bind(x, dimensions=tuple(int(d) for d in dimensions))
+
+
+def rev(x, dimensions):
+    return P.rev_p.bind(x, dimensions=tuple(dimensions))
+
+
+def concatenate(operands, dimension):
+    return P.concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+def slice(x, start_indices, limit_indices, strides=None):
+    ints = lambda xs: tuple(int(i) for i in xs)
+    return P.slice_p.bind(x, start_indices=ints(start_indices), limit_indices=ints(limit_indices),
+                          strides=None if strides is None else ints(strides))
+
+
+def dynamic_slice(x, start_indices, slice_sizes):
+    return P.dynamic_slice_p.bind(x, *start_indices, slice_sizes=tuple(int(i) for i in slice_sizes))
+
+
+def dynamic_update_slice(x, update, start_indices):
+    return P.dynamic_update_slice_p.bind(x, update, *start_indices)
+
+
+def iota(dtype, size):
+    return P.iota_p.bind(dtype=np.dtype(dtype), shape=(int(size),), dimension=0)
+
+
+def broadcasted_iota(dtype, shape, dimension):
+    return P.iota_p.bind(dtype=np.dtype(dtype), shape=tuple(shape), dimension=int(dimension))
+
+
+def full(shape, fill_value, dtype=None):
+    """An array of `shape` filled with `fill_value` (a `broadcast_in_dim` of a scalar)."""
+    if dtype is not None:
+        fill_value = convert_element_type(fill_value, dtype)
+    elif not isinstance(fill_value, Tracer):
+        dt, weak = aval_of(fill_value).dtype, aval_of(fill_value).weak_type
+        fill_value = convert_element_type(fill_value, dt, weak)
+    return broadcast_in_dim(fill_value, tuple(shape), ())
+
+
+def _reducer(prim):
+    def op(x, axes):
+        return prim.bind(x, axes=tuple(int(a) for a in axes))
+    op.__name__ = prim.name
+    return op
+
+
+reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = [_reducer(p) for p in (
+    P.reduce_sum_p, P.reduce_prod_p, P.reduce_max_p, P.reduce_min_p, P.reduce_and_p,
+    P.reduce_or_p)]
+
+
+def argmax(x, axis, index_dtype):
+    return P.argmax_p.bind(x, axes=(int(axis),), index_dtype=np.dtype(index_dtype))
+
+
+def argmin(x, axis, index_dtype):
+    return P.argmin_p.bind(x, axes=(int(axis),), index_dtype=np.dtype(index_dtype))
+
+
+def cumsum(x, axis=0, reverse=False):
+    return P.cumsum_p.bind(x, axis=int(axis), reverse=bool(reverse))
+
+
+def cumprod(x, axis=0, reverse=False):
+    return P.cumprod_p.bind(x, axis=int(axis), reverse=bool(reverse))
+
+
+def cummax(x, axis=0, reverse=False):
+    return P.cummax_p.bind(x, axis=int(axis), reverse=bool(reverse))
+
+
+def cummin(x, axis=0, reverse=False):
+    return P.cummin_p.bind(x, axis=int(axis), reverse=bool(reverse))
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
+    pet = np.dtype(preferred_element_type) if preferred_element_type is not None \
+        else aval_of(lhs).dtype
+    return P.dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
+                                preferred_element_type=pet)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """Vector/matrix products contracting the last axis of lhs with the first of rhs."""
+    la, ra = aval_of(lhs), aval_of(rhs)
+    if la.ndim not in (1, 2) or ra.ndim not in (1, 2):
+        raise TypeError(f"lax.dot takes 1-d or 2-d operands, got {la.shape} and {ra.shape}")
+    return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)
+
+
+def gather(x, indices, axes):
+    return P.gather_p.bind(x, *indices, axes=tuple(axes))
+
+
+def scatter(x, updates, indices, axes, mode="set"):
+    return P.scatter_p.bind(x, updates, *indices, axes=tuple(axes), mode=mode)

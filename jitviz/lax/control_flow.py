@@ -1,0 +1,403 @@
+"""Structured control flow: each body is traced once into a sub-jaxpr (never unrolled).
+
+Values a body closes over (tracers of the enclosing trace, NumPy arrays) are hoisted into
+explicit leading operands of the equation, so every sub-jaxpr is closed, as in JAX.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import dtypes
+from ..core import explain
+from ..core.interpreter import eval_jaxpr
+from ..core.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
+from ..core.primitives import primitive
+from ..core.trace import Tracer, concrete_aval, trace_body
+from ..tree import tree_flatten, tree_unflatten
+
+
+def _aval(x) -> ShapedArray:
+    if isinstance(x, Tracer):
+        return x.aval
+    return concrete_aval(x, "a control-flow operand")[1]
+
+
+def trace_subfun(fun, in_tree, in_avals, *, purpose, name=None):
+    """Trace `fun(*in_tree.unflatten(args))`; returns (jaxpr, hoisted, out_tree)."""
+    def flat(*leaves):
+        return fun(*tree_unflatten(in_tree, leaves))
+    trace, out = trace_body(flat, in_avals, name=name or _name(fun), purpose=purpose)
+    out_leaves, out_tree = tree_flatten(out)
+    jaxpr, hoisted = trace.finish_hoisted(out_leaves)
+    return jaxpr, hoisted, out_tree
+
+
+def _scalar(value, dtype, weak=False):
+    from ..array import as_array
+    return as_array(np.asarray(value, dtype), weak)
+
+
+def _name(fun):
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def _with_common_hoisted(traced):
+    """Give every body the same leading hoisted invars (the union of what they capture)."""
+    order, seen = [], {}
+    for _, hoisted, _ in traced:
+        for h in hoisted:
+            if id(h) not in seen:
+                seen[id(h)] = len(order)
+                order.append(h)
+    out = []
+    for jaxpr, hoisted, out_tree in traced:
+        mine = {id(h): v for h, v in zip(hoisted, jaxpr.invars[:len(hoisted)])}
+        lead = [mine.get(id(h)) or Var(_aval(h)) for h in order]
+        out.append((jaxpr.replace(invars=lead + list(jaxpr.invars[len(hoisted):])), out_tree))
+    return out, order
+
+
+def _types_text(avals):
+    return ", ".join(a.str_short() for a in avals)
+
+
+def _check_same_outputs(what, trees, jaxprs):
+    first_tree, first = trees[0], jaxprs[0].out_avals
+    for tree, j in zip(trees[1:], jaxprs[1:]):
+        if tree != first_tree:
+            raise TypeError(f"{what} must have the same pytree structure, got {first_tree} "
+                            f"and {tree}: {first_tree.describe_difference(tree)}")
+        for i, (a, b) in enumerate(zip(first, j.out_avals)):
+            if not a.same_type(b):
+                raise TypeError(f"{what} must have identical types, got\n  ({_types_text(first)})"
+                                f"\n  ({_types_text(j.out_avals)})\n(output {i}: "
+                                f"{a.str_short()} vs {b.str_short()})")
+
+
+# --- cond / switch -------------------------------------------------------------------------
+
+def _cond_rule(index, *operands, branches):
+    if index.dtype != np.int32 or index.shape != ():
+        raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}")
+    for br in branches:
+        ins = br.jaxpr.in_avals
+        if len(ins) != len(operands) or not all(a.same_type(b) for a, b in zip(ins, operands)):
+            raise TypeError("cond branch inputs do not match its operands: "
+                            f"({_types_text(ins)}) vs ({_types_text(operands)})")
+    outs = branches[0].jaxpr.out_avals
+    return [ShapedArray(a.shape, a.dtype, all(b.jaxpr.out_avals[i].weak_type for b in branches))
+            for i, a in enumerate(outs)]
+
+
+def _cond_impl(index, *operands, branches):
+    br = branches[int(np.clip(index, 0, len(branches) - 1))]
+    return eval_jaxpr(br.jaxpr, br.consts, *operands)
+
+
+cond_p = primitive("cond", abstract_eval=_cond_rule, impl=_cond_impl, multiple_results=True,
+                   kind="control")
+
+
+def _to_index(pred, what):
+    a = _aval(pred)
+    if a.shape != ():
+        raise TypeError(f"{what} must be a scalar, got {a.str_short()}")
+    from . import convert_element_type
+    return convert_element_type(pred, np.int32)
+
+
+def cond(pred, true_fun, false_fun, *operands):
+    """`true_fun(*operands)` if `pred` else `false_fun(*operands)`; both are traced."""
+    a = _aval(pred)
+    if a.shape != () or a.dtype.kind not in "biuf":
+        raise TypeError(f"Pred type must be a boolean or number scalar, got {a.str_short()}")
+    if a.dtype != np.bool_:
+        from . import ne
+        pred = ne(pred, _scalar(0, a.dtype, a.weak_type))
+    return _bind_cond(_to_index(pred, "cond pred"), [false_fun, true_fun], operands,
+                      "true_fun and false_fun output")
+
+
+def switch(index, branches, *operands):
+    """`branches[index](*operands)`, with `index` clamped to the valid range."""
+    branches = list(branches)
+    if not branches:
+        raise ValueError("switch needs at least one branch")
+    from . import clamp
+    idx = _to_index(index, "switch index")
+    if len(branches) > 1 and isinstance(idx, Tracer):
+        idx = clamp(np.int32(0), idx, np.int32(len(branches) - 1))
+    elif not isinstance(idx, Tracer):
+        idx = np.int32(np.clip(int(idx), 0, len(branches) - 1))
+    return _bind_cond(idx, branches, operands, "branch outputs")
+
+
+def _bind_cond(index, funs, operands, what):
+    leaves, in_tree = tree_flatten(operands)
+    in_avals = [_aval(x) for x in leaves]
+    traced = [trace_subfun(f, in_tree, in_avals, purpose="lax.cond branch") for f in funs]
+    common, hoisted = _with_common_hoisted(traced)
+    jaxprs = [j for j, _ in common]
+    _check_same_outputs(what, [t for _, t in common], jaxprs)
+    jaxprs = _strengthen_outputs(jaxprs)
+    outs = cond_p.bind(index, *hoisted, *leaves,
+                       branches=tuple(ClosedJaxpr(j, ()) for j in jaxprs))
+    return tree_unflatten(common[0][1], outs)
+
+
+def _strengthen_outputs(jaxprs):
+    """Where branches disagree on weak typing, every branch returns the strong type."""
+    n = len(jaxprs[0].outvars)
+    mixed = [i for i in range(n) if len({j.out_avals[i].weak_type for j in jaxprs}) > 1]
+    if not mixed:
+        return jaxprs
+    from .primitives import convert_element_type_p
+    from ..core.ir import Eqn
+    fixed = []
+    for j in jaxprs:
+        outvars, eqns = list(j.outvars), list(j.eqns)
+        for i in mixed:
+            av = j.out_avals[i]
+            if av.weak_type:
+                new = Var(av.strong())
+                eqns.append(Eqn(convert_element_type_p, [outvars[i]], [new],
+                                {"new_dtype": av.dtype, "weak_type": False}, None))
+                outvars[i] = new
+        fixed.append(j.replace(outvars=outvars, eqns=eqns))
+    return fixed
+
+
+# --- while ---------------------------------------------------------------------------------
+
+def _while_rule(*args, cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
+    carry = args[cond_nconsts + body_nconsts:]
+    outs = body_jaxpr.jaxpr.out_avals
+    if len(outs) != len(carry) or not all(a.same_type(b) for a, b in zip(outs, carry)):
+        raise TypeError(f"while body output ({_types_text(outs)}) does not match its carry "
+                        f"({_types_text(carry)})")
+    c_out = cond_jaxpr.jaxpr.out_avals
+    if len(c_out) != 1 or c_out[0].shape != () or c_out[0].dtype != np.bool_:
+        raise TypeError(f"while cond must return a bool scalar, got ({_types_text(c_out)})")
+    return list(carry)
+
+
+def _while_impl(*args, cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
+    cconsts = args[:cond_nconsts]
+    bconsts = args[cond_nconsts:cond_nconsts + body_nconsts]
+    carry = list(args[cond_nconsts + body_nconsts:])
+    while eval_jaxpr(cond_jaxpr.jaxpr, (), *cconsts, *carry)[0]:
+        carry = eval_jaxpr(body_jaxpr.jaxpr, (), *bconsts, *carry)
+    return carry
+
+
+while_p = primitive("while", abstract_eval=_while_rule, impl=_while_impl,
+                    multiple_results=True, kind="control")
+
+
+def _carry_mismatch(what, in_tree, in_avals, out_tree, out_avals, label="carry"):
+    if out_tree != in_tree:
+        return (f"{what} must return a value with the same pytree structure as its input "
+                f"{label}: {in_tree.describe_difference(out_tree)} (input {in_tree}, output "
+                f"{out_tree})")
+    paths = in_tree.leaf_paths(label)
+    bad = []
+    for p, a, b in zip(paths, in_avals, out_avals):
+        if not a.same_type(b):
+            why = "the dtypes do not match" if a.dtype != b.dtype else "the shapes do not match"
+            bad.append(f"  the input {label} component {p} has type {a.str_short()} but the "
+                       f"corresponding output {label} component has type {b.str_short()}, "
+                       f"so {why}")
+    if not bad:
+        return None
+    return (f"{what} output and input must have identical types, got\n" + "\n".join(bad) +
+            f"\nFix: give the initial {label} the type the body returns (e.g. "
+            "jnp.float32(0) instead of 0, or jnp.zeros(shape, dtype)), or cast inside the body "
+            "with .astype(...).")
+
+
+def _weak_mismatch(in_avals, out_avals):
+    return [i for i, (a, b) in enumerate(zip(in_avals, out_avals))
+            if a.same_type(b) and a.weak_type and not b.weak_type]
+
+
+def _strengthen(leaves, idxs):
+    from . import convert_element_type
+    leaves = list(leaves)
+    for i in idxs:
+        leaves[i] = convert_element_type(leaves[i], _aval(leaves[i]).dtype, False)
+    return leaves
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    """`while cond_fun(val): val = body_fun(val)`; both functions are traced once."""
+    leaves, tree = tree_flatten(init_val)
+    for _ in range(2):  # a second pass when the body strengthens weakly typed carries
+        avals = [_aval(x) for x in leaves]
+        cj, ch, ctree = trace_subfun(cond_fun, tree, avals, purpose="lax.while_loop cond_fun")
+        bj, bh, btree = trace_subfun(body_fun, tree, avals, purpose="lax.while_loop body_fun")
+        weak = _weak_mismatch(avals, bj.out_avals) if btree == tree else []
+        if not weak:
+            break
+        leaves = _strengthen(leaves, weak)
+    err = _carry_mismatch("body_fun", tree, avals, btree, bj.out_avals)
+    if err:
+        raise TypeError(err)
+    c_out = cj.out_avals
+    if len(c_out) != 1 or c_out[0].shape != () or c_out[0].dtype != np.bool_:
+        raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
+                        f"[{_types_text(c_out)}]")
+    outs = while_p.bind(*ch, *bh, *leaves, cond_jaxpr=ClosedJaxpr(cj, ()),
+                        cond_nconsts=len(ch), body_jaxpr=ClosedJaxpr(bj, ()),
+                        body_nconsts=len(bh))
+    return tree_unflatten(tree, outs)
+
+
+# --- scan ----------------------------------------------------------------------------------
+
+def _scan_rule(*args, jaxpr, length, reverse, num_consts, num_carry, unroll):
+    carry = args[num_consts:num_consts + num_carry]
+    xs = args[num_consts + num_carry:]
+    ins = jaxpr.jaxpr.in_avals
+    x_avals = [ShapedArray(x.shape[1:], x.dtype, x.weak_type) for x in xs]
+    for x in xs:
+        if not x.shape or x.shape[0] != length:
+            raise TypeError(f"scan xs leading dimension must be {length}, got {x.str_short()}")
+    expect = list(args[:num_consts]) + list(carry) + x_avals
+    if len(ins) != len(expect) or not all(a.same_type(b) for a, b in zip(ins, expect)):
+        raise TypeError(f"scan body inputs ({_types_text(ins)}) do not match operands "
+                        f"({_types_text(expect)})")
+    outs = jaxpr.jaxpr.out_avals
+    ys = [ShapedArray((length,) + y.shape, y.dtype, y.weak_type) for y in outs[num_carry:]]
+    return list(outs[:num_carry]) + ys
+
+
+def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry, unroll):
+    consts = args[:num_consts]
+    carry = list(args[num_consts:num_consts + num_carry])
+    xs = args[num_consts + num_carry:]
+    y_avals = jaxpr.jaxpr.out_avals[num_carry:]
+    ys = [np.empty((length,) + a.shape, a.dtype) for a in y_avals]
+    for step in range(length):
+        i = length - 1 - step if reverse else step
+        out = eval_jaxpr(jaxpr.jaxpr, (), *consts, *carry, *[x[i] for x in xs])
+        carry = out[:num_carry]
+        for y, v in zip(ys, out[num_carry:]):
+            y[i] = v
+    return carry + ys
+
+
+scan_p = primitive("scan", abstract_eval=_scan_rule, impl=_scan_impl, multiple_results=True,
+                   kind="control")
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """`carry, y = f(carry, x)` over the leading axis of `xs`; returns (carry, stacked ys)."""
+    c_leaves, c_tree = tree_flatten(init)
+    x_leaves, x_tree = tree_flatten(xs)
+    lengths = {int(_aval(x).shape[0]) for x in x_leaves if _aval(x).shape}
+    if any(_aval(x).shape == () for x in x_leaves):
+        raise ValueError("scan got a scalar in xs: every leaf of xs needs a leading axis")
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) != 1:
+        raise ValueError("scan got inconsistent lengths: " + (
+            ", ".join(map(str, sorted(lengths))) if lengths else
+            "no xs and no length; pass length=N"))
+    n = lengths.pop()
+    x_avals = [ShapedArray(_aval(x).shape[1:], _aval(x).dtype, _aval(x).weak_type)
+               for x in x_leaves]
+    pair_tree = tree_flatten((init, xs))[1]
+
+    def body(carry, x):
+        return f(carry, x)
+
+    for _ in range(2):
+        c_avals = [_aval(c) for c in c_leaves]
+        jaxpr, hoisted, out_tree = trace_subfun(body, pair_tree, c_avals + x_avals,
+                                                purpose="lax.scan body")
+        if out_tree.kind is None or len(out_tree.children) != 2 or \
+                getattr(out_tree.kind, "name", "") not in ("tuple", "list"):
+            raise TypeError(f"scan body must return a pair (carry, y), got {out_tree}")
+        carry_tree, y_tree = out_tree.children
+        out_avals = jaxpr.out_avals
+        weak = _weak_mismatch(c_avals, out_avals[:len(c_avals)]) if carry_tree == c_tree else []
+        if not weak:
+            break
+        c_leaves = _strengthen(c_leaves, weak)
+    err = _carry_mismatch("scan body function carry", c_tree, c_avals, carry_tree,
+                          out_avals[:carry_tree.num_leaves])
+    if err:
+        raise TypeError(err)
+    nc = len(c_leaves)
+    outs = scan_p.bind(*hoisted, *c_leaves, *x_leaves, jaxpr=ClosedJaxpr(jaxpr, ()), length=n,
+                       reverse=bool(reverse), num_consts=len(hoisted), num_carry=nc,
+                       unroll=(n if unroll is True else 1) if isinstance(unroll, bool)
+                       else int(unroll))
+    return tree_unflatten(c_tree, outs[:nc]), tree_unflatten(y_tree, outs[nc:])
+
+
+def map(f, xs):
+    """`[f(x) for x in xs]` over the leading axis, as one traced body (`lax.map`)."""
+    _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+    return ys
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """`for i in range(lower, upper): val = body_fun(i, val)`.
+
+    With concrete bounds this is a `scan` of known length; with a traced bound, a `while`.
+    """
+    from . import add, lt
+    lo_a, hi_a = _aval(lower), _aval(upper)
+    if lo_a.dtype.kind not in "iu" or hi_a.dtype.kind not in "iu":
+        raise TypeError(f"fori_loop bounds must be integers, got {lo_a.str_short()} and "
+                        f"{hi_a.str_short()}")
+    dt, weak = dtypes.result_type((lo_a.dtype, lo_a.weak_type), (hi_a.dtype, hi_a.weak_type))
+    from . import convert_element_type
+    lower = convert_element_type(lower, dt, weak)
+    upper = convert_element_type(upper, dt, weak)
+    if not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
+        n = max(int(upper) - int(lower), 0)
+
+        def step(carry, _):
+            i, val = carry
+            return (add(i, _scalar(1, dt, weak)), body_fun(i, val)), None
+        (_, val), _ = scan(step, (lower, init_val), None, length=n)
+        return val
+
+    def cond_fun(carry):
+        return lt(carry[0], carry[1])
+
+    def body(carry):
+        i, hi, val = carry
+        return add(i, _scalar(1, dt, weak)), hi, body_fun(i, val)
+    return while_loop(cond_fun, body, (lower, upper, init_val))[2]
+
+
+# --- jit as a call primitive ---------------------------------------------------------------
+
+def _jit_rule(*args, name, jaxpr):
+    ins = jaxpr.jaxpr.in_avals
+    if len(ins) != len(args) or not all(a.same_type(b) for a, b in zip(ins, args)):
+        raise TypeError(f"jit call of {name}: operands ({_types_text(args)}) do not match "
+                        f"({_types_text(ins)})")
+    return jaxpr.jaxpr.out_avals
+
+
+def _jit_impl(*args, name, jaxpr):
+    return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+
+
+def _jit_pp(params):
+    return [("name", params["name"]), ("jaxpr", params["jaxpr"])]
+
+
+jit_p = primitive("jit", abstract_eval=_jit_rule, impl=_jit_impl, multiple_results=True,
+                  pp_params=_jit_pp, kind="control")
+
+
+def bind_jit_call(name, jaxpr: Jaxpr, hoisted, leaves):
+    """Record a call of a jitted function inside a trace (`jit[name=f jaxpr={...}]`)."""
+    return jit_p.bind(*hoisted, *leaves, name=name, jaxpr=ClosedJaxpr(jaxpr, ()))

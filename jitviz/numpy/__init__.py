@@ -1,0 +1,127 @@
+"""`jitviz.numpy` (import as `jnp`): NumPy's API, traced when tracing, with JAX's dtype rules.
+
+Outside a trace the functions run at once and return `jitviz.Array` (a NumPy array). Plain
+NumPy called on traced values is traced too (NEP 13/18), so existing NumPy code runs as is.
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+from .. import dtypes as _dtypes
+from ..array import Array
+from .creation import (arange, array, asarray, empty, empty_like, eye, full, full_like,
+                       identity, linspace, ones, ones_like, zeros, zeros_like)
+from .indexing import argwhere, nonzero, take, where
+from .linalg import dot, inner, matmul, outer, tensordot, trace, vdot
+from .reductions import (all, amax, amin, any, argmax, argmin, average, count_nonzero,
+                         cumprod, cumsum, max, mean, min, prod, ptp, std, sum, var)
+from .shape import (atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, column_stack,
+                    concat, concatenate, expand_dims, flip, fliplr, flipud, hstack, moveaxis,
+                    ndim, permute_dims, ravel, repeat, reshape, shape, size, squeeze, stack,
+                    swapaxes, tile, transpose, vstack)
+from .ufuncs import (abs, absolute, acos, acosh, add, arccos, arccosh, arcsin, arcsinh,
+                     arctan, arctan2, arctanh, around, asin, asinh, atan, atan2, atanh,
+                     bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clip, conj,
+                     conjugate, copysign, cos, cosh, deg2rad, degrees, divide, exp, exp2, expm1,
+                     fix, float_power, floor, floor_divide, fmax, fmin, fmod, heaviside, hypot,
+                     imag, invert, isfinite, isinf, isnan, isneginf, isposinf, left_shift, less,
+                     less_equal, log, log1p, log2, log10, logaddexp, logical_and, logical_not,
+                     logical_or, logical_xor, maximum, minimum, mod, multiply, negative,
+                     nextafter, not_equal, positive, pow, power, rad2deg, radians, real,
+                     reciprocal, remainder, right_shift, rint, round, sign, signbit, sin, sinc,
+                     sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc, equal,
+                     greater, greater_equal)
+from .ufuncs import divmod_ as divmod  # noqa: A001
+
+pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
+newaxis = None
+ndarray = Array
+dtype = _np.dtype
+iinfo, finfo = _np.iinfo, _np.finfo
+result_type_np = _np.result_type
+
+
+class _ScalarType:
+    """`jnp.float32(x)`: a cast that works on tracers; also usable as a dtype."""
+
+    def __init__(self, np_type):
+        self.dtype = _np.dtype(np_type)
+        self.__name__ = self.dtype.name
+
+    def __call__(self, x):
+        return asarray(x, self.dtype)
+
+    def __repr__(self):
+        return f"jnp.{self.dtype.name}"
+
+    def __eq__(self, other):
+        try:
+            return self.dtype == _np.dtype(other)
+        except TypeError:
+            return False
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+
+bool_ = _ScalarType(_np.bool_)
+int8, int16, int32, int64 = (_ScalarType(t) for t in (_np.int8, _np.int16, _np.int32, _np.int64))
+uint8, uint16, uint32, uint64 = (_ScalarType(t) for t in
+                                 (_np.uint8, _np.uint16, _np.uint32, _np.uint64))
+float16, float32, float64 = (_ScalarType(t) for t in (_np.float16, _np.float32, _np.float64))
+complex64, complex128 = _ScalarType(_np.complex64), _ScalarType(_np.complex128)
+# abstract categories, for jnp.issubdtype(x.dtype, jnp.floating)
+floating, integer, inexact, number = _np.floating, _np.integer, _np.inexact, _np.number
+signedinteger, unsignedinteger, complexfloating = \
+    _np.signedinteger, _np.unsignedinteger, _np.complexfloating
+
+
+def issubdtype(arg1, arg2):
+    return _np.issubdtype(getattr(arg1, "dtype", arg1), getattr(arg2, "dtype", arg2))
+
+
+def result_type(*args):
+    from ._core import aval
+    return _dtypes.result_type(*[(aval(a).dtype, aval(a).weak_type) for a in args])[0]
+
+
+def astype(x, dtype, copy=False):
+    from ._core import to_dtype
+    return to_dtype(x, _dtypes.canonical_creation_dtype(dtype))
+
+
+def copy(a):
+    return array(a, copy=True)
+
+
+def isscalar(element):
+    return _np.isscalar(element) or (hasattr(element, "shape") and element.shape == ())
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = _promote_inexact(a, b)
+    close = less_equal(absolute(subtract(a, b)), add(atol, multiply(rtol, absolute(b))))
+    eq = equal(a, b)
+    out = logical_or(close, eq)
+    if equal_nan:
+        out = logical_or(out, logical_and(isnan(a), isnan(b)))
+    return out
+
+
+def array_equal(a1, a2, equal_nan=False):
+    if shape(a1) != shape(a2):
+        return asarray(False)
+    return all(equal(a1, a2) if not equal_nan else
+               logical_or(equal(a1, a2), logical_and(isnan(a1), isnan(a2))))
+
+
+def _promote_inexact(*args):
+    from ._core import promote
+    return promote(*args, inexact=True)
+
+
+from . import _methods  # noqa: E402,F401  (installs operators and methods on tracers)

@@ -1,0 +1,166 @@
+"""Python operators and ndarray methods on tracers, and NumPy dispatch (NEP 13/18): a NumPy
+function or ufunc called on a traced value runs the `jitviz.numpy` function of that name."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ..core.source import source_info_of_frame, user_frame
+from ..core.trace import Tracer
+from ..errors import UnsupportedOperationError
+from . import indexing, linalg, reductions, shape, ufuncs
+
+jnp = sys.modules[__package__]
+
+
+def _swap(f):
+    return lambda self, other: f(other, self)
+
+
+def _defer(f):
+    """Binary operators return NotImplemented for objects jitviz does not know (so their
+    reflected operator can run), as ndarray does."""
+    def op(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return f(self, other)
+    return op
+
+
+def _is_operand(x):
+    return isinstance(x, (Tracer, np.ndarray, np.generic, int, float, complex, bool, list,
+                          tuple))
+
+
+_BINARY = {
+    "add": ufuncs.add, "sub": ufuncs.subtract, "mul": ufuncs.multiply,
+    "truediv": ufuncs.true_divide, "floordiv": ufuncs.floor_divide, "mod": ufuncs.remainder,
+    "pow": ufuncs.power, "matmul": linalg.matmul, "and": ufuncs.bitwise_and,
+    "or": ufuncs.bitwise_or, "xor": ufuncs.bitwise_xor, "lshift": ufuncs.left_shift,
+    "rshift": ufuncs.right_shift, "divmod": ufuncs.divmod_,
+}
+for _name, _f in _BINARY.items():
+    setattr(Tracer, f"__{_name}__", _defer(_f))
+    setattr(Tracer, f"__r{_name}__", _defer(_swap(_f)))
+for _name, _f in {"lt": ufuncs.less, "le": ufuncs.less_equal, "gt": ufuncs.greater,
+                  "ge": ufuncs.greater_equal, "eq": ufuncs.equal, "ne": ufuncs.not_equal}.items():
+    setattr(Tracer, f"__{_name}__", _defer(_f))
+Tracer.__neg__ = lambda self: ufuncs.negative(self)
+Tracer.__pos__ = lambda self: ufuncs.positive(self)
+Tracer.__abs__ = lambda self: ufuncs.absolute(self)
+Tracer.__invert__ = lambda self: ufuncs.invert(self)
+Tracer.__round__ = lambda self, ndigits=None: ufuncs.round(self, ndigits or 0)
+Tracer.__getitem__ = lambda self, idx: indexing.getitem(self, idx)
+
+
+def _setitem(self, idx, value):
+    raise TypeError("jitviz arrays are immutable inside traced code (as JAX arrays are): "
+                    "`x[idx] = y` cannot be traced. Build a new array instead, e.g. "
+                    "jnp.where(mask, y, x), or jnp.concatenate([...]).")
+
+
+Tracer.__setitem__ = _setitem
+
+# ndarray-style methods
+Tracer.sum = lambda self, axis=None, dtype=None, out=None, keepdims=False, **kw: \
+    reductions.sum(self, axis, dtype, out, keepdims, **kw)
+Tracer.prod = lambda self, axis=None, dtype=None, out=None, keepdims=False, **kw: \
+    reductions.prod(self, axis, dtype, out, keepdims, **kw)
+Tracer.mean = lambda self, axis=None, dtype=None, out=None, keepdims=False, **kw: \
+    reductions.mean(self, axis, dtype, out, keepdims, **kw)
+Tracer.var = lambda self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw: \
+    reductions.var(self, axis, dtype, out, ddof, keepdims, **kw)
+Tracer.std = lambda self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw: \
+    reductions.std(self, axis, dtype, out, ddof, keepdims, **kw)
+Tracer.max = lambda self, axis=None, out=None, keepdims=False, **kw: \
+    reductions.max(self, axis, out, keepdims, **kw)
+Tracer.min = lambda self, axis=None, out=None, keepdims=False, **kw: \
+    reductions.min(self, axis, out, keepdims, **kw)
+Tracer.argmax = lambda self, axis=None, out=None, keepdims=False: \
+    reductions.argmax(self, axis, out, keepdims)
+Tracer.argmin = lambda self, axis=None, out=None, keepdims=False: \
+    reductions.argmin(self, axis, out, keepdims)
+Tracer.any = lambda self, axis=None, out=None, keepdims=False: \
+    reductions.any(self, axis, out, keepdims)
+Tracer.all = lambda self, axis=None, out=None, keepdims=False: \
+    reductions.all(self, axis, out, keepdims)
+Tracer.cumsum = lambda self, axis=None, dtype=None: reductions.cumsum(self, axis, dtype)
+Tracer.cumprod = lambda self, axis=None, dtype=None: reductions.cumprod(self, axis, dtype)
+Tracer.reshape = lambda self, *args, order="C", **kw: shape.reshape(self, *args, order=order,
+                                                                     **kw)
+Tracer.ravel = lambda self, order="C": shape.ravel(self, order)
+Tracer.flatten = Tracer.ravel
+Tracer.transpose = lambda self, *axes: shape.transpose(
+    self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else (axes or None))
+Tracer.swapaxes = lambda self, a, b: shape.swapaxes(self, a, b)
+Tracer.squeeze = lambda self, axis=None: shape.squeeze(self, axis)
+Tracer.T = property(lambda self: shape.transpose(self))
+Tracer.mT = property(lambda self: shape.swapaxes(self, -1, -2))
+Tracer.astype = lambda self, dtype, copy=False: jnp.astype(self, dtype)
+Tracer.clip = lambda self, min=None, max=None: ufuncs.clip(self, min, max)
+Tracer.round = lambda self, decimals=0: ufuncs.round(self, decimals)
+Tracer.dot = lambda self, other: linalg.dot(self, other)
+Tracer.conj = lambda self: ufuncs.conjugate(self)
+Tracer.conjugate = Tracer.conj
+Tracer.real = property(lambda self: ufuncs.real(self))
+Tracer.imag = property(lambda self: ufuncs.imag(self))
+Tracer.copy = lambda self: self
+Tracer.take = lambda self, indices, axis=None: indexing.take(self, indices, axis)
+Tracer.nonzero = lambda self: indexing.nonzero(self)
+
+
+# --- NumPy dispatch -------------------------------------------------------------------------
+
+_UFUNC_ALIASES = {"absolute": "absolute", "divide": "true_divide", "conjugate": "conjugate",
+                  "bitwise_invert": "invert", "power": "power"}
+_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+           "logical_and": "all", "logical_or": "any"}
+_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+
+
+def _unsupported(what, fix):
+    src = source_info_of_frame(user_frame(sys._getframe(2)))
+    where = f"\n  at {src.file}:{src.line}: {src.code}" if src else ""
+    return UnsupportedOperationError(f"{what} cannot be traced by jitviz.{where}\n{fix}")
+
+
+def _jnp_function(name):
+    f = getattr(jnp, name, None)
+    return f if callable(f) and not isinstance(f, type) else None
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if kwargs.get("out") is not None:
+        raise _unsupported(f"numpy.{ufunc.__name__}(..., out=...)",
+                           "Traced arrays are immutable: drop out= and use the returned value.")
+    kwargs.pop("out", None)
+    name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
+    if method == "__call__":
+        f = _jnp_function(name)
+        if f is not None and not kwargs:
+            return f(*inputs)
+    elif method == "reduce" and ufunc.__name__ in _REDUCE:
+        return getattr(jnp, _REDUCE[ufunc.__name__])(*inputs, **kwargs)
+    elif method == "accumulate" and ufunc.__name__ in _ACCUMULATE:
+        return getattr(jnp, _ACCUMULATE[ufunc.__name__])(*inputs, **kwargs)
+    raise _unsupported(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else
+                                                      f".{method}") +
+                       (f" with arguments {sorted(kwargs)}" if kwargs else ""),
+                       "Use an equivalent jitviz.numpy function, or compute this outside "
+                       "the jitted function.")
+
+
+def _array_function(self, func, types, args, kwargs):
+    f = _jnp_function(func.__name__)
+    if f is None or getattr(np, func.__name__, None) is not func:
+        raise _unsupported(
+            f"numpy.{func.__name__}",
+            f"jitviz.numpy has no {func.__name__}: use supported functions (see "
+            "dir(jitviz.numpy)), mark the argument static (static_argnums) if it is a "
+            "configuration value, or compute this outside the jitted function.")
+    return f(*args, **kwargs)
+
+
+Tracer.__array_ufunc__ = _array_ufunc
+Tracer.__array_function__ = _array_function

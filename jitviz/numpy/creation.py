@@ -1,0 +1,217 @@
+"""Array creation: `array`, `asarray`, `zeros`, `ones`, `full`, `arange`, `linspace`, `eye`."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes, lax
+from ..array import Array, as_array
+from ..core import explain
+from ..core.trace import Tracer
+from ._core import broadcast_to_shape, concrete_shape, to_dtype
+
+
+def _has_tracer(obj) -> bool:
+    if isinstance(obj, Tracer):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_has_tracer(o) for o in obj)
+    return False
+
+
+def _from_python(obj, dtype):
+    """Nested lists of numbers -> a NumPy array with JAX's default dtypes."""
+    try:
+        arr = np.array(obj)
+    except ValueError as e:
+        raise ValueError(f"jnp.array got a ragged nested sequence ({e}); every row must have "
+                         "the same length") from None
+    if arr.dtype == object:
+        raise TypeError("jnp.array got a ragged nested sequence or objects that are not "
+                        f"numbers: {_preview(obj)}")
+    if arr.dtype.kind in "USV":
+        raise TypeError(f"jnp.array cannot hold {arr.dtype.kind == 'U' and 'strings' or arr.dtype}"
+                        f": {_preview(obj)}. jitviz arrays hold numbers only.")
+    if dtype is None:
+        if arr.dtype.kind == "i" and _all_python(obj, (int,)):
+            arr = arr.astype(dtypes.default_int())
+        elif arr.dtype.kind == "f" and _all_python(obj, (int, float)):
+            arr = arr.astype(dtypes.default_float())
+        elif arr.dtype.kind == "c" and _all_python(obj, (int, float, complex)):
+            arr = arr.astype(dtypes.default_complex())
+    return arr
+
+
+def _all_python(obj, types):
+    if isinstance(obj, (list, tuple)):
+        return all(_all_python(o, types) for o in obj)
+    return isinstance(obj, types) and not isinstance(obj, np.generic)
+
+
+def _preview(obj):
+    r = repr(obj)
+    return r if len(r) < 80 else r[:77] + "..."
+
+
+def array(object, dtype=None, copy=True, order=None, ndmin=0):
+    """Like `np.array`, with JAX's 32-bit defaults for Python numbers; traced when tracing."""
+    dtype = dtypes.canonical_creation_dtype(dtype)
+    if isinstance(object, Tracer):
+        out = object if dtype is None else to_dtype(object, dtype)
+    elif isinstance(object, (list, tuple)) and _has_tracer(object):
+        out = _stack_nested(object, dtype)
+    elif isinstance(object, (bool, int, float, complex)) and not isinstance(object, np.generic):
+        dt, weak = dtypes.python_scalar_dtype(object)
+        if dtype is not None:
+            dt, weak = dtype, False
+        out = as_array(np.asarray(object, dt), weak)
+    elif isinstance(object, np.ndarray):
+        dt = dtypes.check_supported(object.dtype, "jnp.array's input")
+        arr = np.array(object, dtype=dtype or dt, copy=True)
+        out = as_array(arr, bool(getattr(object, "weak_type", False)) and dtype is None)
+    elif isinstance(object, np.generic):
+        dtypes.check_supported(object.dtype, "jnp.array's input")
+        out = as_array(np.asarray(object, dtype=dtype or object.dtype))
+    elif hasattr(object, "__array__") or hasattr(object, "__cuda_array_interface__"):
+        return array(np.asarray(object), dtype, copy, order, ndmin)
+    elif isinstance(object, (list, tuple)):
+        arr = _from_python(object, dtype)
+        out = as_array(arr if dtype is None else arr.astype(dtype))
+    elif isinstance(object, str):
+        raise TypeError(f"jnp.array cannot hold strings: {object!r}. jitviz arrays hold numbers.")
+    else:
+        raise TypeError(f"jnp.array got an object of type {type(object).__name__}, which is "
+                        "not an array, a number or a nested list of numbers")
+    if ndmin and _ndim(out) < ndmin:
+        from .shape import reshape
+        out = reshape(out, (1,) * (ndmin - _ndim(out)) + tuple(_shape(out)))
+    return out
+
+
+def _ndim(x):
+    return x.ndim
+
+
+def _shape(x):
+    return x.shape
+
+
+def asarray(a, dtype=None, order=None, copy=None):
+    """Like `array`, without copying concrete jitviz arrays of the right dtype."""
+    if isinstance(a, Array) and (dtype is None or np.dtype(
+            dtypes.canonical_creation_dtype(dtype)) == a.dtype):
+        return a
+    return array(a, dtype=dtype, copy=False)
+
+
+def _stack_nested(obj, dtype):
+    from .shape import stack
+    items = [array(o, dtype) if isinstance(o, (list, tuple)) else o for o in obj]
+    return stack(items) if dtype is None else to_dtype(stack(items), dtype)
+
+
+def full(shape, fill_value, dtype=None):
+    shape = concrete_shape(shape, "jnp.full")
+    dtype = dtypes.canonical_creation_dtype(dtype)
+    if dtype is None and not isinstance(fill_value, Tracer):
+        fill_value = array(fill_value)
+    elif dtype is not None:
+        fill_value = to_dtype(array(fill_value) if not isinstance(fill_value, Tracer)
+                              else fill_value, dtype)
+    if np.ndim(fill_value) if not isinstance(fill_value, Tracer) else fill_value.ndim:
+        return broadcast_to_shape(fill_value, shape)
+    return lax.broadcast_in_dim(fill_value, shape, ())
+
+
+def zeros(shape, dtype=None):
+    return full(shape, 0, dtype or dtypes.default_float())
+
+
+def ones(shape, dtype=None):
+    return full(shape, 1, dtype or dtypes.default_float())
+
+
+def empty(shape, dtype=None):
+    return zeros(shape, dtype)
+
+
+def _like(a, dtype, shape):
+    from ._core import aval
+    av = aval(a)
+    return (av.shape if shape is None else shape), (dtype or av.dtype)
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    shape, dtype = _like(a, dtype, shape)
+    return full(shape, fill_value, dtype)
+
+
+def zeros_like(a, dtype=None, shape=None):
+    shape, dtype = _like(a, dtype, shape)
+    return full(shape, 0, dtype)
+
+
+def ones_like(a, dtype=None, shape=None):
+    shape, dtype = _like(a, dtype, shape)
+    return full(shape, 1, dtype)
+
+
+def empty_like(a, dtype=None, shape=None):
+    return zeros_like(a, dtype, shape)
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    """Like `np.arange`; the bounds must be concrete (they decide the shape)."""
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        explain.concrete_or_error(v, f"jnp.arange's {name} argument (the size of the result "
+                                     "must be known when tracing)")
+    dtype = dtypes.canonical_creation_dtype(dtype)
+    if stop is None and step is None:
+        if dtype is None:
+            dtype = dtypes.default_int() if isinstance(start, numbers.Integral) \
+                else dtypes.default_float()
+        n = int(np.ceil(start)) if not isinstance(start, numbers.Integral) else int(start)
+        return lax.iota(dtype, max(n, 0))
+    ref = np.arange(start, stop, step)
+    if dtype is None:
+        dtype = dtypes.default_int() if ref.dtype.kind in "iu" else dtypes.default_float()
+    return as_array(np.arange(start, stop, step, dtype=dtype))
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """Evenly spaced numbers; `num` must be concrete, `start`/`stop` may be traced."""
+    num = int(explain.concrete_or_error(num, "jnp.linspace's num argument"))
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    if axis != 0:
+        raise NotImplementedError("jnp.linspace supports axis=0 only")
+    from .ufuncs import add, multiply, subtract, true_divide
+    from .indexing import where
+    dtype = dtypes.canonical_creation_dtype(dtype) or dtypes.default_float()
+    start, stop = to_dtype(array(start) if not isinstance(start, Tracer) else start, dtype), \
+        to_dtype(array(stop) if not isinstance(stop, Tracer) else stop, dtype)
+    div = (num - 1) if endpoint else num
+    step = true_divide(subtract(stop, start), max(div, 1))
+    idx = lax.iota(dtype, num)
+    out = add(start, multiply(idx, step))
+    if endpoint and num > 1:
+        out = where(lax.eq(lax.iota(np.int32, num), np.int32(num - 1)), stop, out)
+    out = to_dtype(out, dtype)
+    return (out, step) if retstep else out
+
+
+def eye(N, M=None, k=0, dtype=None):
+    N = int(explain.concrete_or_error(N, "jnp.eye's N"))
+    M = N if M is None else int(explain.concrete_or_error(M, "jnp.eye's M"))
+    k = int(explain.concrete_or_error(k, "jnp.eye's k"))
+    dtype = dtypes.canonical_creation_dtype(dtype) or dtypes.default_float()
+    rows = lax.broadcasted_iota(np.int32, (N, M), 0)
+    cols = lax.broadcasted_iota(np.int32, (N, M), 1)
+    if k:
+        rows = lax.add(rows, np.int32(k))
+    return lax.convert_element_type(lax.eq(rows, cols), dtype)
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)

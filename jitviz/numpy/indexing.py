@@ -1,0 +1,240 @@
+"""Indexing (`x[...]`), `where`, `take`: NumPy semantics lowered to slice, squeeze,
+dynamic_slice, gather and select_n. A traced boolean mask is an error (the result's shape
+would depend on values), as in JAX."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import lax
+from ..core import explain
+from ..core.trace import Tracer
+from ._core import aval, broadcast_args, promote, to_dtype
+
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """`x` where `condition`, else `y` (three arguments); one argument is `nonzero`."""
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided "
+                         "to jnp.where")
+    from .ufuncs import _to_bool
+    c = _to_bool(condition)
+    x, y = promote(x, y)
+    c, x, y = broadcast_args(c, x, y, keep_scalars=False) \
+        if any(aval(v).shape for v in (c, x, y)) else (c, x, y)
+    return lax.select_n(c, y, x)
+
+
+def nonzero(a, *, size=None, fill_value=None):
+    if isinstance(a, Tracer):
+        raise explain.concretization_error(
+            a, "nonzero", context="jnp.nonzero: the number of nonzero elements decides the "
+            "result's shape; use jnp.where(cond, x, y) to keep the shape")
+    from ..array import as_array
+    return tuple(as_array(i.astype(np.int32)) for i in np.nonzero(np.asarray(a)))
+
+
+def argwhere(a):
+    from ..array import as_array
+    if isinstance(a, Tracer):
+        nonzero(a)
+    return as_array(np.argwhere(np.asarray(a)).astype(np.int32))
+
+
+# --- x[idx] ------------------------------------------------------------------------------
+
+def _expand_index(idx, ndim):
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    idx = [_canon_entry(i) for i in idx]
+    n_ell = sum(1 for i in idx if i is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(1 for i in idx if i is not None and i is not Ellipsis
+               and not _is_bool_array(i)) + sum(np.ndim(i) for i in idx if _is_bool_array(i))
+    if used > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but "
+                         f"{used} were indexed")
+    if n_ell:
+        k = idx.index(Ellipsis)
+        idx = idx[:k] + [slice(None)] * (ndim - used) + idx[k + 1:]
+    else:
+        idx = idx + [slice(None)] * (ndim - used)
+    return idx
+
+
+def _canon_entry(i):
+    if isinstance(i, list):
+        return np.asarray(i) if not any(isinstance(e, Tracer) for e in i) else \
+            _stack_tracers(i)
+    return i
+
+
+def _stack_tracers(items):
+    from .creation import array
+    return array(items)
+
+
+def _is_bool_array(i):
+    if isinstance(i, Tracer):
+        return i.dtype == np.bool_ and i.ndim > 0
+    return isinstance(i, np.ndarray) and i.dtype == np.bool_
+
+
+def _is_int_scalar(i):
+    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def getitem(x, idx):
+    (x,) = promote(x)
+    shape = aval(x).shape
+    entries = _expand_index(idx, len(shape))
+    # booleans: traced masks cannot work; concrete masks become integer arrays
+    flat = []
+    for e in entries:
+        if _is_bool_array(e):
+            if isinstance(e, Tracer):
+                raise explain.boolean_index_error(e)
+            flat.extend(np.nonzero(e))
+        elif isinstance(e, (bool, np.bool_)):
+            raise IndexError("boolean scalar indices are not supported by jitviz")
+        else:
+            flat.append(e)
+    entries = flat
+    # None adds an axis: expand the operand, index the new axis with a full slice
+    new_axes = [k for k, e in enumerate(entries) if e is None]
+    if new_axes:
+        x = lax.expand_dims(x, tuple(new_axes))
+        entries = [slice(None) if e is None else e for e in entries]
+        shape = aval(x).shape
+    advanced = any(_is_array_index(e) for e in entries)
+    if advanced:
+        return _advanced(x, entries, shape)
+    return _basic(x, entries, shape)
+
+
+def _is_array_index(e):
+    if isinstance(e, Tracer):
+        return e.ndim > 0
+    return isinstance(e, np.ndarray) and e.ndim > 0
+
+
+def _check_int_dtype(e):
+    dt = aval(e).dtype
+    if dt.kind not in "iu":
+        raise IndexError(f"Indexer must have integer or boolean type, got indexer with type "
+                         f"{dt.name}")
+
+
+def _static_slices(x, entries, shape):
+    """Apply static slices (and static ints as size-1 slices); returns (x, entries)."""
+    starts, limits, strides, flips = [], [], [], []
+    for d, (e, n) in enumerate(zip(entries, shape)):
+        if isinstance(e, slice):
+            for part in (e.start, e.stop, e.step):
+                if isinstance(part, Tracer):
+                    raise IndexError(f"Array slice indices must have static start/stop/step to "
+                                     f"be used with NumPy indexing syntax, got {e}. To index a "
+                                     "statically sized array at a dynamic position, use "
+                                     "lax.dynamic_slice.")
+            start, stop, step = e.indices(n)
+            if step < 0:
+                flips.append(d)
+                # the same elements, in increasing order, then reversed
+                count = len(range(start, stop, step))
+                last = start + step * (count - 1) if count else 0
+                start, stop, step = (last, start + 1, -step) if count else (0, 0, 1)
+            starts.append(start)
+            limits.append(max(stop, start))
+            strides.append(step)
+        elif _is_int_scalar(e):
+            i = int(e)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")
+            i %= n
+            starts.append(i)
+            limits.append(i + 1)
+            strides.append(1)
+        else:
+            starts.append(0)
+            limits.append(n)
+            strides.append(1)
+    if starts != [0] * len(shape) or limits != list(shape) or any(s != 1 for s in strides):
+        x = lax.slice(x, starts, limits, strides if any(s != 1 for s in strides) else None)
+    if flips:
+        x = lax.rev(x, flips)
+    return x
+
+
+def _dynamic_index(i, n):
+    """A traced scalar index, negative values counted from the end."""
+    _check_int_dtype(i)
+    i = to_dtype(i, np.int32) if aval(i).dtype != np.int32 else i
+    return lax.select(lax.lt(i, np.int32(0)), lax.add(i, np.int32(n)), i)
+
+
+def _basic(x, entries, shape):
+    x = _static_slices(x, entries, shape)
+    dyn = [d for d, e in enumerate(entries) if isinstance(e, Tracer)]
+    if dyn:
+        cur = aval(x).shape
+        starts = [_dynamic_index(entries[d], cur[d]) if d in dyn else np.int32(0)
+                  for d in range(len(cur))]
+        sizes = [1 if d in dyn else cur[d] for d in range(len(cur))]
+        x = lax.dynamic_slice(x, starts, sizes)
+    squeeze = [d for d, e in enumerate(entries) if _is_int_scalar(e) or isinstance(e, Tracer)]
+    if squeeze:
+        x = lax.squeeze(x, squeeze)
+    return x
+
+
+def _advanced(x, entries, shape):
+    # slices first (ints count as advanced indices once an array index is present)
+    pre = [e if isinstance(e, slice) else slice(None) for e in entries]
+    x = _static_slices(x, pre, shape)
+    shape = aval(x).shape
+    adv = [d for d, e in enumerate(entries) if not isinstance(e, slice)]
+    idx = []
+    for d in adv:
+        e = entries[d]
+        if isinstance(e, Tracer):
+            _check_int_dtype(e)
+            idx.append(_dynamic_index(e, shape[d]) if e.ndim == 0 else
+                       _normalize_traced(e, shape[d]))
+        else:
+            arr = np.asarray(e)
+            if arr.dtype.kind not in "iu":
+                raise IndexError(f"Indexer must have integer or boolean type, got indexer with "
+                                 f"type {arr.dtype}")
+            if arr.size and (arr.min() < -shape[d] or arr.max() >= shape[d]):
+                bad = arr[(arr < -shape[d]) | (arr >= shape[d])].ravel()[0]
+                raise IndexError(f"index {bad} is out of bounds for axis {d} with size "
+                                 f"{shape[d]}")
+            idx.append(np.where(arr < 0, arr + shape[d], arr).astype(np.int32))
+    consecutive = adv == list(range(adv[0], adv[0] + len(adv)))
+    if not consecutive:  # NumPy puts the broadcast dimensions first
+        rest = [d for d in range(len(shape)) if d not in adv]
+        x = lax.transpose(x, adv + rest)
+        axes = tuple(range(len(adv)))
+    else:
+        axes = tuple(adv)
+    return lax.gather(x, idx, axes)
+
+
+def _normalize_traced(e, n):
+    zero = to_dtype(0, aval(e).dtype)
+    return lax.select(lax.lt(e, lax.broadcast_in_dim(zero, aval(e).shape, ())),
+                      lax.add(e, lax.broadcast_in_dim(to_dtype(n, aval(e).dtype),
+                                                      aval(e).shape, ())), e)
+
+
+def take(a, indices, axis=None, mode=None):
+    from .shape import ravel
+    (a,) = promote(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    nd = aval(a).ndim
+    from ._core import canonical_axis
+    ax = canonical_axis(axis, nd)
+    return getitem(a, (slice(None),) * ax + (indices,))

@@ -1,0 +1,206 @@
+"""Reductions: sum, prod, mean, var, std, max, min, argmax, argmin, any, all, cumsum..."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes, lax
+from ..errors import UnsupportedOperationError
+from ._core import aval, canonical_axes, canonical_axis, promote, to_dtype
+
+
+def _reject(name, **kw):
+    for k, v in kw.items():
+        if v is not None:
+            raise UnsupportedOperationError(f"jnp.{name}: the {k}= argument is not supported "
+                                            "by jitviz")
+
+
+def _keep(x, out, axes, keepdims):
+    if not keepdims:
+        return out
+    return lax.expand_dims(out, axes)
+
+
+def _prepare(a, dtype, bool_to_int=True):
+    (a,) = promote(a)
+    if dtype is not None:
+        a = to_dtype(a, dtypes.canonical_creation_dtype(dtype))
+    elif bool_to_int and aval(a).dtype == np.bool_:
+        a = to_dtype(a, dtypes.default_int())
+    return a
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _reject("sum", out=out, where=where)
+    a = _prepare(a, dtype)
+    axes = canonical_axes(axis, aval(a).ndim)
+    r = _keep(a, lax.reduce_sum(a, axes), axes, keepdims)
+    if initial is not None:
+        from .ufuncs import add
+        r = add(r, initial)
+    return r
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _reject("prod", out=out, where=where)
+    a = _prepare(a, dtype)
+    axes = canonical_axes(axis, aval(a).ndim)
+    r = _keep(a, lax.reduce_prod(a, axes), axes, keepdims)
+    if initial is not None:
+        from .ufuncs import multiply
+        r = multiply(r, initial)
+    return r
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _reject("max", out=out, where=where)
+    (a,) = promote(a)
+    axes = canonical_axes(axis, aval(a).ndim)
+    if initial is None and any(aval(a).shape[i] == 0 for i in axes):
+        raise ValueError("zero-size array to reduction operation max which has no identity")
+    r = _keep(a, lax.reduce_max(a, axes), axes, keepdims)
+    if initial is not None:
+        from .ufuncs import maximum
+        r = maximum(r, initial)
+    return r
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _reject("min", out=out, where=where)
+    (a,) = promote(a)
+    axes = canonical_axes(axis, aval(a).ndim)
+    if initial is None and any(aval(a).shape[i] == 0 for i in axes):
+        raise ValueError("zero-size array to reduction operation min which has no identity")
+    r = _keep(a, lax.reduce_min(a, axes), axes, keepdims)
+    if initial is not None:
+        from .ufuncs import minimum
+        r = minimum(r, initial)
+    return r
+
+
+amax, amin = max, min
+
+
+def _count(a, axes):
+    n = 1
+    for i in axes:
+        n *= aval(a).shape[i]
+    return n
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    _reject("mean", out=out, where=where)
+    (a,) = promote(a, inexact=True)
+    if dtype is not None:
+        a = to_dtype(a, dtypes.canonical_creation_dtype(dtype))
+    axes = canonical_axes(axis, aval(a).ndim)
+    total = lax.reduce_sum(a, axes)
+    av = aval(total)
+    r = lax.div(total, to_dtype(_count(a, axes), av.dtype, av.weak_type))
+    return _keep(a, r, axes, keepdims)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
+    _reject("var", out=out, where=where)
+    if correction is not None:
+        ddof = correction
+    (a,) = promote(a, inexact=True)
+    if dtype is not None:
+        a = to_dtype(a, dtypes.canonical_creation_dtype(dtype))
+    axes = canonical_axes(axis, aval(a).ndim)
+    centered = lax.sub(a, mean(a, axes, keepdims=True)) if axes else lax.sub(a, a)
+    if aval(centered).dtype.kind == "c":
+        sq = lax.real(lax.mul(centered, lax.conj(centered)))
+    else:
+        sq = lax.square(centered)
+    total = lax.reduce_sum(sq, axes)
+    av = aval(total)
+    n = _count(a, axes) - ddof
+    r = lax.div(total, to_dtype(n if n > 0 else np.nan, av.dtype, av.weak_type))
+    return _keep(a, r, axes, keepdims)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
+    return lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where, correction))
+
+
+def _arg(name, prim_fn, a, axis, keepdims):
+    (a,) = promote(a)
+    if axis is None:
+        from .shape import ravel
+        a, axis = ravel(a), 0
+        r = prim_fn(a, 0, dtypes.default_int())
+        return lax.reshape(r, (1,) * len(aval(a).shape)) if keepdims else r
+    ax = canonical_axis(axis, aval(a).ndim)
+    if aval(a).shape[ax] == 0:
+        raise ValueError(f"attempt to get {name} of an empty sequence")
+    r = prim_fn(a, ax, dtypes.default_int())
+    return lax.expand_dims(r, (ax,)) if keepdims else r
+
+
+def argmax(a, axis=None, out=None, keepdims=False):
+    _reject("argmax", out=out)
+    return _arg("argmax", lax.argmax, a, axis, keepdims)
+
+
+def argmin(a, axis=None, out=None, keepdims=False):
+    _reject("argmin", out=out)
+    return _arg("argmin", lax.argmin, a, axis, keepdims)
+
+
+def _bool_reduce(a, axis, keepdims, fn):
+    from .ufuncs import _to_bool
+    a = _to_bool(a)
+    axes = canonical_axes(axis, aval(a).ndim)
+    return _keep(a, fn(a, axes), axes, keepdims)
+
+
+def any(a, axis=None, out=None, keepdims=False, where=None):
+    _reject("any", out=out, where=where)
+    return _bool_reduce(a, axis, keepdims, lax.reduce_or)
+
+
+def all(a, axis=None, out=None, keepdims=False, where=None):
+    _reject("all", out=out, where=where)
+    return _bool_reduce(a, axis, keepdims, lax.reduce_and)
+
+
+def _cumulative(fn, a, axis, dtype):
+    a = _prepare(a, dtype)
+    if axis is None:
+        from .shape import ravel
+        a, axis = ravel(a), 0
+    return fn(a, canonical_axis(axis, aval(a).ndim))
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    _reject("cumsum", out=out)
+    return _cumulative(lax.cumsum, a, axis, dtype)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    _reject("cumprod", out=out)
+    return _cumulative(lax.cumprod, a, axis, dtype)
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+    from .ufuncs import _to_bool
+    return sum(_to_bool(a), axis=axis, keepdims=keepdims)
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    if weights is None:
+        r = mean(a, axis, keepdims=keepdims)
+        return (r, to_dtype(_count(a, canonical_axes(axis, aval(a).ndim)), aval(r).dtype)) \
+            if returned else r
+    from .ufuncs import multiply, true_divide
+    a, w = promote(a, weights, inexact=True)
+    wsum = sum(w, axis, keepdims=keepdims) if aval(w).shape == aval(a).shape else sum(w)
+    num = sum(multiply(a, w), axis, keepdims=keepdims)
+    r = true_divide(num, wsum)
+    return (r, wsum) if returned else r
+
+
+def ptp(a, axis=None, keepdims=False):
+    from .ufuncs import subtract
+    return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))

@@ -1,0 +1,225 @@
+"""Shape manipulation: reshape, ravel, transpose, swapaxes, expand_dims, squeeze,
+broadcast_to, concatenate, stack, flip, and friends."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import lax
+from ..core import explain
+from ._core import aval, broadcast_to_shape, canonical_axes, canonical_axis, concrete_shape, \
+    promote
+
+
+def reshape(a, *args, order="C", newshape=None, shape=None):
+    """`a.reshape(shape)`; the shape must be concrete (use np.prod(x.shape), not jnp)."""
+    if order != "C":
+        raise NotImplementedError("jnp.reshape supports order='C' only")
+    new = shape if shape is not None else newshape
+    if new is None:
+        if not args:
+            raise TypeError("reshape() missing the new shape")
+        new = args[0] if len(args) == 1 else args
+    for d in (new if isinstance(new, (tuple, list)) else (new,)):
+        explain.concrete_or_error(d, "jnp.reshape (the new shape must be concrete)")
+    new = concrete_shape(new, "jnp.reshape")
+    (a,) = promote(a)
+    size = aval(a).size
+    if new.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension (-1) in reshape")
+    if -1 in new:
+        known = int(np.prod([d for d in new if d != -1], dtype=np.int64))
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {new}")
+        new = tuple(size // known if d == -1 else d for d in new)
+    if int(np.prod(new, dtype=np.int64)) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {new}")
+    return lax.reshape(a, new)
+
+
+def ravel(a, order="C"):
+    return reshape(a, (-1,), order=order)
+
+
+def transpose(a, axes=None):
+    (a,) = promote(a)
+    nd = aval(a).ndim
+    perm = tuple(reversed(range(nd))) if axes is None else \
+        tuple(canonical_axis(x, nd) for x in axes)
+    if sorted(perm) != list(range(nd)):
+        raise ValueError(f"axes {axes} don't match array of dimension {nd}")
+    return lax.transpose(a, perm)
+
+
+def permute_dims(a, axes=None):
+    return transpose(a, axes)
+
+
+def swapaxes(a, axis1, axis2):
+    nd = aval(a).ndim
+    perm = list(range(nd))
+    i, j = canonical_axis(axis1, nd), canonical_axis(axis2, nd)
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose(a, perm)
+
+
+def moveaxis(a, source, destination):
+    nd = aval(a).ndim
+    src = canonical_axes(source, nd)
+    dst = canonical_axes(destination, nd)
+    order = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(a, order)
+
+
+def expand_dims(a, axis):
+    (a,) = promote(a)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out_nd = aval(a).ndim + len(axes)
+    return lax.expand_dims(a, tuple(canonical_axis(x, out_nd) for x in axes))
+
+
+def squeeze(a, axis=None):
+    (a,) = promote(a)
+    shape = aval(a).shape
+    if axis is None:
+        dims = tuple(i for i, d in enumerate(shape) if d == 1)
+    else:
+        dims = canonical_axes(axis, len(shape))
+        for d in dims:
+            if shape[d] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not "
+                                 "equal to one")
+    return lax.squeeze(a, dims) if dims else a
+
+
+def broadcast_to(array, shape):
+    (array,) = promote(array)
+    return broadcast_to_shape(array, concrete_shape(shape, "jnp.broadcast_to"))
+
+
+def broadcast_arrays(*args):
+    from ._core import broadcast_args
+    return broadcast_args(*promote(*args), keep_scalars=False)
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    arrays = promote(*arrays)
+    if dtype is not None:
+        from ._core import to_dtype
+        arrays = [to_dtype(a, np.dtype(dtype)) for a in arrays]
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
+    nd = aval(arrays[0]).ndim
+    if nd == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    if len(arrays) == 1:
+        return arrays[0]
+    return lax.concatenate(arrays, canonical_axis(axis, nd))
+
+
+concat = concatenate
+
+
+def stack(arrays, axis=0, dtype=None):
+    arrays = promote(*list(arrays))
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {aval(a).shape for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape, got "
+                         + ", ".join(str(s) for s in shapes))
+    nd = aval(arrays[0]).ndim + 1
+    ax = canonical_axis(axis, nd)
+    return concatenate([lax.expand_dims(a, (ax,)) for a in arrays], ax, dtype)
+
+
+def vstack(tup):
+    return concatenate([atleast_2d(a) for a in tup], 0)
+
+
+def hstack(tup):
+    arrs = [atleast_1d(a) for a in tup]
+    return concatenate(arrs, 0 if aval(arrs[0]).ndim == 1 else 1)
+
+
+def column_stack(tup):
+    arrs = [reshape(a, (-1, 1)) if aval(a).ndim < 2 else a for a in promote(*tup)]
+    return concatenate(arrs, 1)
+
+
+def atleast_1d(a):
+    (a,) = promote(a)
+    return reshape(a, (1,)) if aval(a).ndim == 0 else a
+
+
+def atleast_2d(a):
+    (a,) = promote(a)
+    nd = aval(a).ndim
+    return reshape(a, (1,) * (2 - nd) + aval(a).shape) if nd < 2 else a
+
+
+def flip(m, axis=None):
+    (m,) = promote(m)
+    return lax.rev(m, canonical_axes(axis, aval(m).ndim))
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def shape(a):
+    return aval(a).shape
+
+
+def ndim(a):
+    return aval(a).ndim
+
+
+def size(a, axis=None):
+    s = aval(a).shape
+    return int(np.prod(s, dtype=np.int64)) if axis is None else s[operator.index(axis)]
+
+
+def tile(A, reps):
+    (A,) = promote(A)
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    shape_ = aval(A).shape
+    nd = builtins_max(len(shape_), len(reps))
+    shape_ = (1,) * (nd - len(shape_)) + shape_
+    reps = (1,) * (nd - len(reps)) + reps
+    A = reshape(A, shape_)
+    # broadcast to (r0, s0, r1, s1, ...) then merge pairs
+    inter = []
+    dims = []
+    for i, (r, s) in enumerate(zip(reps, shape_)):
+        inter += [r, s]
+        dims.append(2 * i + 1)
+    out = lax.broadcast_in_dim(A, inter, tuple(dims))
+    return reshape(out, tuple(r * s for r, s in zip(reps, shape_)))
+
+
+def repeat(a, repeats, axis=None):
+    repeats = operator.index(explain.concrete_or_error(repeats, "jnp.repeat's repeats"))
+    (a,) = promote(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    ax = canonical_axis(axis, aval(a).ndim)
+    s = aval(a).shape
+    inter = s[:ax + 1] + (repeats,) + s[ax + 1:]
+    out = lax.broadcast_in_dim(a, inter, tuple(i if i <= ax else i + 1 for i in range(len(s))))
+    return reshape(out, s[:ax] + (s[ax] * repeats,) + s[ax + 1:])
+
+
+import builtins as _builtins  # noqa: E402
+
+builtins_max = _builtins.max
