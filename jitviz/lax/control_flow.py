@@ -233,10 +233,13 @@ def _strengthen(leaves, idxs):
 def while_loop(cond_fun, body_fun, init_val):
     """`while cond_fun(val): val = body_fun(val)`; both functions are traced once."""
     leaves, tree = tree_flatten(init_val)
+    args_tree = tree_flatten((init_val,))[1]  # both functions take the carry as one argument
     for _ in range(2):  # a second pass when the body strengthens weakly typed carries
         avals = [_aval(x) for x in leaves]
-        cj, ch, ctree = trace_subfun(cond_fun, tree, avals, purpose="lax.while_loop cond_fun")
-        bj, bh, btree = trace_subfun(body_fun, tree, avals, purpose="lax.while_loop body_fun")
+        cj, ch, ctree = trace_subfun(cond_fun, args_tree, avals,
+                                     purpose="lax.while_loop cond_fun")
+        bj, bh, btree = trace_subfun(body_fun, args_tree, avals,
+                                     purpose="lax.while_loop body_fun")
         weak = _weak_mismatch(avals, bj.out_avals) if btree == tree else []
         if not weak:
             break
