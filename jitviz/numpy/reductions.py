@@ -108,7 +108,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, 
     if dtype is not None:
         a = to_dtype(a, dtypes.canonical_creation_dtype(dtype))
     axes = canonical_axes(axis, aval(a).ndim)
-    centered = lax.sub(a, mean(a, axes, keepdims=True)) if axes else lax.sub(a, a)
+    from .ufuncs import subtract
+    centered = subtract(a, mean(a, axes, keepdims=True)) if axes else lax.sub(a, a)
     if aval(centered).dtype.kind == "c":
         sq = lax.real(lax.mul(centered, lax.conj(centered)))
     else:
