@@ -9,9 +9,11 @@ import numpy as np
 from ..core.source import source_info_of_frame, user_frame
 from ..core.trace import Tracer
 from ..errors import UnsupportedOperationError
-from . import indexing, linalg, reductions, shape, ufuncs
+from . import indexing, linalg, reductions, ufuncs
 
 jnp = sys.modules[__package__]
+# `jnp.shape` is the function: reach the module through sys.modules
+shape = sys.modules[__package__ + ".shape"]
 
 
 def _swap(f):
