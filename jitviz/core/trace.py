@@ -118,6 +118,7 @@ class JaxprTrace:
         self.invars: list[Var] = []
         self.captured: dict[int, tuple[Tracer, Var]] = {}
         self.consts: dict[int, tuple[object, Var]] = {}
+        self._const_refs: list = []
         self.producer: dict[int, Eqn] = {}
         self.arg_names: dict[int, str] = {}
         self.alive = True
@@ -161,7 +162,10 @@ class JaxprTrace:
             return Literal(value[()] if isinstance(value, np.ndarray) else value, aval, origin)
         hit = self.consts.get(id(x))
         if hit is None:
-            hit = self.consts[id(x)] = (value, Var(aval, origin))
+            # bake in a snapshot: later in-place changes must not leak into compiled code
+            snapshot = np.array(value, copy=True)
+            hit = self.consts[id(x)] = (snapshot, Var(aval, origin))
+            self._const_refs.append(x)  # keep `x` alive so its id stays unique
         return hit[1]
 
     def _origin_of(self, x) -> ConstOrigin:
