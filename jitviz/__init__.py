@@ -16,9 +16,16 @@ from .core.typecheck import typecheck_jaxpr
 from .tree import register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_unflatten
 from . import lax  # noqa: E402
 from . import numpy  # noqa: E402
+from . import debug, diagnostics  # noqa: E402
+from .diagnostics import Event, subscribe  # noqa: E402
+from .errors import (JitvizWarning, RetraceWarning, SideEffectWarning,  # noqa: E402
+                     StaleGlobalWarning, UnrolledLoopWarning)
+from .jit import CacheInfo, Compiled, Lowered, block_until_ready, jit, registry  # noqa: E402
 
 __version__ = "0.1.0"
 
-__all__ = ["make_jaxpr", "eval_jaxpr", "typecheck_jaxpr", "ShapedArray", "ClosedJaxpr",
+__all__ = ["jit", "block_until_ready", "registry", "debug", "subscribe", "Event",
+           "JitvizWarning", "SideEffectWarning", "StaleGlobalWarning", "RetraceWarning",
+           "UnrolledLoopWarning", "CacheInfo", "Lowered", "Compiled", "make_jaxpr", "eval_jaxpr", "typecheck_jaxpr", "ShapedArray", "ClosedJaxpr",
            "Jaxpr", "Eqn", "Var", "Literal", "Array", "config", "errors", "lax", "numpy",
            "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map", "register_pytree_node"]

@@ -1,0 +1,84 @@
+"""The backend interface: render (IR -> source) is separate from compile and run."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from ..core.ir import ClosedJaxpr, Eqn
+
+
+@dataclass
+class Cost:
+    flops: int = 0
+    bytes_moved: int = 0
+
+
+@dataclass
+class Kernel:
+    """One compiled unit: the equations it covers, its generated source, its views."""
+    name: str
+    eqns: Sequence[Eqn]
+    source: str = ""
+    cost: Cost = field(default_factory=Cost)
+    reused: bool = False  # came from the kernel cache instead of a fresh compile
+    views: dict[str, Callable[[], str]] = field(default_factory=dict)
+
+    def llvm_ir(self) -> str:
+        return self._view("llvm_ir")
+
+    def asm(self) -> str:
+        return self._view("asm")
+
+    def ptx(self, cc=(9, 0)) -> str:
+        view = self.views.get("ptx")
+        if view is None:
+            raise NotImplementedError(f"kernel {self.name} has no PTX view (not a CUDA kernel)")
+        return view(cc)
+
+    def _view(self, name):
+        view = self.views.get(name)
+        if view is None:
+            raise NotImplementedError(f"kernel {self.name} has no {name} view on this backend")
+        return view()
+
+    @property
+    def source_lines(self):
+        """The user's source lines this kernel came from."""
+        seen, out = set(), []
+        for e in self.eqns:
+            if e.source and (e.source.file, e.source.line) not in seen:
+                seen.add((e.source.file, e.source.line))
+                out.append(e.source)
+        return out
+
+
+class Executable:
+    """What a backend returns: call it with the flat argument leaves."""
+
+    def __init__(self, run: Callable, kernels: list[Kernel], jaxpr: ClosedJaxpr, backend: str):
+        self._run = run
+        self.kernels = kernels
+        self.jaxpr = jaxpr
+        self.backend = backend
+
+    def __call__(self, *flat_args):
+        return self._run(*flat_args)
+
+    @property
+    def cost(self):
+        return {k.name: k.cost for k in self.kernels}
+
+
+class Backend:
+    name = "abstract"
+
+    def compile(self, closed: ClosedJaxpr, *, fastmath: bool = False,
+                parallel: bool = False) -> Executable:
+        raise NotImplementedError
+
+    def block_until_ready(self, x):
+        return x
+
+    def available(self) -> tuple[bool, str]:
+        """(usable here?, why not)."""
+        return True, ""

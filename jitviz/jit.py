@@ -1,0 +1,626 @@
+"""`jitviz.jit`: trace once per abstract signature, compile, cache — and say what happened.
+
+Semantics follow `jax.jit`: a call with a new cache key runs the Python body once (its prints
+and mutations happen then), compiles and runs; a call with a known key runs only the compiled
+code. The key is the function object, the pytree structure, each leaf's (shape, dtype,
+weak_type) and the static argument values. Every trace, compile, cache hit and recompile is an
+event (`f.events`), with the reason; lost side effects, stale globals, leaked tracers, retrace
+churn and unrolled loops are diagnosed as they happen.
+"""
+from __future__ import annotations
+
+import collections
+import functools
+import threading
+import time
+import types
+import weakref
+from typing import NamedTuple
+
+import numpy as np
+
+from . import diagnostics
+from .api import ArgSpec, SplitArgs, arg_spec, leaf_avals, merge_static, split_args, \
+    trace_to_jaxpr
+from .array import Array
+from .config import config
+from .core.ir import ClosedJaxpr
+from .core.report import TraceReport, fingerprint
+from .core.source import function_location, function_name
+from .core.trace import JaxprTrace, Tracer, current_trace, push_trace, to_array
+from .diagnostics import Event, EventLog, describe_code_location, describe_line
+from .tree import tree_flatten, tree_unflatten
+
+
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    entries: int
+    traces: int
+    compiles: int
+    kernels_reused: int
+    compile_seconds: float
+
+
+# --- signatures ---------------------------------------------------------------------------
+
+class Key(NamedTuple):
+    treedef: object
+    avals: tuple
+    statics: tuple
+
+
+def _signature_text(paths, avals, statics) -> str:
+    parts = [f"{p}:{a.str_short()}{'~' if a.weak_type else ''}" for p, a in zip(paths, avals)]
+    parts += [f"{name}={value!r}" for name, value in statics]
+    return ", ".join(parts)
+
+
+def _check_hashable(statics, fun):
+    for name, value in statics:
+        try:
+            hash(value)
+        except TypeError:
+            raise ValueError(
+                f"static argument {name!r} of {function_name(fun)} is a "
+                f"{type(value).__name__} ({_short(value)}), which is not hashable: jit keys its "
+                "cache on static values, so they must be hashable. Pass a tuple instead of a "
+                "list, or make the argument traced (not static).") from None
+
+
+def _short(v):
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def describe_key_change(old: Key, new: Key, old_paths, new_paths) -> str:
+    """Why `new` missed the cache, relative to the closest entry `old`, in words."""
+    if old.treedef != new.treedef:
+        return _tree_change(old, new)
+    reasons = []
+    for path, a, b in zip(new_paths, old.avals, new.avals):
+        if a == b:
+            continue
+        if a.same_type(b):
+            reasons.append(f"argument '{path}' changed from "
+                           f"{'weakly typed ' if a.weak_type else ''}{a.str_short()} to "
+                           f"{'weakly typed ' if b.weak_type else ''}{b.str_short()}")
+        else:
+            reasons.append(f"argument '{path}' changed from {a.str_short()} to {b.str_short()}")
+    olds = dict(old.statics)
+    for name, value in new.statics:
+        if name not in olds:
+            reasons.append(f"static argument '{name}' is new ({_short(value)})")
+        elif olds[name] != value or type(olds[name]) is not type(value):
+            reasons.append(f"static argument '{name}' changed from {_short(olds[name])} to "
+                           f"{_short(value)}")
+    return "; ".join(reasons) or "the cache entry was evicted or cleared"
+
+
+def _tree_change(old: Key, new: Key) -> str:
+    diff = old.treedef.describe_difference(new.treedef)
+    return f"pytree structure of the arguments changed: {diff}"
+
+
+def _distance(a: Key, b: Key) -> int:
+    if a.treedef != b.treedef:
+        return 1 << 20
+    d = sum((x.shape != y.shape) + (x.dtype != y.dtype) + (x.weak_type != y.weak_type)
+            for x, y in zip(a.avals, b.avals))
+    return d + sum(x != y for x, y in zip(a.statics, b.statics))
+
+
+# --- cache entries -------------------------------------------------------------------------
+
+class _BindingCheck(NamedTuple):
+    name: str
+    kind: str
+    read: object  # () -> current value
+    traced_id: int
+    traced_fp: str
+    summary: str
+
+
+class Entry:
+    """One specialization: the traced jaxpr, the pipeline's stages and the executable."""
+
+    def __init__(self, key, paths, closed, stages, executable, backend_name):
+        self.key = key
+        self.paths = paths
+        self.signature = _signature_text(paths, key.avals, key.statics)
+        self.closed = closed
+        self.stages = stages
+        self.executable = executable
+        self.backend = backend_name
+        self.in_avals = key.avals
+        self.out_avals = closed.jaxpr.out_avals
+        self.out_tree = closed.out_tree
+        self.report: TraceReport = closed.report
+        self.hits = 0
+        self.side_effect_event: Event | None = None
+        self.stale_events: dict[str, tuple[str, Event]] = {}
+        self.checks = _binding_checks(closed.report)
+        self.needs_attention = bool(self.checks) or closed.report.has_side_effects
+
+    def run(self, leaves):
+        args = [leaf if isinstance(leaf, np.ndarray) else np.asarray(leaf, av.dtype)
+                for leaf, av in zip(leaves, self.in_avals)]
+        outs = self.executable(*args)
+        return tree_unflatten(self.out_tree, [to_array(o, av)
+                                              for o, av in zip(outs, self.out_avals)])
+
+
+def _binding_checks(report: TraceReport):
+    checks = []
+    for b in report.captured.values():
+        if b.cell is not None:
+            read = functools.partial(_cell_value, b.cell)
+        else:
+            read = functools.partial(_global_value, report.globals_ref, b.name)
+        checks.append(_BindingCheck(b.name, b.kind, read, b.value_id, b.fingerprint, b.summary))
+    return checks
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+def _global_value(globs, name):
+    return globs.get(name, _MISSING) if globs is not None else _MISSING
+
+
+_MISSING = object()
+
+
+# --- per-function caches ---------------------------------------------------------------------
+
+_caches: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_caches_lock = threading.Lock()
+_registry: "weakref.WeakSet[FunctionCache]" = weakref.WeakSet()
+_compiles_by_code: dict = {}  # code object -> [(weakref to function, signature key)]
+_churn_reported: set = set()  # code objects already warned about (once per cause)
+
+
+class FunctionCache:
+    """Compiled specializations of one function (shared by every `jit` of it with the same
+    options), its event log and counters."""
+
+    def __init__(self, fun, options):
+        self._fun = weakref.ref(fun) if _weakrefable(fun) else (lambda f=fun: f)
+        self.name = function_name(fun)
+        self.location = function_location(fun)
+        self.options = options
+        self.entries: "collections.OrderedDict[Key, Entry]" = collections.OrderedDict()
+        self.pending: dict[Key, threading.Event] = {}
+        self.lock = threading.RLock()
+        self.events = EventLog(self)
+        self.hits = self.misses = self.traces = self.compiles = self.kernels_reused = 0
+        self.compile_seconds = 0.0
+        self.last_cache_hit: Event | None = None
+        self.churn_warned = False
+        _registry.add(self)
+
+    fun = property(lambda self: self._fun())
+
+    def info(self) -> CacheInfo:
+        return CacheInfo(self.hits, self.misses, len(self.entries), self.traces, self.compiles,
+                         self.kernels_reused, self.compile_seconds)
+
+    def __repr__(self):
+        return f"<jit cache of {self.name}: {self.info()}>"
+
+
+def _weakrefable(f):
+    try:
+        weakref.ref(f)
+        return True
+    except TypeError:
+        return False
+
+
+def _cache_for(fun, options) -> FunctionCache:
+    if not _weakrefable(fun) or isinstance(fun, types.MethodType):
+        return FunctionCache(fun, options)  # bound methods are new objects on every access
+    with _caches_lock:
+        per_fun = _caches.get(fun)
+        if per_fun is None:
+            per_fun = _caches[fun] = {}
+        cache = per_fun.get(options)
+        if cache is None:
+            cache = per_fun[options] = FunctionCache(fun, options)
+        return cache
+
+
+def registry() -> list[FunctionCache]:
+    """Every live jitted function's cache (for monitors)."""
+    return sorted(_registry, key=lambda c: c.name)
+
+
+# --- the jitted function -------------------------------------------------------------------
+
+class JitFunction:
+    def __init__(self, fun, *, static_argnums=(), static_argnames=(), backend="cpu",
+                 fastmath=False, parallel=False):
+        if isinstance(fun, JitFunction):
+            fun = fun.__wrapped__
+        if not callable(fun):
+            raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+        functools.update_wrapper(self, fun)
+        self.__wrapped__ = fun
+        if backend not in ("cpu", "cuda", "interpret"):
+            raise ValueError(f"unknown backend {backend!r}; choose 'cpu', 'cuda' or 'interpret'")
+        self._spec: ArgSpec = arg_spec(fun, static_argnums, static_argnames)
+        self.backend = backend
+        self.fastmath = bool(fastmath)
+        self.parallel = bool(parallel)
+        options = (self._spec.static_argnums, self._spec.static_argnames, backend,
+                   self.fastmath, self.parallel)
+        self._cache = _cache_for(fun, options)
+
+    # -- public surface --------------------------------------------------------------------
+    @property
+    def events(self) -> EventLog:
+        return self._cache.events
+
+    def cache_info(self) -> CacheInfo:
+        return self._cache.info()
+
+    def clear_cache(self) -> None:
+        with self._cache.lock:
+            self._cache.entries.clear()
+            self._cache.last_cache_hit = None
+
+    def __repr__(self):
+        return f"<jitviz.jit of {self._cache.name} ({self.backend})>"
+
+    def __get__(self, obj, objtype=None):  # jit on a method: bind like a function
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        if current_trace() is not None:
+            return self._call_in_trace(args, kwargs)
+        split = split_args(self._spec, args, kwargs)
+        key = self._key(split)
+        cache = self._cache
+        entry = cache.entries.get(key)
+        if entry is None:
+            entry = self._miss(key, split, args, kwargs)
+        else:
+            self._hit(entry, key)
+        return entry.run(split.dyn_leaves)
+
+    def lower(self, *args, **kwargs) -> "Lowered":
+        """Trace (or reuse the cached trace) and run the optimization pipeline."""
+        split = split_args(self._spec, args, kwargs)
+        key = self._key(split)
+        entry = self._cache.entries.get(key)
+        if entry is not None:
+            return Lowered(self, entry.closed, entry.stages)
+        closed = trace_to_jaxpr(self.__wrapped__, self._spec, args, kwargs, purpose="jit",
+                                split=split, avals=list(key.avals))
+        return Lowered(self, closed, _run_pipeline(closed, self.fastmath))
+
+    # -- cache hits ------------------------------------------------------------------------
+    def _key(self, split: SplitArgs) -> Key:
+        if split.statics:
+            _check_hashable(split.statics, self.__wrapped__)
+        return Key(split.treedef, tuple(leaf_avals(split)), split.statics)
+
+    def _hit(self, entry: Entry, key: Key):
+        cache = self._cache
+        cache.hits += 1
+        entry.hits += 1
+        cache.entries.move_to_end(key)
+        last = cache.last_cache_hit
+        if last is not None and last.details["entry"] is entry and cache.events._events and \
+                cache.events._events[-1] is last:
+            cache.events.bump(last)
+        else:
+            cache.last_cache_hit = cache.events.record(Event(
+                "cache_hit", entry.signature, cache.name, "ran the compiled code",
+                entry=entry))
+        if entry.needs_attention:
+            self._check_entry(entry)
+
+    def _check_entry(self, entry: Entry):
+        report = entry.report
+        if report.has_side_effects:
+            if entry.side_effect_event is None:
+                entry.side_effect_event = self._record(Event(
+                    "side_effect_lost", entry.signature, self._cache.name,
+                    _side_effect_message(report), effects=report.side_effect_lines()),
+                    warn_key=("side_effects", id(report)))
+            elif entry.hits > 1:
+                self._cache.events.bump(entry.side_effect_event)
+        for check in entry.checks:
+            _check_binding(self, entry, check)
+
+    def _record(self, event, warn_key=None):
+        return self._cache.events.record(event, warn_key, stacklevel=5)
+
+    # -- cache misses ----------------------------------------------------------------------
+    def _miss(self, key: Key, split: SplitArgs, args, kwargs) -> Entry:
+        cache = self._cache
+        with cache.lock:
+            entry = cache.entries.get(key)
+            if entry is not None:
+                self._hit(entry, key)
+                return entry
+            pending = cache.pending.get(key)
+            owner = pending is None
+            if owner:
+                pending = cache.pending[key] = threading.Event()
+        if not owner:  # another thread is compiling this very key: wait for it
+            pending.wait()
+            entry = cache.entries.get(key)
+            if entry is None:
+                return self._miss(key, split, args, kwargs)
+            self._hit(entry, key)
+            return entry
+        try:
+            entry = self._build(key, split, args, kwargs)
+            with cache.lock:
+                cache.entries[key] = entry
+                self._evict()
+            return entry
+        finally:
+            with cache.lock:
+                cache.pending.pop(key, None)
+            pending.set()
+
+    def _build(self, key: Key, split: SplitArgs, args, kwargs) -> Entry:
+        cache = self._cache
+        cache.misses += 1
+        fun = self.__wrapped__
+        signature = _signature_text(split.leaf_paths, key.avals, key.statics)
+        reason = self._recompile_reason(key, split)
+        if reason is not None:
+            self._record(Event("recompile", signature, cache.name, reason, reason=reason))
+        t0 = time.perf_counter()
+        closed = trace_to_jaxpr(fun, self._spec, args, kwargs, purpose="jit", split=split,
+                                avals=list(key.avals))
+        closed.report.globals_ref = getattr(getattr(fun, "__wrapped__", fun), "__globals__",
+                                            None)
+        trace_s = time.perf_counter() - t0
+        cache.traces += 1
+        self._record(Event("trace", signature, cache.name,
+                           f"traced in {trace_s * 1e3:.1f} ms "
+                           f"({len(closed.jaxpr.eqns)} equations)",
+                           duration_s=trace_s, equations=len(closed.jaxpr.eqns)))
+        stages = _run_pipeline(closed, self.fastmath)
+        t1 = time.perf_counter()
+        executable = _compile(self.backend, closed, stages, self.fastmath, self.parallel)
+        compile_s = time.perf_counter() - t1
+        reused = sum(1 for k in executable.kernels if k.reused)
+        built = len(executable.kernels) - reused
+        cache.compiles += 1
+        cache.kernels_reused += reused
+        cache.compile_seconds += compile_s
+        self._record(Event("compile", signature, cache.name,
+                           f"compiled for {self.backend} in {compile_s * 1e3:.1f} ms: "
+                           f"{built} kernel(s) built, {reused} reused",
+                           duration_s=compile_s, backend=self.backend, kernels_built=built,
+                           kernels_reused=reused))
+        entry = Entry(key, split.leaf_paths, closed, stages, executable, self.backend)
+        self._after_trace(entry, trace_s, compile_s)
+        return entry
+
+    def _recompile_reason(self, key: Key, split: SplitArgs):
+        entries = list(self._cache.entries.values())
+        if entries:
+            # the nearest entry; among equals, the most recently used
+            closest = min(reversed(entries), key=lambda e: _distance(e.key, key))
+            return describe_key_change(closest.key, key, closest.paths, split.leaf_paths)
+        code = getattr(self.__wrapped__, "__code__", None)
+        others = [r for r, k in _compiles_by_code.get(code, []) if r() is not self.__wrapped__]
+        if code is not None and others:
+            return ("a new function object for the same code "
+                    f"({describe_code_location(code)}): jit caches per function object")
+        return None
+
+    def _after_trace(self, entry: Entry, trace_s: float, compile_s: float):
+        report, cache = entry.report, self._cache
+        for leak in report.tracer_leaks:
+            where = f" at {describe_line(leak.source.file, leak.source.line)}" \
+                if leak.source else ""
+            self._record(Event(
+                "tracer_leak", entry.signature, cache.name,
+                f"a tracer was left in {leak.name}{where}: using it after this trace raises "
+                "UnexpectedTracerError; return the value instead of storing it",
+                where=leak.name), warn_key=("leak", leak.name))
+        threshold = config.unrolled_loop_threshold
+        total = max(len(entry.closed.jaxpr.eqns), 1)
+        for (file, line, code), n in report.eqns_per_line.items():
+            if n >= threshold:
+                cost = (trace_s + compile_s) * n / total
+                self._record(Event(
+                    "unrolled_loop", entry.signature, cache.name,
+                    f"{describe_line(file, line)} ({code!r}) produced {n} equations: a Python "
+                    f"loop is being unrolled into the program, costing about "
+                    f"{cost * 1e3:.0f} ms of trace and compile time (and more for every new "
+                    "signature). Use lax.fori_loop(lower, upper, body_fun, init_val) or "
+                    "lax.scan to trace the body once.",
+                    line=line, equations=n, cost_s=cost), warn_key=("unrolled", file, line))
+        self._note_compile(entry)
+
+    def _note_compile(self, entry: Entry):
+        fun = self.__wrapped__
+        code = getattr(fun, "__code__", None)
+        if code is None:
+            return
+        records = _compiles_by_code.setdefault(code, [])
+        if _weakrefable(fun):
+            # dead refs stay: a lambda made in a loop is gone by the next iteration
+            records.append((weakref.ref(fun), entry.key))
+            del records[:-256]
+        n = len({id(r) for r, k in records if k == entry.key})
+        if n >= config.retrace_churn_threshold:
+            first = code not in _churn_reported
+            _churn_reported.add(code)
+            self._cache.events.record(Event(
+                "retrace_churn", entry.signature, self._cache.name,
+                f"{describe_code_location(code)} has been traced and compiled {n} times for "
+                "the same signature, each time for a new function object (jit of a lambda or "
+                "a nested def inside a loop or function): jit's cache is keyed by the function "
+                "object, so nothing is reused. Define the function once, jit it once outside "
+                "the loop, and call that.", compilations=n),
+                warn_key=("churn", code), stacklevel=5, warn=first)
+
+    def _evict(self):
+        cache = self._cache
+        limit = max(int(config.jit_cache_size), 1)
+        while len(cache.entries) > limit:
+            key, old = cache.entries.popitem(last=False)
+            self._record(Event("eviction", old.signature, cache.name,
+                               f"evicted the least recently used entry (cache size {limit})"))
+
+    # -- inside another trace -------------------------------------------------------------
+    def _call_in_trace(self, args, kwargs):
+        """Called while tracing: record a `jit[name=... jaxpr={...}]` equation."""
+        from .lax.control_flow import bind_jit_call
+        fun = self.__wrapped__
+        split = split_args(self._spec, args, kwargs)
+        if split.statics:
+            _check_hashable(split.statics, fun)
+        avals = leaf_avals(split)
+        name = function_name(fun)
+        parent = current_trace()
+        trace = JaxprTrace(parent, fun_name=name, fun_location=function_location(fun),
+                           purpose="jit")
+        trace.static_hints = split.static_hints
+        trace.arg_order = list(split.leaf_paths)
+        with push_trace(trace):
+            tracers = [trace.new_arg(av, p) for av, p in zip(avals, split.leaf_paths)]
+            a, k = merge_static(self._spec, split, tracers, len(args))
+            out = fun(*a, **k)
+        out_leaves, out_tree = tree_flatten(out)
+        jaxpr, hoisted = trace.finish_hoisted(out_leaves)
+        outs = bind_jit_call(name, jaxpr, hoisted, split.dyn_leaves)
+        return tree_unflatten(out_tree, outs)
+
+
+def _check_binding(jf: JitFunction, entry: Entry, check: _BindingCheck):
+    now = check.read()
+    if now is _MISSING:
+        return
+    if id(now) == check.traced_id and not _compare_by_value(now):
+        entry.stale_events.pop(check.name, None)
+        return
+    fp, summary = fingerprint(now)
+    if fp == check.traced_fp:
+        return
+    seen = entry.stale_events.get(check.name)
+    if seen is not None and seen[0] == fp:
+        jf._cache.events.bump(seen[1])
+        return
+    kind = "global" if check.kind == "global" else "closed-over variable"
+    event = jf._record(Event(
+        "stale_global", entry.signature, jf._cache.name,
+        f"{kind} '{check.name}' was {check.summary} when traced and is now {summary}: the "
+        f"compiled code still uses {check.summary}; pass it as an argument or call "
+        f"{jf._cache.name}.clear_cache()", name=check.name, traced=check.summary, now=summary),
+        warn_key=("stale", check.name, fp))
+    entry.stale_events[check.name] = (fp, event)
+
+
+def _compare_by_value(value) -> bool:
+    """Small arrays can change in place: compare their contents, not just their identity."""
+    return isinstance(value, np.ndarray) and value.size <= config.stale_check_max_elements
+
+
+def _side_effect_message(report: TraceReport) -> str:
+    parts = []
+    for p in report.prints:
+        where = describe_line(p.source.file, p.source.line) if p.source else "an unknown line"
+        parts.append(f"print(...) at {where}")
+    for m in report.mutations:
+        where = f" at {describe_line(m.source.file, m.source.line)}" if m.source else ""
+        parts.append(f"{m.detail}{where}")
+    what = ", ".join(dict.fromkeys(parts)) or "a side effect"
+    return (f"{what} ran once while tracing and is skipped on this and every later call; "
+            "use jitviz.debug.print to print every call, and return values instead of "
+            "mutating globals")
+
+
+# --- pipeline and backends -----------------------------------------------------------------
+
+def _run_pipeline(closed: ClosedJaxpr, fastmath: bool):
+    try:
+        from .passes import run_pipeline
+    except ImportError:  # the optimizer is optional until it lands
+        return [("traced", closed)]
+    return [("traced", closed)] + list(run_pipeline(closed, fastmath=fastmath))
+
+
+def _compile(backend_name, closed, stages, fastmath, parallel):
+    from .backends import get_backend
+    backend = get_backend(backend_name)
+    # the interpreter is the oracle: it runs the traced program, untouched by the passes
+    target = closed if backend_name == "interpret" else stages[-1][1]
+    return backend.compile(target, fastmath=fastmath, parallel=parallel)
+
+
+class Lowered:
+    """A traced and optimized function, before compilation (`f.lower(*args)`)."""
+
+    def __init__(self, jf: JitFunction, closed: ClosedJaxpr, stages):
+        self._jf = jf
+        self.jaxpr = closed
+        self.stages = list(stages)
+
+    def as_text(self, stage: str | None = None) -> str:
+        if stage is None:
+            return str(self.stages[-1][1])
+        for name, j in self.stages:
+            if name == stage:
+                return str(j)
+        raise KeyError(f"no stage {stage!r}; stages are {[n for n, _ in self.stages]}")
+
+    def compile(self) -> "Compiled":
+        jf = self._jf
+        exe = _compile(jf.backend, self.jaxpr, self.stages, jf.fastmath, jf.parallel)
+        return Compiled(exe, self.jaxpr)
+
+
+class Compiled:
+    def __init__(self, executable, closed: ClosedJaxpr):
+        self.executable = executable
+        self.kernels = executable.kernels
+        self.jaxpr = closed
+
+    @property
+    def cost(self):
+        return {k.name: k.cost for k in self.kernels}
+
+    def __call__(self, *args, **kwargs):
+        leaves, _ = tree_flatten((args, kwargs))
+        avals = self.jaxpr.in_avals
+        vals = [np.asarray(x, a.dtype) for x, a in zip(leaves, avals)]
+        outs = self.executable(*vals)
+        return tree_unflatten(self.jaxpr.out_tree,
+                              [to_array(o, a) for o, a in zip(outs, self.jaxpr.out_avals)])
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="cpu", fastmath=False,
+        parallel=False):
+    """Compile `fun`, as `jax.jit`: `jit(f)`, `@jit`, or `functools.partial(jit, ...)`."""
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames, backend=backend,
+                                 fastmath=fastmath, parallel=parallel)
+    return JitFunction(fun, static_argnums=static_argnums, static_argnames=static_argnames,
+                       backend=backend, fastmath=fastmath, parallel=parallel)
+
+
+def block_until_ready(x):
+    """Wait for every array in the pytree `x` (a no-op on CPU results)."""
+    for leaf in tree_flatten(x)[0]:
+        wait = getattr(leaf, "block_until_ready", None)
+        if wait is not None:
+            wait()
+    return x

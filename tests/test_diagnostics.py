@@ -1,0 +1,194 @@
+"""The diagnostics of jit: every pitfall of the seeds produces its event and warning."""
+import warnings
+
+import numpy as np
+import pytest
+
+import jitviz
+import jitviz.numpy as jnp
+from jitviz import errors, jit
+
+g = 0.
+squared_numbers = []
+global_list = []
+
+
+def impure_uses_globals(x):
+    return x + g
+
+
+def test_stale_global_seed_example():
+    global g
+    g = 0.
+    jit_f = jit(impure_uses_globals, backend="interpret")
+    assert float(jit_f(3.)) == 3.0
+    g = 10.
+    with pytest.warns(jitviz.StaleGlobalWarning, match="global 'g' was 0.0 when traced and "
+                      "is now 10.0: the compiled code still uses 0.0; pass it as an argument "
+                      "or call impure_uses_globals.clear_cache()"):
+        assert float(jit_f(4.)) == 4.0  # JAX semantics: the old value is baked in
+    (ev,) = jit_f.events.of_kind("stale_global")
+    assert ev.name == "g" and ev.traced == "0.0" and ev.now == "10.0"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", jitviz.StaleGlobalWarning)
+        jit_f(5.)  # warned once per cause: no second warning
+    assert ev.count == 2
+    assert jit_f(jnp.array([4.])).tolist() == [14.0]  # a new shape retraces with g = 10
+    g = 0.
+
+
+def test_stale_closure_variable_and_small_array():
+    weights = np.array([1.0, 2.0])
+
+    def f(x):
+        return x * weights
+    jf = jit(f, backend="interpret")
+    jf(np.float64(1.0))
+    weights[0] = 5.0  # mutated in place: a small array is compared by value
+    with pytest.warns(jitviz.StaleGlobalWarning, match="closed-over variable 'weights'"):
+        assert jf(np.float64(1.0)).tolist() == [1.0, 2.0]
+
+
+def test_bad_f_side_effect_lost(capsys):
+    @jit(backend="interpret")
+    def bad_f(x):
+        print("I have side effects!")
+        return jnp.sin(x) + jnp.cos(x) + x
+
+    first = bad_f(2)
+    assert capsys.readouterr().out == "I have side effects!\n"
+    with pytest.warns(jitviz.SideEffectWarning, match=r"print\(\.\.\.\) at line \d+ ran once "
+                      "while tracing and is skipped on this and every later call; use "
+                      "jitviz.debug.print to print every call"):
+        second = bad_f(2)
+    assert capsys.readouterr().out == ""
+    assert float(first) == float(second) == pytest.approx(2.4931505)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bad_f(2)
+    (ev,) = bad_f.events.of_kind("side_effect_lost")
+    assert ev.count == 2  # later hits are counted, not repeated
+
+
+def test_number_squared_global_list_mutation_and_leak():
+    squared_numbers.clear()
+
+    def number_squared(num):
+        global squared_numbers
+        squared = num ** 2
+        squared_numbers.append(squared)
+        return squared
+
+    f = jit(number_squared, backend="interpret")
+    with pytest.warns(jitviz.JitvizWarning):
+        for num in (4, 8, 16):
+            f(num)
+    assert [int(f(n)) for n in (4, 8)] == [16, 64]
+    assert len(squared_numbers) == 1  # the append ran once, while tracing
+    leak = f.events.of_kind("tracer_leak")
+    assert leak and "squared_numbers[0]" in leak[0].message
+    (lost,) = f.events.of_kind("side_effect_lost")
+    assert "squared_numbers.append(...)" in lost.message
+    with pytest.raises(errors.UnexpectedTracerError, match="number_squared"):
+        squared_numbers[0] + 1
+
+
+def test_global_store_is_a_lost_side_effect():
+    def f(x):
+        global counter
+        counter = 1
+        return x
+    jf = jit(f, backend="interpret")
+    jf(1.0)
+    with pytest.warns(jitviz.SideEffectWarning, match="global counter"):
+        jf(1.0)
+
+
+def unjitted_loop_body(prev_i):
+    return prev_i + 1
+
+
+def test_jit_of_lambda_in_loop_is_retrace_churn():
+    def g_inner_jitted_lambda(x):
+        i = 0
+        while i < 20:
+            i = jit(lambda x: unjitted_loop_body(x), backend="interpret")(i)
+        return x + i
+
+    with pytest.warns(jitviz.RetraceWarning, match="compiled 3 times for the same signature"):
+        assert g_inner_jitted_lambda(10) == 30
+
+
+def test_jit_of_named_function_in_loop_reuses_cache():
+    def g_inner_jitted_normal(x):
+        i = 0
+        while i < 20:
+            i = jit(unjitted_loop_body, backend="interpret")(i)
+        return x + i
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", jitviz.RetraceWarning)
+        assert g_inner_jitted_normal(10) == 30
+    info = jit(unjitted_loop_body, backend="interpret").cache_info()
+    assert info.compiles == 1 and info.hits >= 19
+
+
+def test_new_function_object_for_same_code_reason():
+    def make():
+        return lambda x: x + 1
+    jit(make(), backend="interpret")(1.0)
+    second = jit(make(), backend="interpret")
+    second(1.0)
+    (rec,) = second.events.of_kind("recompile")
+    assert rec.reason.startswith("a new function object for the same code (<lambda> at ")
+
+
+def test_unrolled_python_loop_is_flagged():
+    def f(x):
+        y = x
+        for _ in range(250):
+            y = y + 1.0
+        return y
+    jf = jit(f, backend="interpret")
+    with pytest.warns(jitviz.UnrolledLoopWarning, match="produced 250 equations.*lax.fori_loop"):
+        jf(np.float32(0))
+    (ev,) = jf.events.of_kind("unrolled_loop")
+    assert ev.equations == 250 and ev.cost_s >= 0
+
+
+def test_warnings_can_be_switched_off():
+    jitviz.config.update("warn_side_effects", False)
+    try:
+        @jit(backend="interpret")
+        def f(x):
+            print("trace time")
+            return x
+        f(1.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            f(1.0)
+        assert f.events.of_kind("side_effect_lost")  # the event is still recorded
+    finally:
+        jitviz.config.reset()
+
+
+def test_subscribe_sees_events_as_they_happen():
+    seen = []
+    unsubscribe = jitviz.subscribe(lambda cache, ev: seen.append((cache.name, ev.kind)))
+    try:
+        f = jit(lambda x: x * 2, backend="interpret")
+        f(1.0)
+        f(1.0)
+    finally:
+        unsubscribe()
+    assert ("<lambda>", "trace") in seen and ("<lambda>", "cache_hit") in seen
+    assert any(c.name == "<lambda>" for c in jitviz.registry())
+
+
+def test_event_objects_have_kind_time_signature():
+    f = jit(lambda x: x + 1, backend="interpret")
+    f(np.zeros(2, np.float32))
+    ev = f.events[0]
+    assert ev.kind == "trace" and ev.time > 0 and ev.signature == "x:f32[2]"
+    assert ev.duration_s >= 0 and ev.to_dict()["kind"] == "trace"
+    comp = f.events.of_kind("compile")[0]
+    assert comp.backend == "interpret" and comp.kernels_built >= 1

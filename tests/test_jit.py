@@ -1,0 +1,317 @@
+"""jitviz.jit: JAX-faithful caching semantics, the cache key, and the public surface."""
+import functools
+import gc
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import jitviz
+import jitviz.numpy as jnp
+from jitviz import jit, lax
+
+BACKENDS = ["interpret"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _quiet_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jitviz.JitvizWarning)
+        yield
+
+
+def kinds(f):
+    return [e.kind for e in f.events]
+
+
+def test_usable_as_call_decorator_and_partial(backend):
+    def f(x, n):
+        return x * n
+
+    g = jit(f, static_argnums=1, backend=backend)
+    assert g(np.float32(2), 3) == 6
+
+    @jit(backend=backend)
+    def h(x):
+        return x + 1
+    assert h(1) == 2
+
+    @functools.partial(jit, static_argnums=(1,), backend=backend)
+    def k(x, n):
+        return x * n
+    assert k(2.0, 4) == 8.0
+    assert k.__wrapped__.__name__ == "k"
+    assert h.__name__ == "h"
+
+
+def test_second_call_runs_compiled_code_only(backend, capsys):
+    calls = []
+
+    @jit(backend=backend)
+    def f(x):
+        calls.append(1)
+        print("tracing")
+        return x * 2
+
+    assert f(np.ones(3, np.float32)).tolist() == [2, 2, 2]
+    assert f(np.full(3, 5, np.float32)).tolist() == [10, 10, 10]
+    assert len(calls) == 1
+    assert capsys.readouterr().out.count("tracing") == 1
+    assert kinds(f)[:3] == ["trace", "compile", "cache_hit"]
+    info = f.cache_info()
+    assert (info.hits, info.misses, info.entries, info.traces, info.compiles) == (1, 1, 1, 1, 1)
+
+
+def test_same_function_shares_cache_across_jit_calls(backend):
+    def body(i):
+        return i + 1
+    a, b = jit(body, backend=backend), jit(body, backend=backend)
+    a(1)
+    b(2)
+    assert b.cache_info().misses == 1 and b.cache_info().hits == 1
+    assert a.events is b.events
+
+
+def test_key_includes_shape_dtype_weak_type_and_statics(backend):
+    f = jit(lambda x: x + 1, backend=backend)
+    f(np.zeros(3, np.float32))
+    f(np.zeros(4, np.float32))
+    f(np.zeros(4, np.float64))
+    f(1.0)
+    f(np.float32(1.0))
+    reasons = [e.reason for e in f.events.of_kind("recompile")]
+    assert reasons[0] == "argument 'x' changed from f32[3] to f32[4]"
+    assert reasons[1] == "argument 'x' changed from f32[4] to f64[4]"
+    assert reasons[3] == "argument 'x' changed from weakly typed f32[] to f32[]"
+    assert f.cache_info().entries == 5
+
+
+def test_static_argument_recompile_reason(backend):
+    @functools.partial(jit, static_argnums=(1,), backend=backend)
+    def f_loop(x, n):
+        y = 0.
+        for _ in range(n):
+            y = y + x
+        return y
+    assert float(f_loop(2, 10)) == 20.0
+    assert float(f_loop(2, 11)) == 22.0
+    (rec,) = f_loop.events.of_kind("recompile")
+    assert rec.reason == "static argument 'n' changed from 10 to 11"
+
+
+def test_static_argnames_and_kwargs(backend):
+    f = jit(lambda x, *, scale: x * scale, static_argnames="scale", backend=backend)
+    assert float(f(2.0, scale=3)) == 6.0
+    assert float(f(2.0, scale=4)) == 8.0
+    assert f.cache_info().misses == 2
+
+
+def test_pytree_structure_change_reason(backend):
+    f = jit(lambda d: d["a"] + d.get("b", 0), backend=backend)
+    f({"a": 1.0})
+    f({"a": 1.0, "b": 2.0})
+    (rec,) = f.events.of_kind("recompile")
+    assert rec.reason.startswith("pytree structure of the arguments changed")
+    assert "'b'" in rec.reason
+
+
+def test_unhashable_static_argument_names_it(backend):
+    f = jit(lambda x, shape: x.reshape(shape), static_argnums=1, backend=backend)
+    with pytest.raises(ValueError, match="static argument 'shape'.*not hashable"):
+        f(np.zeros(6), [2, 3])
+    assert f(np.zeros(6), (2, 3)).shape == (2, 3)
+
+
+@pytest.mark.parametrize("bad, kind", [("abc", "str"), (np.array(["a"]), "dtype"),
+                                       (object(), "object")])
+def test_bad_arguments_raise_type_error_naming_argument(backend, bad, kind):
+    f = jit(lambda x: x, backend=backend)
+    with pytest.raises(TypeError, match="argument 'x'"):
+        f(bad)
+
+
+def test_outputs_are_arrays_with_weak_type(backend):
+    f = jit(lambda x: x * 2, backend=backend)
+    out = f(2.0)
+    assert isinstance(out, jitviz.Array)
+    assert out.weak_type and out.dtype == np.float32
+    out = f(np.float32(2.0))
+    assert not out.weak_type
+    assert out.block_until_ready() is out
+
+
+def test_pytree_outputs_and_inputs(backend):
+    f = jit(lambda p: {"sum": p[0] + p[1], "pair": (p[0], p[1] * 2)}, backend=backend)
+    out = f((np.float32(1), np.float32(2)))
+    assert float(out["sum"]) == 3.0 and float(out["pair"][1]) == 4.0
+
+
+def test_lambda_is_freed_with_its_entries(backend):
+    f = jit(lambda x: x + 1, backend=backend)
+    f(1.0)
+    fun_ref = __import__("weakref").ref(f.__wrapped__)
+    cache_ref = __import__("weakref").ref(f._cache)
+    del f
+    gc.collect()
+    assert fun_ref() is None
+    assert cache_ref() is None
+
+
+def test_lru_bound_evicts_with_event(backend):
+    jitviz.config.update("jit_cache_size", 2)
+    try:
+        f = jit(lambda x: x + 1, backend=backend)
+        for n in (1, 2, 3):
+            f(np.zeros(n))
+        assert f.cache_info().entries == 2
+        (ev,) = f.events.of_kind("eviction")
+        assert "x:f64[1]" in ev.signature
+    finally:
+        jitviz.config.reset()
+
+
+def test_clear_cache(backend):
+    f = jit(lambda x: x * 3, backend=backend)
+    f(1.0)
+    f.clear_cache()
+    f(1.0)
+    assert f.cache_info().traces == 2
+
+
+def test_two_threads_same_new_key_compile_once(backend):
+    barrier = threading.Barrier(4)
+    traced = []
+
+    def body(x):
+        traced.append(1)
+        return x + 1
+
+    f = jit(body, backend=backend)
+    results = []
+
+    def worker():
+        barrier.wait()
+        results.append(float(f(np.float32(1))))
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [2.0] * 4
+    assert len(traced) == 1
+    assert f.cache_info().compiles == 1
+
+
+def test_nested_jit_records_jit_equation():
+    inner = jit(lambda x: x * 2)
+    closed = jitviz.make_jaxpr(lambda x: inner(x) + 1)(np.float32(1))
+    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["jit", "add"]
+    assert closed.jaxpr.eqns[0].params["name"] == "<lambda>"
+
+
+def test_make_jaxpr_of_jitted_function_prints_jit_eqn():
+    def f(x):
+        return 2 * x * x + 3 * x + 3
+    text = str(jitviz.make_jaxpr(jit(f))(3))
+    assert text == (
+        "{ lambda ; a:i32[]. let\n"
+        "    b:i32[] = jit[\n"
+        "      name=f\n"
+        "      jaxpr={ lambda ; a:i32[]. let\n"
+        "          c:i32[] = mul 2:i32[] a\n"
+        "          d:i32[] = mul c a\n"
+        "          e:i32[] = mul 3:i32[] a\n"
+        "          f:i32[] = add d e\n"
+        "          b:i32[] = add f 3:i32[]\n"
+        "        in (b,) }\n"
+        "    ] a\n"
+        "  in (b,) }")
+
+
+def test_static_jaxprs_of_the_seed():
+    def f(x):
+        if x < 3:
+            return 3. * x ** 2
+        return -4 * x
+    static_f = jit(f, static_argnums=(0,))
+    assert str(jitviz.make_jaxpr(static_f, static_argnums=(0,))(2)) == (
+        "{ lambda ; . let\n"
+        "    a:f32[] = jit[name=f jaxpr={ lambda ; . let  in (12.0:f32[],) }] \n"
+        "  in (a,) }")
+    assert "(-16:i32[],)" in str(jitviz.make_jaxpr(static_f, static_argnums=(0,))(4))
+
+
+def test_lower_and_compile(backend):
+    f = jit(lambda x, y: jnp.sin(x) * y, backend=backend)
+    lowered = f.lower(np.ones(3, np.float32), np.float32(2))
+    assert lowered.stages[0][0] == "traced"
+    assert "sin" in lowered.as_text("traced")
+    compiled = lowered.compile()
+    out = compiled(np.zeros(3, np.float32), np.float32(2))
+    assert out.tolist() == [0, 0, 0]
+    assert compiled.kernels and all(k.name for k in compiled.kernels)
+
+
+def test_block_until_ready_on_pytrees():
+    tree = {"a": jnp.ones(3), "b": (1.0, jnp.zeros(2))}
+    assert jitviz.block_until_ready(tree) is tree
+
+
+def test_debug_print_runs_every_call(backend, capsys):
+    @jit(backend=backend)
+    def f(x):
+        jitviz.debug.print("x is {}", x)
+        return x + 1
+    f(np.float32(1))
+    f(np.float32(2))
+    out = capsys.readouterr().out
+    assert "x is 1.0" in out and "x is 2.0" in out
+    assert not f.events.of_kind("side_effect_lost")
+
+
+def test_jit_of_jit_unwraps(backend):
+    f = jit(jit(lambda x: x + 1, backend=backend), backend=backend)
+    assert float(f(1.0)) == 2.0
+
+
+def test_seed_control_flow_examples(backend):
+    @jit(backend=backend)
+    def f_loop(x, n):
+        return lax.fori_loop(0, n, lambda i, y: y + x, 0.)
+    out = f_loop(jnp.array(2), 15)
+    assert float(out) == 30.0 and out.dtype == np.float32 and out.weak_type
+
+    @jit(backend=backend)
+    def sum_up_to(x):
+        return lax.while_loop(lambda c: c[1] <= x, lambda c: (c[0] + c[1], c[1] + 1),
+                              (0, 1))[0]
+    out = sum_up_to(jnp.array(10))
+    assert int(out) == 55 and out.dtype == np.int32
+
+    @jit(backend=backend)
+    def myabs(x):
+        return lax.cond(x > 0, lambda _: x, lambda _: -x, None)
+    assert int(myabs(jnp.array(-2))) == 2
+
+
+def test_norm_seed_matches_eager(backend):
+    def norm(X):
+        X = X - X.mean(0)
+        return X / X.std(0)
+    rng = np.random.default_rng(1701)
+    X = jnp.array(rng.random((100, 10)), dtype=jnp.float32)
+    np.testing.assert_allclose(norm(X), jit(norm, backend=backend)(X), atol=1e-6)
+
+
+def test_precision_seed_is_ieee_exact_without_fastmath(backend):
+    def f(x, y):
+        return x + y - x
+    x, y = jnp.array(1.0, dtype=jnp.float32), jnp.array(0.001, dtype=jnp.float32)
+    assert float(jit(f, backend=backend)(x, y)) == float(np.float32(1) + np.float32(0.001)
+                                                         - np.float32(1))
