@@ -112,6 +112,28 @@ def _distance(a: Key, b: Key) -> int:
 
 # --- cache entries -------------------------------------------------------------------------
 
+def _fast_key(args):
+    """A cheap cache key for plain positional arrays and scalars (None: take the slow path).
+
+    It determines the full key: the pytree is a flat tuple, and each leaf's (shape, dtype,
+    weak_type) follows from the entries below.
+    """
+    out = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            out.append((a.shape, a.dtype))
+        elif t is Array:
+            out.append((a.shape, a.dtype, a.weak_type))
+        elif t is float or t is int or t is bool or t is complex:
+            out.append(t)
+        elif isinstance(a, np.generic):
+            out.append(a.dtype)
+        else:
+            return None
+    return tuple(out)
+
+
 class _BindingCheck(NamedTuple):
     name: str
     kind: str
@@ -141,13 +163,25 @@ class Entry:
         self.stale_events: dict[str, tuple[str, Event]] = {}
         self.checks = _binding_checks(closed.report)
         self.needs_attention = bool(self.checks) or closed.report.has_side_effects
+        self.single_output = self.out_tree is not None and self.out_tree.kind is None
 
     def run(self, leaves):
-        args = [leaf if isinstance(leaf, np.ndarray) else np.asarray(leaf, av.dtype)
-                for leaf, av in zip(leaves, self.in_avals)]
-        outs = self.executable(*args)
-        return tree_unflatten(self.out_tree, [to_array(o, av)
-                                              for o, av in zip(outs, self.out_avals)])
+        args = [leaf if type(leaf) is np.ndarray or type(leaf) is Array
+                else np.asarray(leaf, av.dtype) for leaf, av in zip(leaves, self.in_avals)]
+        outs = [_wrap(o, av) for o, av in zip(self.executable(*args), self.out_avals)]
+        if self.single_output:
+            return outs[0]
+        return tree_unflatten(self.out_tree, outs)
+
+
+def _wrap(value, aval):
+    """A backend's output as a jitviz Array of the exact abstract type (cheap when it is)."""
+    if type(value) is np.ndarray and value.dtype == aval.dtype and value.shape == aval.shape:
+        out = value.view(Array)
+        if aval.weak_type:
+            out.weak_type = True
+        return out
+    return to_array(value, aval)
 
 
 def _binding_checks(report: TraceReport):
@@ -195,12 +229,13 @@ class FunctionCache:
         self.options = options
         self.entries: "collections.OrderedDict[Key, Entry]" = collections.OrderedDict()
         self.pending: dict[Key, threading.Event] = {}
+        self.fast: dict[tuple, tuple[Key, "Entry"]] = {}  # see _fast_key
         self.lock = threading.RLock()
         self.events = EventLog(self)
         self.hits = self.misses = self.traces = self.compiles = self.kernels_reused = 0
         self.compile_seconds = 0.0
         self.last_cache_hit: Event | None = None
-        self.churn_warned = False
+        self.mru = None  # the most recently used entry (skips LRU bookkeeping on repeats)
         _registry.add(self)
 
     fun = property(lambda self: self._fun())
@@ -259,6 +294,8 @@ class JitFunction:
         options = (self._spec.static_argnums, self._spec.static_argnames, backend,
                    self.fastmath, self.parallel)
         self._cache = _cache_for(fun, options)
+        # calls with only plain array/scalar positional arguments take a shortcut
+        self._fast_ok = not self._spec.static_argnums and not self._spec.static_argnames
 
     # -- public surface --------------------------------------------------------------------
     @property
@@ -271,6 +308,7 @@ class JitFunction:
     def clear_cache(self) -> None:
         with self._cache.lock:
             self._cache.entries.clear()
+            self._cache.fast.clear()
             self._cache.last_cache_hit = None
 
     def __repr__(self):
@@ -282,6 +320,13 @@ class JitFunction:
         return functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and self._fast_ok:
+            fast = _fast_key(args)
+            hit = self._cache.fast.get(fast) if fast is not None else None
+            if hit is not None and current_trace() is None:
+                key, entry = hit
+                self._hit(entry, key)
+                return entry.run(args)
         if current_trace() is not None:
             return self._call_in_trace(args, kwargs)
         split = split_args(self._spec, args, kwargs)
@@ -292,6 +337,10 @@ class JitFunction:
             entry = self._miss(key, split, args, kwargs)
         else:
             self._hit(entry, key)
+        if not kwargs and self._fast_ok:
+            fast = _fast_key(args)
+            if fast is not None:
+                cache.fast[fast] = (entry.key, entry)
         return entry.run(split.dyn_leaves)
 
     def lower(self, *args, **kwargs) -> "Lowered":
@@ -315,10 +364,13 @@ class JitFunction:
         cache = self._cache
         cache.hits += 1
         entry.hits += 1
-        cache.entries.move_to_end(key)
+        if cache.mru is not entry:
+            cache.entries.move_to_end(key)
+            cache.mru = entry
         last = cache.last_cache_hit
-        if last is not None and last.details["entry"] is entry and cache.events._events and \
-                cache.events._events[-1] is last:
+        events = cache.events._events
+        if last is not None and events and events[-1] is last and \
+                last.details["entry"] is entry:
             cache.events.bump(last)
         else:
             cache.last_cache_hit = cache.events.record(Event(
@@ -476,6 +528,7 @@ class JitFunction:
         limit = max(int(config.jit_cache_size), 1)
         while len(cache.entries) > limit:
             key, old = cache.entries.popitem(last=False)
+            cache.fast.clear()
             self._record(Event("eviction", old.signature, cache.name,
                                f"evicted the least recently used entry (cache size {limit})"))
 
