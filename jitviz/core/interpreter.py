@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir import Jaxpr, Literal
+from .ir import Jaxpr, Literal, literal_value
 
 
 def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
@@ -21,7 +21,7 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
 
     def read(atom):
         if isinstance(atom, Literal):
-            return np.asarray(atom.val)
+            return literal_value(atom)
         return env[atom.id]
 
     for eqn in jaxpr.eqns:

@@ -115,14 +115,23 @@ class Literal:
         return f"{format_scalar(self.val, self.aval.weak_type)}:{self.aval.str_short()}"
 
 
+PYTHON_SCALARS = (bool, int, float, complex)
+
+
 def format_scalar(val, weak: bool = False) -> str:
-    """A scalar as JAX prints a literal: `2`, `2.0`, `True`, `0.1` (a weakly typed Python
-    float keeps its short form), `0.10000000149011612` (an f32 value, printed as a double)."""
-    if isinstance(val, np.floating) and weak:
+    """A scalar as JAX prints a literal: a Python scalar as Python writes it (`2`, `0.1`,
+    `1e+100`: a weakly typed Python float keeps its double value), any other value as the
+    Python scalar of its item (`0.10000000149011612` for an f32 0.1). `weak` is unused."""
+    if isinstance(val, PYTHON_SCALARS):
         return str(val)
-    if isinstance(val, (np.generic, np.ndarray)):
-        return str(np.asarray(val).item())
-    return str(val)
+    return str(np.asarray(val).item())
+
+
+def literal_value(lit: "Literal") -> np.ndarray:
+    """The literal as a 0-d NumPy array of exactly its dtype (a Python float too large
+    for float32 becomes inf, as in JAX)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(lit.val, dtype=lit.aval.dtype)
 
 
 class Eqn:

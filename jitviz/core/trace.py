@@ -118,7 +118,7 @@ class JaxprTrace:
         self.invars: list[Var] = []
         self.captured: dict[int, tuple[Tracer, Var]] = {}
         self.consts: dict[int, tuple[object, Var]] = {}
-        self._const_refs: list = []
+        self._const_refs: dict[int, object] = {}  # id -> the user's object (kept alive)
         self.producer: dict[int, Eqn] = {}
         self.arg_names: dict[int, str] = {}
         self.alive = True
@@ -159,13 +159,16 @@ class JaxprTrace:
         value, aval = concrete_aval(x, "a constant")
         origin = self._origin_of(x)
         if aval.shape == ():
-            return Literal(value[()] if isinstance(value, np.ndarray) else value, aval, origin)
+            # a Python scalar keeps its own value (JAX prints `0.1`, `1e+100`, not the f32)
+            val = x if type(x) in (bool, int, float, complex) else \
+                (value[()] if isinstance(value, np.ndarray) else value)
+            return Literal(val, aval, origin)
         hit = self.consts.get(id(x))
         if hit is None:
             # bake in a snapshot: later in-place changes must not leak into compiled code
             snapshot = np.array(value, copy=True)
             hit = self.consts[id(x)] = (snapshot, Var(aval, origin))
-            self._const_refs.append(x)  # keep `x` alive so its id stays unique
+            self._const_refs[id(x)] = x  # keep `x` alive so its id stays unique
         return hit[1]
 
     def _origin_of(self, x) -> ConstOrigin:
@@ -210,7 +213,10 @@ class JaxprTrace:
         """
         outvars = [self.to_atom(o) for o in outs]
         hoisted_vars = [v for _, v in self.captured.values()] + [v for _, v in self.consts.values()]
-        hoisted = [t for t, _ in self.captured.values()] + [c for c, _ in self.consts.values()]
+        # the user's objects, not snapshots: the enclosing trace snapshots them once, and
+        # cond branches that close over the same array share one operand
+        hoisted = [t for t, _ in self.captured.values()] + \
+            [self._const_refs[k] for k in self.consts]
         self.alive = False
         return Jaxpr((), hoisted_vars + self.invars, outvars, self.eqns), hoisted
 
@@ -239,20 +245,18 @@ class push_trace:
 
 def concrete_aval(x, what: str):
     """(numpy value, aval) of a concrete leaf; a clear TypeError for anything else."""
-    if isinstance(x, Array):
-        dt = dtypes.check_supported(x.dtype, what)
-        return x, ShapedArray(x.shape, dt, x.weak_type)
     if isinstance(x, np.ndarray):
         dt = dtypes.check_supported(x.dtype, what)
         if dt != x.dtype:  # big-endian: compute in native byte order
             x = x.astype(dt)
-        return x, ShapedArray(x.shape, dt, False)
+        return x, ShapedArray(x.shape, dt, getattr(x, "weak_type", False))
     if isinstance(x, np.generic):
         dt = dtypes.check_supported(x.dtype, what)
         return x, ShapedArray((), dt, False)
     if isinstance(x, (bool, int, float, complex)):
         dt, weak = dtypes.python_scalar_dtype(x)
-        return np.array(x, dt)[()], ShapedArray((), dt, weak)
+        with np.errstate(over="ignore"):  # 1e100 is inf in float32, as in JAX
+            return np.array(x, dt)[()], ShapedArray((), dt, weak)
     raise explain.bad_value_error(x, what)
 
 

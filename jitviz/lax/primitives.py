@@ -51,14 +51,24 @@ def unary(name, impl, accepts=ANY, scalar=None, out_dtype=None):
 
 
 def broadcast_shapes_scalar(name, *shapes):
-    """Elementwise operands must have equal shapes, except rank-0 ones (as in JAX)."""
+    """The result shape of an elementwise op, as in JAX 0.10: rank-0 operands broadcast;
+    the others must have equal rank, each dimension equal or 1 (no implicit rank promotion,
+    which jnp does with an explicit broadcast_in_dim)."""
     full = [s for s in shapes if s != ()]
     if not full:
         return ()
-    if any(s != full[0] for s in full):
-        raise TypeError(f"{name} got incompatible shapes for broadcasting: "
-                        + ", ".join(str(s) for s in shapes) + ".")
-    return full[0]
+    ranks = {len(s) for s in full}
+    if len(ranks) > 1:
+        raise TypeError(f"{name}: arrays must have the same number of dimensions, got "
+                        "{" + ", ".join(map(str, sorted(ranks))) + "}")
+    out = []
+    for dims in zip(*full):
+        sizes = set(dims) - {1}
+        if len(sizes) > 1:
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                            + ", ".join(str(s) for s in shapes) + ".")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
 
 
 def binary(name, impl, accepts=ANY, scalar=None, compare=False):
@@ -285,9 +295,14 @@ def _reshape_rule(x, *, new_sizes, dimensions):
     return ShapedArray(new_sizes, x.dtype, x.weak_type)
 
 
+def _pp_with(key):
+    """Today's JAX prints a sharding param that jitviz does not model (always None)."""
+    return lambda params: sorted([*params.items(), (key, None)])
+
+
 reshape_p = primitive("reshape", abstract_eval=_reshape_rule,
                       impl=lambda x, *, new_sizes, dimensions: np.reshape(x, new_sizes),
-                      kind="structural")
+                      pp_params=_pp_with("sharding"), kind="structural")
 
 
 def _transpose_rule(x, *, permutation):
@@ -477,7 +492,8 @@ def _iota_impl(*, dtype, shape, dimension):
                            shape)
 
 
-iota_p = primitive("iota", abstract_eval=_iota_rule, impl=_iota_impl, kind="structural")
+iota_p = primitive("iota", abstract_eval=_iota_rule, impl=_iota_impl,
+                   pp_params=_pp_with("sharding"), kind="structural")
 
 
 # --- reductions ----------------------------------------------------------------------------
@@ -540,7 +556,8 @@ def _reduce_min_impl(x, *, axes):
 
 
 reduce_sum_p = primitive("reduce_sum", abstract_eval=_reduce_rule("reduce_sum", NUMERIC),
-                         impl=_quiet(_reduce_sum_impl), kind="reduction", scalar="+")
+                         impl=_quiet(_reduce_sum_impl), pp_params=_pp_with("out_sharding"),
+                         kind="reduction", scalar="+")
 reduce_prod_p = primitive("reduce_prod", abstract_eval=_reduce_rule("reduce_prod", NUMERIC),
                           impl=_quiet(_reduce_prod_impl), kind="reduction", scalar="*")
 reduce_max_p = primitive("reduce_max", abstract_eval=_reduce_rule("reduce_max", ANY),
@@ -662,8 +679,10 @@ def _dot_pp(params):
     (lc, rc), (lb, rb) = params["dimension_numbers"]
     lst = lambda t: "[" + ", ".join(map(str, t)) + "]"
     dn = _DimNums(f"(({lst(lc)}, {lst(rc)}), ({lst(lb)}, {lst(rb)}))")
-    return [("dimension_numbers", dn), ("precision", params["precision"]),
-            ("preferred_element_type", params["preferred_element_type"])]
+    # JAX hides params that are None (lax.dot leaves preferred_element_type unset)
+    rest = [(k, params[k]) for k in ("precision", "preferred_element_type")
+            if params[k] is not None]
+    return [("dimension_numbers", dn)] + rest
 
 
 dot_general_p = primitive("dot_general", abstract_eval=_dot_rule, impl=_quiet(_dot_impl),

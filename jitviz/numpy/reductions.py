@@ -1,6 +1,8 @@
 """Reductions: sum, prod, mean, var, std, max, min, argmax, argmin, any, all, cumsum..."""
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .. import dtypes, lax
@@ -56,7 +58,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _reject("max", out=out, where=where)
     (a,) = promote(a)
     axes = canonical_axes(axis, aval(a).ndim)
-    if initial is None and any(aval(a).shape[i] == 0 for i in axes):
+    if initial is None and builtins.any(aval(a).shape[i] == 0 for i in axes):
         raise ValueError("zero-size array to reduction operation max which has no identity")
     r = _keep(a, lax.reduce_max(a, axes), axes, keepdims)
     if initial is not None:
@@ -69,7 +71,7 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _reject("min", out=out, where=where)
     (a,) = promote(a)
     axes = canonical_axes(axis, aval(a).ndim)
-    if initial is None and any(aval(a).shape[i] == 0 for i in axes):
+    if initial is None and builtins.any(aval(a).shape[i] == 0 for i in axes):
         raise ValueError("zero-size array to reduction operation min which has no identity")
     r = _keep(a, lax.reduce_min(a, axes), axes, keepdims)
     if initial is not None:
