@@ -1,0 +1,63 @@
+"""Execute every demo notebook top to bottom, as a user would, in a fresh `python3` kernel.
+
+New notebooks in demo_notebooks/ are picked up automatically. A cell that raises fails the test
+with that cell's source and traceback. Notebooks catch the exceptions they mean to show.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+from nbclient.exceptions import CellExecutionError, CellTimeoutError  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_DIR = ROOT / "demo_notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+CELL_TIMEOUT_S = int(os.environ.get("JITVIZ_NOTEBOOK_CELL_TIMEOUT", "120"))
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def test_notebooks_exist():
+    names = {p.name for p in NOTEBOOKS}
+    assert {"00_tour.ipynb", "01_tracing.ipynb"} <= names, names
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_is_valid(path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata.get("kernelspec", {}).get("name", "python3") == "python3"
+    assert any(c.cell_type == "code" for c in nb.cells), "notebook has no code"
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_runs(path, tmp_path):
+    nb = nbformat.read(path, as_version=4)
+    env_note = f"(kernel python3, cwd {path.parent}, {CELL_TIMEOUT_S} s per cell)"
+    client = nbclient.NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=CELL_TIMEOUT_S,
+        startup_timeout=120,
+        allow_errors=False,
+        record_timing=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    try:
+        client.execute()
+    except (CellExecutionError, CellTimeoutError) as err:
+        # The exception text carries the failing cell's source and its traceback.
+        pytest.fail(f"{path.name} failed {env_note}:\n{_ANSI.sub('', str(err))}", pytrace=False)
+    finally:
+        # Keep the executed notebook around for a human to open when something went wrong.
+        nbformat.write(nb, tmp_path / path.name)
+
+    errors = [o for c in nb.cells if c.cell_type == "code"
+              for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors, errors
