@@ -135,7 +135,7 @@ def concretization_error(tracer, function: str, context: str | None = None):
         head = ("Abstract tracer value encountered where concrete value is expected: "
                 f"{error_repr(tracer)}\n")
         if context:
-            head += f"The problem arose in {context}."
+            head += context  # a whole sentence from the caller, as JAX's ("It arose in ...")
         else:
             head += (f"The problem arose with the `{function}` function. If trying to convert "
                      f"the data type of a value, try using `x.astype({function})` or "

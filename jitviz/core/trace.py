@@ -158,11 +158,10 @@ class JaxprTrace:
     def _const_atom(self, x):
         value, aval = concrete_aval(x, "a constant")
         origin = self._origin_of(x)
-        if aval.shape == ():
-            # a Python scalar keeps its own value (JAX prints `0.1`, `1e+100`, not the f32)
-            val = x if type(x) in (bool, int, float, complex) else \
-                (value[()] if isinstance(value, np.ndarray) else value)
-            return Literal(val, aval, origin)
+        # scalars become literals, except a 0-d jitviz Array made before this trace and
+        # closed over: that is a constvar, as in JAX
+        if aval.shape == () and not (isinstance(x, Array) and not x.in_trace):
+            return Literal(_literal_val(x, value), aval, origin)
         hit = self.consts.get(id(x))
         if hit is None:
             # bake in a snapshot: later in-place changes must not leak into compiled code
@@ -327,3 +326,14 @@ def is_tracer_of(x, trace) -> bool:
 
 def live_trace_count() -> int:
     return len(_state.stack)
+
+
+def _literal_val(x, value):
+    """The value a literal prints: a Python scalar keeps its own value (JAX prints `0.1`,
+    `1e+100`, not the float32 it becomes), as does `jnp.array(0.1)` made inside the trace."""
+    if type(x) in (bool, int, float, complex):
+        return x
+    py = getattr(x, "py_value", None)
+    if py is not None:
+        return py
+    return value[()] if isinstance(value, np.ndarray) else value

@@ -93,6 +93,8 @@ def clamp(lo, x, hi):
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
+    if not shape and not broadcast_dimensions and aval_of(x).shape == ():
+        return x  # a scalar "broadcast" to a scalar: no equation, as in JAX
     return P.broadcast_in_dim_p.bind(x, shape=tuple(int(d) for d in shape),
                                      broadcast_dimensions=tuple(broadcast_dimensions))
 
@@ -105,6 +107,8 @@ def broadcast(x, sizes):
 
 
 def expand_dims(x, dimensions):
+    if not dimensions:
+        return x
     shape = list(aval_of(x).shape)
     out_ndim = len(shape) + len(dimensions)
     dims = sorted(d % out_ndim for d in dimensions)
@@ -137,7 +141,15 @@ def rev(x, dimensions):
 
 
 def concatenate(operands, dimension):
+    operands = list(operands)
+    if len(operands) == 1:
+        return operands[0]  # nothing to join (as JAX)
     return P.concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+def stack(operands, axis):
+    """Join same-typed operands along a new axis `axis` (JAX 0.10's `stack` primitive)."""
+    return P.stack_p.bind(*operands, axis=int(axis))
 
 
 def slice(x, start_indices, limit_indices, strides=None):
@@ -146,8 +158,22 @@ def slice(x, start_indices, limit_indices, strides=None):
                           strides=None if strides is None else ints(strides))
 
 
+def normalize_index(i, size):
+    """A start index counted from the end when negative, as JAX's dynamic_slice does:
+    `select_n(i < 0, i, i + size)` for a traced index (a weak one is made strong for the
+    add), plain Python arithmetic for a concrete one."""
+    if not isinstance(i, Tracer):
+        i = int(i)
+        return np.int32(i + size if i < 0 else i)
+    dt = i.dtype
+    negative = lt(i, np.array(0, dt)[()])
+    return select_n(negative, i, add(convert_element_type(i, dt, False), np.array(size, dt)))
+
+
 def dynamic_slice(x, start_indices, slice_sizes):
-    return P.dynamic_slice_p.bind(x, *start_indices, slice_sizes=tuple(int(i) for i in slice_sizes))
+    shape = aval_of(x).shape
+    starts = [normalize_index(i, d) for i, d in zip(start_indices, shape)]
+    return P.dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(int(i) for i in slice_sizes))
 
 
 def dynamic_update_slice(x, update, start_indices):

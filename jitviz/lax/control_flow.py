@@ -180,7 +180,7 @@ def _while_rule(*args, cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
     c_out = cond_jaxpr.jaxpr.out_avals
     if len(c_out) != 1 or c_out[0].shape != () or c_out[0].dtype != np.bool_:
         raise TypeError(f"while cond must return a bool scalar, got ({_types_text(c_out)})")
-    return list(carry)
+    return list(outs)  # the body's types: a weak initial carry may come out strong
 
 
 def _while_impl(*args, cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
@@ -218,15 +218,21 @@ def _carry_mismatch(what, in_tree, in_avals, out_tree, out_avals, label="carry")
 
 
 def _weak_mismatch(in_avals, out_avals):
+    """Carries JAX promotes before tracing again: weakly typed initial values (Python
+    scalars) whose type differs from what the body returns. A weak carry that only becomes
+    strong keeps its type (JAX compares types ignoring weakness): the body converts it."""
     return [i for i, (a, b) in enumerate(zip(in_avals, out_avals))
-            if a.same_type(b) and a.weak_type and not b.weak_type]
+            if a.weak_type and not a.same_type(b)]
 
 
-def _strengthen(leaves, idxs):
+def _strengthen(leaves, idxs, out_avals):
+    """Convert those weak initial values to the promoted dtype, strongly typed (as JAX)."""
     from . import convert_element_type
     leaves = list(leaves)
     for i in idxs:
-        leaves[i] = convert_element_type(leaves[i], _aval(leaves[i]).dtype, False)
+        a, b = _aval(leaves[i]), out_avals[i]
+        dt, _ = dtypes.result_type((a.dtype, True), (b.dtype, b.weak_type))
+        leaves[i] = convert_element_type(leaves[i], dt, False)
     return leaves
 
 
@@ -243,7 +249,7 @@ def while_loop(cond_fun, body_fun, init_val):
         weak = _weak_mismatch(avals, bj.out_avals) if btree == tree else []
         if not weak:
             break
-        leaves = _strengthen(leaves, weak)
+        leaves = _strengthen(leaves, weak, bj.out_avals)
     err = _carry_mismatch("body_fun", tree, avals, btree, bj.out_avals)
     if err:
         raise TypeError(err)
@@ -328,7 +334,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         weak = _weak_mismatch(c_avals, out_avals[:len(c_avals)]) if carry_tree == c_tree else []
         if not weak:
             break
-        c_leaves = _strengthen(c_leaves, weak)
+        c_leaves = _strengthen(c_leaves, weak, out_avals)
     err = _carry_mismatch("scan body function carry", c_tree, c_avals, carry_tree,
                           out_avals[:carry_tree.num_leaves])
     if err:

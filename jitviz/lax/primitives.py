@@ -361,6 +361,25 @@ concatenate_p = primitive("concatenate", abstract_eval=_concat_rule,
                           kind="structural")
 
 
+def _stack_rule(*xs, axis):
+    """JAX 0.10's `stack`: operands of one type, joined along a new axis."""
+    if not xs:
+        raise TypeError("stack needs at least one operand")
+    first = xs[0]
+    if any(not x.same_type(first) for x in xs):
+        raise TypeError("stack requires operands of the same shape and dtype, got "
+                        + ", ".join(x.str_short() for x in xs) + ".")
+    if not 0 <= axis <= first.ndim:
+        raise TypeError(f"stack axis {axis} is out of range for operands of rank {first.ndim}")
+    shape = list(first.shape)
+    shape.insert(axis, len(xs))
+    return ShapedArray(shape, first.dtype, all(x.weak_type for x in xs))
+
+
+stack_p = primitive("stack", abstract_eval=_stack_rule,
+                    impl=lambda *xs, axis: np.stack(xs, axis=axis), kind="structural")
+
+
 def _slice_rule(x, *, start_indices, limit_indices, strides):
     strides = strides or (1,) * x.ndim
     if not (len(start_indices) == len(limit_indices) == len(strides) == x.ndim):

@@ -60,26 +60,37 @@ def broadcast_to_shape(x, shape):
         if d not in (1, s):
             raise ValueError(f"operands could not be broadcast together: shape {av.shape} "
                              f"cannot become {shape}")
-    keep = [i for i, d in enumerate(av.shape) if d == shape[lead + i]]
-    if len(keep) != len(av.shape):  # drop size-1 dimensions that get stretched
-        x = lax.reshape(x, [av.shape[i] for i in keep])
-    return lax.broadcast_in_dim(x, shape, tuple(lead + i for i in keep))
+    # size-1 dimensions stay in broadcast_dimensions: broadcast_in_dim stretches them
+    return lax.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
+
+
+def promote_rank(x, ndim):
+    """Add leading size-1 dimensions (JAX's rank promotion before an elementwise op)."""
+    shape = lax.aval_of(x).shape
+    if len(shape) in (0, ndim):
+        return x
+    lead = ndim - len(shape)
+    return lax.broadcast_in_dim(x, (1,) * lead + shape, tuple(range(lead, ndim)))
 
 
 def broadcast_args(*args, keep_scalars: bool = True):
-    """Broadcast to a common shape; rank-0 operands may stay scalars (lax allows them)."""
+    """Make operands fit an elementwise primitive. With `keep_scalars` (what jnp's binary
+    functions do, as in JAX) only the rank is promoted: scalars stay scalars and size-1
+    dimensions are left for the primitive to stretch. Otherwise broadcast fully."""
     shapes = [lax.aval_of(a).shape for a in args]
     try:
         target = np.broadcast_shapes(*shapes)
     except ValueError:
         raise ValueError("operands could not be broadcast together with shapes "
                          + " ".join(str(s) for s in shapes)) from None
-    return [a if (keep_scalars and s == ()) or s == target else broadcast_to_shape(a, target)
-            for a, s in zip(args, shapes)]
+    if keep_scalars:
+        return [promote_rank(a, len(target)) for a in args]
+    return [a if s == target else broadcast_to_shape(a, target) for a, s in zip(args, shapes)]
 
 
 def canonical_axis(axis, ndim, what="axis"):
-    axis = operator.index(explain.concrete_or_error(axis, f"the {what} argument"))
+    axis = operator.index(explain.concrete_or_error(
+        axis, f"It arose in the {what} argument, which must be a static integer."))
     if not -ndim <= axis < max(ndim, 1):
         raise np.exceptions.AxisError(f"{what} {axis} is out of bounds for array of "
                                       f"dimension {ndim}")
@@ -104,8 +115,9 @@ def concrete_shape(shape, context: str):
     out = []
     for d in shape:
         if is_traced(d):
-            raise explain.concretization_error(d, "concrete", context=f"{context}: shapes "
-                                               "must be concrete values")
+            raise explain.concretization_error(
+                d, "concrete", context="Shapes must be 1D sequences of concrete values of "
+                f"integer type; {context} got a traced value in its shape.")
         try:
             out.append(operator.index(d))
         except TypeError:

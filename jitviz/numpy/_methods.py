@@ -166,3 +166,21 @@ def _array_function(self, func, types, args, kwargs):
 
 Tracer.__array_ufunc__ = _array_ufunc
 Tracer.__array_function__ = _array_function
+
+
+def _iter(self):
+    """Rows one at a time, as JAX's `lax.index_in_dim`: a slice with explicit unit strides,
+    then a squeeze (a Python loop over a tracer unrolls into these equations)."""
+    if not self.shape:
+        raise TypeError("iteration over a 0-d array")
+    from .. import lax
+    n, rest = self.ndim, tuple(self.shape[1:])
+
+    def rows():
+        for i in range(self.shape[0]):
+            row = lax.slice(self, (i,) + (0,) * (n - 1), (i + 1,) + rest, (1,) * n)
+            yield lax.squeeze(row, (0,))
+    return rows()
+
+
+Tracer.__iter__ = _iter

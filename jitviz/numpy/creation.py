@@ -65,7 +65,7 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):
         dt, weak = dtypes.python_scalar_dtype(object)
         if dtype is not None:
             dt, weak = dtype, False
-        out = as_array(np.asarray(object, dt), weak)
+        out = as_array(np.asarray(object, dt), weak, py_value=object if weak else None)
     elif isinstance(object, np.ndarray):
         dt = dtypes.check_supported(object.dtype, "jnp.array's input")
         arr = np.array(object, dtype=dtype or dt, copy=True)
@@ -106,9 +106,23 @@ def asarray(a, dtype=None, order=None, copy=None):
 
 
 def _stack_nested(obj, dtype):
-    from .shape import stack
-    items = [array(o, dtype) if isinstance(o, (list, tuple)) else o for o in obj]
-    return stack(items) if dtype is None else to_dtype(stack(items), dtype)
+    """A (nested) list holding traced values, built as JAX does: every element converted to
+    the common dtype (strongly typed), given a leading axis, and concatenated."""
+    from ._core import aval
+    if dtype is None:
+        dtype = dtypes.result_type(*[(aval(v).dtype, aval(v).weak_type)
+                                     for v in _flat_items(obj)])[0]
+    parts = [lax.expand_dims(array(o, dtype), (0,)) for o in obj]
+    if len({aval(p).shape for p in parts}) > 1:
+        raise ValueError("jnp.array got a ragged nested sequence: the elements have shapes "
+                         + ", ".join(str(aval(p).shape[1:]) for p in parts))
+    return lax.concatenate(parts, 0)
+
+
+def _flat_items(obj):
+    if isinstance(obj, (list, tuple)):
+        return [v for o in obj for v in _flat_items(o)]
+    return [obj]
 
 
 def full(shape, fill_value, dtype=None):
@@ -162,26 +176,36 @@ def empty_like(a, dtype=None, shape=None):
 
 
 def arange(start, stop=None, step=None, dtype=None):
-    """Like `np.arange`; the bounds must be concrete (they decide the shape)."""
-    for name, v in (("start", start), ("stop", stop), ("step", step)):
-        explain.concrete_or_error(v, f"jnp.arange's {name} argument (the size of the result "
-                                     "must be known when tracing)")
+    """Like `np.arange`; the bounds must be concrete (they decide the shape). Built from
+    `iota` as JAX does: `start + step * iota`."""
+    start_name = "stop" if stop is None and step is None else "start"
+    for name, v in ((start_name, start), ("stop", stop), ("step", step)):
+        explain.concrete_or_error(v, f"It arose in the jnp.arange argument '{name}'.")
     dtype = dtypes.canonical_creation_dtype(dtype)
-    if stop is None and step is None:
-        if dtype is None:
-            dtype = dtypes.default_int() if isinstance(start, numbers.Integral) \
-                else dtypes.default_float()
-        n = int(np.ceil(start)) if not isinstance(start, numbers.Integral) else int(start)
-        return lax.iota(dtype, max(n, 0))
-    ref = np.arange(start, stop, step)
     if dtype is None:
-        dtype = dtypes.default_int() if ref.dtype.kind in "iu" else dtypes.default_float()
-    return as_array(np.arange(start, stop, step, dtype=dtype))
+        bounds = [v for v in (start, stop, step) if v is not None]
+        dtype = dtypes.result_type(*[_bound_type(v) for v in bounds])[0]
+    if stop is None:
+        start, stop = 0, start
+    if step is not None:
+        size = max(0, int(np.ceil((stop - start) / step)))
+        steps = lax.mul(lax.convert_element_type(step, dtype), lax.iota(dtype, size))
+        return lax.add(lax.convert_element_type(start, dtype), steps)
+    if start == 0:
+        return lax.iota(dtype, max(0, int(np.ceil(stop))))
+    size = max(0, int(np.ceil(stop - start)))
+    return lax.add(lax.convert_element_type(start, dtype), lax.iota(dtype, size))
+
+
+def _bound_type(v):
+    from ._core import aval
+    av = aval(v)
+    return av.dtype, av.weak_type
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """Evenly spaced numbers; `num` must be concrete, `start`/`stop` may be traced."""
-    num = int(explain.concrete_or_error(num, "jnp.linspace's num argument"))
+    num = int(explain.concrete_or_error(num, "It arose in the jnp.linspace argument 'num'."))
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     if axis != 0:
@@ -202,14 +226,13 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 
 def eye(N, M=None, k=0, dtype=None):
-    N = int(explain.concrete_or_error(N, "jnp.eye's N"))
-    M = N if M is None else int(explain.concrete_or_error(M, "jnp.eye's M"))
-    k = int(explain.concrete_or_error(k, "jnp.eye's k"))
+    N = int(explain.concrete_or_error(N, "It arose in the jnp.eye argument 'N'."))
+    M = N if M is None else int(explain.concrete_or_error(M, "It arose in the jnp.eye argument 'M'."))
+    k = int(explain.concrete_or_error(k, "It arose in the jnp.eye argument 'k'."))
     dtype = dtypes.canonical_creation_dtype(dtype) or dtypes.default_float()
     rows = lax.broadcasted_iota(np.int32, (N, M), 0)
     cols = lax.broadcasted_iota(np.int32, (N, M), 1)
-    if k:
-        rows = lax.add(rows, np.int32(k))
+    rows = lax.add(rows, np.int32(k))  # JAX adds k even when it is 0
     return lax.convert_element_type(lax.eq(rows, cols), dtype)
 
 

@@ -29,8 +29,9 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
 def nonzero(a, *, size=None, fill_value=None):
     if isinstance(a, Tracer):
         raise explain.concretization_error(
-            a, "nonzero", context="jnp.nonzero: the number of nonzero elements decides the "
-            "result's shape; use jnp.where(cond, x, y) to keep the shape")
+            a, "nonzero", context="The size argument of jnp.nonzero must be statically "
+            "specified to use jnp.nonzero within jitviz transformations: the number of nonzero "
+            "elements decides the result's shape. Use jnp.where(cond, x, y) to keep the shape.")
     from ..array import as_array
     return tuple(as_array(i.astype(np.int32)) for i in np.nonzero(np.asarray(a)))
 
@@ -102,16 +103,29 @@ def getitem(x, idx):
         else:
             flat.append(e)
     entries = flat
+    if not any(_is_array_index(e) for e in entries):
+        # basic indexing first, then each None adds its axis to the result (as JAX)
+        out = _basic(x, [e for e in entries if e is not None], shape)
+        return lax.expand_dims(out, _new_axis_positions(entries))
     # None adds an axis: expand the operand, index the new axis with a full slice
     new_axes = [k for k, e in enumerate(entries) if e is None]
     if new_axes:
         x = lax.expand_dims(x, tuple(new_axes))
         entries = [slice(None) if e is None else e for e in entries]
         shape = aval(x).shape
-    advanced = any(_is_array_index(e) for e in entries)
-    if advanced:
-        return _advanced(x, entries, shape)
-    return _basic(x, entries, shape)
+    return _advanced(x, entries, shape)
+
+
+def _new_axis_positions(entries):
+    """Where each None lands in a basic-indexing result (slices keep an axis, ints drop it)."""
+    out, pos = [], 0
+    for e in entries:
+        if e is None:
+            out.append(pos)
+            pos += 1
+        elif isinstance(e, slice):
+            pos += 1
+    return tuple(out)
 
 
 def _is_array_index(e):
@@ -168,10 +182,9 @@ def _static_slices(x, entries, shape):
 
 
 def _dynamic_index(i, n):
-    """A traced scalar index, negative values counted from the end."""
+    """A traced scalar index, negative values counted from the end (lax.normalize_index)."""
     _check_int_dtype(i)
-    i = to_dtype(i, np.int32) if aval(i).dtype != np.int32 else i
-    return lax.select(lax.lt(i, np.int32(0)), lax.add(i, np.int32(n)), i)
+    return lax.normalize_index(i, n)
 
 
 def _basic(x, entries, shape):
@@ -179,8 +192,10 @@ def _basic(x, entries, shape):
     dyn = [d for d, e in enumerate(entries) if isinstance(e, Tracer)]
     if dyn:
         cur = aval(x).shape
-        starts = [_dynamic_index(entries[d], cur[d]) if d in dyn else np.int32(0)
-                  for d in range(len(cur))]
+        # lax.dynamic_slice counts negative traced starts from the end
+        for d in dyn:
+            _check_int_dtype(entries[d])
+        starts = [entries[d] if d in dyn else np.int32(0) for d in range(len(cur))]
         sizes = [1 if d in dyn else cur[d] for d in range(len(cur))]
         x = lax.dynamic_slice(x, starts, sizes)
     squeeze = [d for d, e in enumerate(entries) if _is_int_scalar(e) or isinstance(e, Tracer)]

@@ -1,49 +1,91 @@
 """Products: dot, matmul (`@`), vdot, inner, outer, tensordot, einsum-free."""
 from __future__ import annotations
 
-from .. import lax
-from ._core import aval, broadcast_to_shape, promote
+import numpy as np
+
+from .. import dtypes, lax
+from ._core import aval, promote
+
+
+def _dot_operands(a, b):
+    """The operands of a product, in one dtype. JAX hands mixed dtypes to dot_general with
+    preferred_element_type; jitviz's dot_general takes one dtype, so only an operand of
+    another dtype is converted (a difference in weak type alone needs no convert)."""
+    from ._core import _scalarize, to_dtype
+    a, b = _scalarize(a), _scalarize(b)
+    avals = [aval(a), aval(b)]
+    dt, weak = dtypes.result_type(*[(v.dtype, v.weak_type) for v in avals])
+    return [x if v.dtype == dt else to_dtype(x, dt, weak and v.weak_type)
+            for x, v in zip((a, b), avals)]
 
 
 def dot(a, b, *, precision=None, preferred_element_type=None):
-    """NumPy's `dot`: scalars multiply; otherwise contract a's last axis with b's
-    second-to-last (or only) axis."""
-    a, b = promote(a, b)
+    """NumPy's `dot`: contract a's last axis with b's second-to-last (or only) axis; with a
+    scalar operand, a dot_general that contracts nothing (as JAX)."""
+    a, b = _dot_operands(a, b)
     na, nb = aval(a).ndim, aval(b).ndim
     if na == 0 or nb == 0:
-        from .ufuncs import multiply
-        return multiply(a, b)
-    contract_b = 0 if nb == 1 else nb - 2
-    return lax.dot_general(a, b, (((na - 1,), (contract_b,)), ((), ())), precision,
-                           preferred_element_type)
+        contract = ((), ())
+    else:
+        contract = ((na - 1,), (0 if nb == 1 else nb - 2,))
+    return lax.dot_general(a, b, (contract, ((), ())), precision, preferred_element_type)
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None):
-    """`a @ b` with NumPy's broadcasting of batch dimensions."""
-    a, b = promote(a, b)
+    """`a @ b` (JAX's algorithm): vectors are contracted directly, batch dimensions of size 1
+    are squeezed, a batch dimension only one side has is a free dimension of that side, and
+    the result is transposed into NumPy's order."""
+    a, b = _dot_operands(a, b)
     sa, sb = aval(a).shape, aval(b).shape
-    if not sa or not sb:
-        raise ValueError("matmul: Input operand does not have enough dimensions (scalars "
-                         "are not allowed; use * instead)")
-    a1, b1 = len(sa) == 1, len(sb) == 1
-    if a1:
-        a = lax.reshape(a, (1,) + sa)
-    if b1:
-        b = lax.reshape(b, sb + (1,))
-    sa, sb = aval(a).shape, aval(b).shape
-    import numpy as np
-    batch = tuple(np.broadcast_shapes(sa[:-2], sb[:-2]))
-    a = broadcast_to_shape(a, batch + sa[-2:])
-    b = broadcast_to_shape(b, batch + sb[-2:])
-    nb = len(batch)
-    bd = tuple(range(nb))
-    out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (bd, bd)), precision,
+    for i, s in enumerate((sa, sb)):
+        if not s:
+            raise ValueError(f"matmul input operand {i} must have ndim at least 1, but it has "
+                             "ndim 0")
+    a_mat, b_mat = len(sa) > 1, len(sb) > 1
+    nbatch = max(len(sa) - 2 if a_mat else 0, len(sb) - 2 if b_mat else 0)
+    pad = lambda s, mat: (None,) * (nbatch - (len(s) - 2 if mat else 0)) + (s[:-2] if mat else ())
+    plan = _matmul_plan(pad(sa, a_mat), pad(sb, b_mat), sa, sb)
+    (a_sq, b_sq, both_sq, a_bd, b_bd, idx_batch, idx_a, idx_b) = plan
+    if a_mat:
+        idx_a.append(nbatch)
+    if b_mat:
+        idx_b.append(nbatch + a_mat)
+    perm = [int(i) for i in np.argsort(idx_batch + idx_a + idx_b)]
+    a = lax.squeeze(a, a_sq) if a_sq else a
+    b = lax.squeeze(b, b_sq) if b_sq else b
+    contract = ((aval(a).ndim - 1,), (aval(b).ndim - 1 - b_mat,))
+    out = lax.dot_general(a, b, (contract, (tuple(a_bd), tuple(b_bd))), precision,
                           preferred_element_type)
-    if a1:
-        out = lax.squeeze(out, (nb,))
-    if b1:
-        out = lax.squeeze(out, (aval(out).ndim - 1,))
-    return out
+    out = lax.transpose(out, perm)
+    return lax.expand_dims(out, tuple(both_sq)) if both_sq else out
+
+
+def _matmul_plan(a_batch, b_batch, sa, sb):
+    """Classify each broadcast batch dimension (None where an operand lacks it)."""
+    a_sq, b_sq, both_sq, a_bd, b_bd = [], [], [], [], []
+    idx_batch, idx_a, idx_b = [], [], []
+    for i, (ba, bb) in enumerate(zip(a_batch, b_batch)):
+        if ba is None:
+            idx_b.append(i)
+        elif bb is None:
+            idx_a.append(i)
+        elif ba == 1 and bb == 1:
+            a_sq.append(len(idx_batch) + len(idx_a) + len(a_sq))
+            b_sq.append(len(idx_batch) + len(idx_b) + len(b_sq))
+            both_sq.append(i)
+        elif ba == 1:
+            idx_b.append(i)
+            a_sq.append(len(idx_batch) + len(idx_a) + len(a_sq))
+        elif bb == 1:
+            idx_a.append(i)
+            b_sq.append(len(idx_batch) + len(idx_b) + len(b_sq))
+        elif ba == bb:
+            a_bd.append(len(idx_batch) + len(idx_a))
+            b_bd.append(len(idx_batch) + len(idx_b))
+            idx_batch.append(i)
+        else:
+            raise ValueError(f"Incompatible shapes for matmul arguments: {sa} and {sb}")
+    return a_sq, b_sq, both_sq, a_bd, b_bd, idx_batch, idx_a, idx_b
 
 
 def vdot(a, b):

@@ -23,8 +23,15 @@ def _keep(x, out, axes, keepdims):
     return lax.expand_dims(out, axes)
 
 
+def _strong(a, inexact=False):
+    """The operand of a reduction: promoted, and strongly typed (JAX reduces a weakly
+    typed value after a `convert_element_type[weak_type=False]`; results are strong)."""
+    (a,) = promote(a, inexact=inexact)
+    return to_dtype(a, aval(a).dtype, False)
+
+
 def _prepare(a, dtype, bool_to_int=True):
-    (a,) = promote(a)
+    a = _strong(a)
     if dtype is not None:
         a = to_dtype(a, dtypes.canonical_creation_dtype(dtype))
     elif bool_to_int and aval(a).dtype == np.bool_:
@@ -56,7 +63,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _reject("max", out=out, where=where)
-    (a,) = promote(a)
+    a = _strong(a)
     axes = canonical_axes(axis, aval(a).ndim)
     if initial is None and builtins.any(aval(a).shape[i] == 0 for i in axes):
         raise ValueError("zero-size array to reduction operation max which has no identity")
@@ -69,7 +76,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _reject("min", out=out, where=where)
-    (a,) = promote(a)
+    a = _strong(a)
     axes = canonical_axes(axis, aval(a).ndim)
     if initial is None and builtins.any(aval(a).shape[i] == 0 for i in axes):
         raise ValueError("zero-size array to reduction operation min which has no identity")
@@ -92,34 +99,38 @@ def _count(a, axes):
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     _reject("mean", out=out, where=where)
-    (a,) = promote(a, inexact=True)
-    if dtype is not None:
-        a = to_dtype(a, dtypes.canonical_creation_dtype(dtype))
+    a = _inexact_operand(a, dtype)
     axes = canonical_axes(axis, aval(a).ndim)
-    total = lax.reduce_sum(a, axes)
-    av = aval(total)
-    r = lax.div(total, to_dtype(_count(a, axes), av.dtype, av.weak_type))
+    r = lax.div(lax.reduce_sum(a, axes), _count_like(a, axes))
     return _keep(a, r, axes, keepdims)
 
 
+def _inexact_operand(a, dtype):
+    a = _strong(a, inexact=True)
+    return a if dtype is None else to_dtype(a, dtypes.canonical_creation_dtype(dtype))
+
+
+def _count_like(a, axes, ddof=0, dtype=None):
+    """The number of reduced elements (less ddof) as a scalar of a's dtype (NaN if <= 0)."""
+    n = _count(a, axes) - ddof
+    return to_dtype(n if n > 0 else np.nan, dtype or aval(a).dtype)
+
+
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
+    """In JAX's order: the mean kept as a broadcastable array, centred, squared, summed."""
     _reject("var", out=out, where=where)
     if correction is not None:
         ddof = correction
-    (a,) = promote(a, inexact=True)
-    if dtype is not None:
-        a = to_dtype(a, dtypes.canonical_creation_dtype(dtype))
+    a = _inexact_operand(a, dtype)
     axes = canonical_axes(axis, aval(a).ndim)
-    from .ufuncs import subtract
-    centered = subtract(a, mean(a, axes, keepdims=True)) if axes else lax.sub(a, a)
+    centre = lax.div(lax.expand_dims(lax.reduce_sum(a, axes), axes), _count_like(a, axes))
+    centered = lax.sub(a, centre)
     if aval(centered).dtype.kind == "c":
         sq = lax.real(lax.mul(centered, lax.conj(centered)))
     else:
         sq = lax.square(centered)
     total = lax.reduce_sum(sq, axes)
-    av = aval(total)
-    n = _count(a, axes) - ddof
-    r = lax.div(total, to_dtype(n if n > 0 else np.nan, av.dtype, av.weak_type))
+    r = lax.div(total, _count_like(a, axes, ddof, aval(total).dtype))
     return _keep(a, r, axes, keepdims)
 
 
@@ -128,7 +139,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, 
 
 
 def _arg(name, prim_fn, a, axis, keepdims):
-    (a,) = promote(a)
+    a = _strong(a)
     if axis is None:
         from .shape import ravel
         a, axis = ravel(a), 0

@@ -22,7 +22,8 @@ def reshape(a, *args, order="C", newshape=None, shape=None):
             raise TypeError("reshape() missing the new shape")
         new = args[0] if len(args) == 1 else args
     for d in (new if isinstance(new, (tuple, list)) else (new,)):
-        explain.concrete_or_error(d, "jnp.reshape (the new shape must be concrete)")
+        explain.concrete_or_error(d, "It arose in jnp.reshape: the new shape must be "
+                                     "concrete (compute it with np.prod(x.shape), not jnp).")
     new = concrete_shape(new, "jnp.reshape")
     (a,) = promote(a)
     size = aval(a).size
@@ -127,16 +128,19 @@ concat = concatenate
 
 
 def stack(arrays, axis=0, dtype=None):
-    arrays = promote(*list(arrays))
+    arrays = list(arrays)
     if not arrays:
         raise ValueError("need at least one array to stack")
+    arrays = promote(*arrays)
+    if dtype is not None:
+        from ._core import to_dtype
+        arrays = [to_dtype(a, np.dtype(dtype)) for a in arrays]
     shapes = {aval(a).shape for a in arrays}
     if len(shapes) != 1:
         raise ValueError("all input arrays must have the same shape, got "
                          + ", ".join(str(s) for s in shapes))
-    nd = aval(arrays[0]).ndim + 1
-    ax = canonical_axis(axis, nd)
-    return concatenate([lax.expand_dims(a, (ax,)) for a in arrays], ax, dtype)
+    ax = canonical_axis(axis, aval(arrays[0]).ndim + 1)
+    return lax.stack(arrays, ax)
 
 
 def vstack(tup):
@@ -209,7 +213,8 @@ def tile(A, reps):
 
 
 def repeat(a, repeats, axis=None):
-    repeats = operator.index(explain.concrete_or_error(repeats, "jnp.repeat's repeats"))
+    repeats = operator.index(explain.concrete_or_error(
+        repeats, "It arose in the jnp.repeat argument 'repeats'."))
     (a,) = promote(a)
     if axis is None:
         a, axis = ravel(a), 0

@@ -20,10 +20,12 @@ def _unary(name, lax_fn, inexact=False, int_identity=False, bool_ok=True):
     return f
 
 
-def _binary(name, lax_fn, inexact=False):
+def _binary(name, lax_fn, inexact=False, bool_fn=None):
     def f(x1, x2, /):
         a, b = promote(x1, x2, inexact=inexact)
         a, b = broadcast_args(a, b)
+        if bool_fn is not None and aval(a).dtype == np.bool_:
+            return bool_fn(a, b)  # NumPy and JAX: on booleans + is `or`, * is `and`
         return lax_fn(a, b)
     f.__name__ = name
     f.__qualname__ = name
@@ -31,9 +33,9 @@ def _binary(name, lax_fn, inexact=False):
     return f
 
 
-add = _binary("add", lax.add)
+add = _binary("add", lax.add, bool_fn=lax.bitwise_or)
 subtract = _binary("subtract", lax.sub)
-multiply = _binary("multiply", lax.mul)
+multiply = _binary("multiply", lax.mul, bool_fn=lax.bitwise_and)
 true_divide = divide = _binary("true_divide", lax.div, inexact=True)
 maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
@@ -105,8 +107,9 @@ def log2(x, /):
 
 
 def log10(x, /):
+    """`log(x) * (1 / ln 10)`, the constant rounded to x's dtype (as JAX)."""
     (x,) = promote(x, inexact=True)
-    return lax.div(lax.log(x), lax.log(to_dtype(10, aval(x).dtype, aval(x).weak_type)))
+    return lax.mul(lax.log(x), np.array(1 / np.log(10), aval(x).dtype)[()])
 
 
 def reciprocal(x, /):
