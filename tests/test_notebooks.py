@@ -37,9 +37,11 @@ def test_notebook_is_valid(path):
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_runs(path, tmp_path):
+def test_notebook_runs(path, tmp_path, monkeypatch):
+    # The kernel must import jitviz from this checkout, whatever the interpreter's installed copy.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     nb = nbformat.read(path, as_version=4)
-    env_note = f"(kernel python3, cwd {path.parent}, {CELL_TIMEOUT_S} s per cell)"
     client = nbclient.NotebookClient(
         nb,
         kernel_name="python3",
@@ -49,15 +51,30 @@ def test_notebook_runs(path, tmp_path):
         record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
     )
+    failure = None
     try:
         client.execute()
     except (CellExecutionError, CellTimeoutError) as err:
         # The exception text carries the failing cell's source and its traceback.
-        pytest.fail(f"{path.name} failed {env_note}:\n{_ANSI.sub('', str(err))}", pytrace=False)
+        failure = _ANSI.sub("", str(err))
     finally:
-        # Keep the executed notebook around for a human to open when something went wrong.
+        # Keep the executed notebook for a human to open when something went wrong.
         nbformat.write(nb, tmp_path / path.name)
+    if failure is not None:
+        pytest.fail(f"{path.name} failed (kernel python3, {CELL_TIMEOUT_S} s per cell; executed "
+                    f"copy: {tmp_path / path.name}):\n{failure}", pytrace=False)
 
     errors = [o for c in nb.cells if c.cell_type == "code"
               for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, errors
+
+
+def test_kernel_imports_this_checkout(monkeypatch):
+    """The `python3` kernelspec runs an interpreter that can import jitviz (from this checkout)."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import jitviz, sys; print(jitviz.__file__); print(sys.executable)")])
+    nbclient.NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT_S,
+                            startup_timeout=120).execute()
+    text = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    assert str(ROOT / "jitviz" / "__init__.py") in text, text
