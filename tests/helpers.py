@@ -1,0 +1,135 @@
+"""Helpers shared by the tracing-core tests: trace, typecheck, evaluate, compare with NumPy.
+
+`trace_and_check` is the one entry point: every jaxpr a test traces goes through
+`jitviz.typecheck_jaxpr`, `eval_jaxpr` runs it on the flat argument leaves, and the result is
+compared with running the function eagerly (and with a NumPy reference when one is given).
+It also checks the provenance the issue asks for: every equation's `source` is a user line
+(never a frame inside jitviz), and every constant says where it came from.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+import jitviz
+from jitviz.core.ir import ClosedJaxpr, Jaxpr, Literal
+from jitviz.tree import tree_flatten
+
+JITVIZ_DIR = os.path.dirname(os.path.abspath(jitviz.__file__)) + os.sep
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+ORIGIN_KINDS = {"literal", "global", "closure", "computed", "nondeterministic"}
+
+
+def all_eqns(jaxpr):
+    """Every equation of a jaxpr and of the sub-jaxprs in its params, depth first."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for sub in sub_jaxprs(eqn):
+            yield from all_eqns(sub)
+
+
+def sub_jaxprs(eqn):
+    for p in eqn.params.values():
+        for j in (p if isinstance(p, tuple) else (p,)):
+            if isinstance(j, (Jaxpr, ClosedJaxpr)):
+                yield j
+
+
+def count_eqns(closed, name=None):
+    """How many equations (all levels), optionally of one primitive."""
+    return sum(1 for e in all_eqns(closed) if name is None or e.primitive.name == name)
+
+
+def check_sources(closed):
+    """Every equation records a user line: a file outside the jitviz package."""
+    for eqn in all_eqns(closed):
+        src = eqn.source
+        assert src is not None, f"{eqn.primitive.name} has no source"
+        assert not os.path.abspath(src.file).startswith(JITVIZ_DIR), \
+            f"{eqn.primitive.name} attributed to jitviz-internal {src.file}:{src.line}"
+        assert src.line > 0 and src.function
+
+
+def check_origins(closed):
+    """Every constvar and literal says where it came from (a named global/closure)."""
+    jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
+    atoms = list(jaxpr.constvars)
+    for eqn in all_eqns(jaxpr):
+        atoms += [a for a in eqn.invars if isinstance(a, Literal)]
+    atoms += [a for a in jaxpr.outvars if isinstance(a, Literal)]
+    for a in atoms:
+        origin = getattr(a, "origin", None)
+        if a in jaxpr.constvars and origin is None:
+            continue  # a tracer captured from an enclosing trace (nested make_jaxpr)
+        assert origin is not None, f"{a!r} has no origin"
+        assert origin.kind in ORIGIN_KINDS, origin
+        if origin.kind in ("global", "closure"):
+            assert origin.name, origin
+
+
+def dynamic_leaves(args, kwargs=None, static_argnums=(), static_argnames=()):
+    """The traced leaves of a call, in make_jaxpr's order (positional, then sorted kwargs)."""
+    kwargs = kwargs or {}
+    dyn = [a for i, a in enumerate(args) if i not in static_argnums]
+    dkw = {k: v for k, v in kwargs.items() if k not in static_argnames}
+    return tree_flatten((tuple(dyn), dkw))[0]
+
+
+def assert_close(actual, expected, rtol=1e-6, atol=1e-6, check_dtype=True):
+    """Equal values (NaN equal to NaN), equal shapes, and (by default) equal dtypes."""
+    a, e = np.asarray(actual), np.asarray(expected)
+    assert a.shape == e.shape, f"shape {a.shape} != {e.shape}"
+    if check_dtype:
+        assert a.dtype == e.dtype, f"dtype {a.dtype} != {e.dtype}"
+    if e.dtype.kind in "biu" and a.dtype.kind in "biu":
+        np.testing.assert_array_equal(a, e)
+    else:
+        np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def trace_and_check(f, *args, static_argnums=(), static_argnames=(), expected=None,
+                    rtol=1e-6, atol=1e-6, check_dtype=True, eager=True, **kwargs):
+    """make_jaxpr + typecheck + eval_jaxpr, compared with the eager call (and `expected`).
+
+    Returns the ClosedJaxpr. `expected` is a NumPy reference (a pytree like f's output);
+    its dtypes must match exactly unless `check_dtype=False`.
+    """
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    closed = jitviz.make_jaxpr(f, static_argnums=static_argnums,
+                               static_argnames=static_argnames)(*args, **kwargs)
+    jitviz.typecheck_jaxpr(closed)
+    check_sources(closed)
+    check_origins(closed)
+    leaves = dynamic_leaves(args, kwargs, static_argnums, static_argnames)
+    assert [a for a in closed.in_avals] == [_aval(x) for x in leaves]
+    outs = jitviz.eval_jaxpr(closed.jaxpr, closed.consts, *[np.asarray(x) for x in leaves])
+    for o, av in zip(outs, closed.out_avals):  # eval_jaxpr honours the abstract types
+        assert np.shape(o) == av.shape and np.asarray(o).dtype == av.dtype, (o, av)
+    if eager:
+        eager_leaves = tree_flatten(f(*args, **kwargs))[0]
+        assert len(eager_leaves) == len(outs)
+        for o, e in zip(outs, eager_leaves):
+            assert_close(o, e, rtol, atol, check_dtype)
+    if expected is not None:
+        exp_leaves, exp_tree = tree_flatten(expected)
+        assert exp_tree == closed.out_tree or len(exp_leaves) == len(outs), \
+            f"structure {closed.out_tree} != {exp_tree}"
+        for o, e in zip(outs, exp_leaves):
+            assert_close(o, e, rtol, atol, check_dtype)
+    return closed
+
+
+def _aval(x):
+    from jitviz.core.trace import concrete_aval
+    return concrete_aval(x, "argument")[1]
+
+
+def eval_closed(closed, *args):
+    """eval_jaxpr on the flat leaves of `args`, unflattened to the traced output tree."""
+    leaves = tree_flatten(args)[0]
+    outs = jitviz.eval_jaxpr(closed.jaxpr, closed.consts, *[np.asarray(x) for x in leaves])
+    return closed.out_tree.unflatten(outs) if closed.out_tree is not None else outs

@@ -1,0 +1,558 @@
+"""The primitive registry: every primitive has its rules, and each rule is tested.
+
+`CASES` holds, per primitive, representative operands and params with a NumPy reference.
+For each case the shape/dtype rule (`abstract_eval`) must predict the reference's shape and
+dtype exactly, `impl` must compute the reference's values in that dtype, eager `bind` must
+return a jitviz Array of the predicted type, and a trace of the primitive must typecheck and
+evaluate to the same values. `test_every_primitive_has_a_case` fails as soon as a primitive
+is added to the registry without a case here.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Callable, NamedTuple
+
+import numpy as np
+import pytest
+
+import jitviz
+import jitviz.debug  # noqa: F401  (registers debug_print)
+from jitviz import lax
+from jitviz.core.ir import ClosedJaxpr, ShapedArray
+from jitviz.core.primitives import PRIMITIVES
+from jitviz.core.trace import concrete_aval
+from jitviz.lax import primitives as P
+
+from helpers import assert_close, trace_and_check
+
+f32, f64, f16, i32, i8, u8, c64 = (np.float32, np.float64, np.float16, np.int32, np.int8,
+                                   np.uint8, np.complex64)
+rng = np.random.default_rng(0)
+
+
+def F(*shape, dtype=f32, lo=-2.0, hi=2.0):
+    return rng.uniform(lo, hi, shape).astype(dtype)
+
+
+def I(*shape, dtype=i32, lo=-5, hi=6):
+    return rng.integers(lo, hi, shape).astype(dtype)
+
+
+def B(*shape):
+    return rng.integers(0, 2, shape).astype(bool)
+
+
+def C(*shape):
+    return (F(*shape) + 1j * F(*shape)).astype(c64)
+
+
+POS = F(2, 3, lo=0.5, hi=3.0)  # positive operands for log, sqrt, ...
+UNIT = F(2, 3, lo=-0.9, hi=0.9)  # inside (-1, 1) for asin, atanh, ...
+X23, Y23 = F(2, 3), F(2, 3)
+
+
+def closed(f, *args):
+    """A ClosedJaxpr for a control-flow param (no consts)."""
+    c = jitviz.make_jaxpr(f)(*args)
+    assert not c.consts
+    return ClosedJaxpr(c.jaxpr, ())
+
+
+class Case(NamedTuple):
+    prim: str
+    args: tuple
+    params: dict
+    ref: Callable  # NumPy reference: ref(*args) -> array or list of arrays
+    id: str = ""
+
+
+def _round_away(x):
+    return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)).astype(x.dtype)
+
+
+def _trunc_div(a, b):
+    return np.trunc(a.astype(f64) / b).astype(a.dtype)
+
+
+def _iota(dtype, shape, dimension):
+    return np.broadcast_to(np.arange(shape[dimension], dtype=dtype).reshape(
+        [-1 if i == dimension else 1 for i in range(len(shape))]), shape)
+
+
+def _unary_cases():
+    inexact = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log1p": np.log1p,
+               "expm1": np.expm1, "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
+               "tan": np.tan, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+               "asinh": np.arcsinh, "sqrt": np.sqrt}
+    out = []
+    for name, fn in inexact.items():
+        arg = POS if name in ("log", "sqrt", "log1p") else X23
+        out.append(Case(name, (arg,), {}, fn))
+    out += [
+        Case("exp", (F(3, dtype=f64),), {}, np.exp, "f64"),
+        Case("sin", (C(3),), {}, np.sin, "c64"),
+        Case("log", (F(3, dtype=f16, lo=0.5),), {}, np.log, "f16"),
+        Case("asin", (UNIT,), {}, np.arcsin), Case("acos", (UNIT,), {}, np.arccos),
+        Case("atanh", (UNIT,), {}, np.arctanh),
+        Case("acosh", (F(2, 3, lo=1.1, hi=4.0),), {}, np.arccosh),
+        Case("rsqrt", (POS,), {}, lambda x: (1 / np.sqrt(x)).astype(x.dtype)),
+        Case("cbrt", (X23,), {}, np.cbrt),
+        Case("logistic", (X23,), {}, lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype)),
+        Case("neg", (X23,), {}, np.negative), Case("neg", (I(4),), {}, np.negative, "int"),
+        Case("sign", (np.array([-2.0, 0.0, 3.0], f32),), {}, np.sign),
+        Case("sign", (I(5),), {}, np.sign, "int"),
+        Case("floor", (X23,), {}, np.floor), Case("ceil", (X23,), {}, np.ceil),
+        Case("round", (np.array([-2.5, -0.5, 0.5, 1.5, 2.4], f32),), {"rounding_method": 0},
+             _round_away, "away"),
+        Case("round", (np.array([-2.5, -0.5, 0.5, 1.5, 2.4], f32),), {"rounding_method": 1},
+             np.round, "even"),
+        Case("is_finite", (np.array([1.0, np.inf, -np.inf, np.nan], f32),), {}, np.isfinite),
+        Case("square", (X23,), {}, np.square), Case("square", (I(3),), {}, np.square, "int"),
+        Case("abs", (X23,), {}, np.abs), Case("abs", (I(4),), {}, np.abs, "int"),
+        Case("abs", (C(3),), {}, np.abs, "complex->real"),
+        Case("not", (B(4),), {}, np.invert, "bool"), Case("not", (I(4),), {}, np.invert, "int"),
+        Case("real", (C(3),), {}, np.real), Case("imag", (C(3),), {}, np.imag),
+        Case("conj", (C(3),), {}, np.conj),
+        Case("integer_pow", (X23,), {"y": 3}, lambda x: x ** 3),
+        Case("integer_pow", (POS,), {"y": -2}, lambda x: (x ** -2).astype(x.dtype), "neg"),
+        Case("integer_pow", (I(4),), {"y": 2}, lambda x: x ** 2, "int"),
+        Case("integer_pow", (X23,), {"y": 0}, np.ones_like, "zero"),
+    ]
+    return out
+
+
+def _binary_cases():
+    a, b = X23, Y23
+    ia, ib = I(2, 3), I(2, 3, lo=1, hi=4)
+    return [
+        Case("add", (a, b), {}, np.add), Case("add", (ia, ib), {}, np.add, "int"),
+        Case("add", (a, np.float32(2.0)), {}, np.add, "scalar"),
+        Case("add", (F(2, 1), F(1, 3)), {}, np.add, "size-1 dims"),
+        Case("sub", (a, b), {}, np.subtract), Case("mul", (a, b), {}, np.multiply),
+        Case("mul", (C(3), C(3)), {}, np.multiply, "complex"),
+        Case("div", (a, POS), {}, np.divide),
+        Case("div", (np.array([7, -7, 7, -7], i32), np.array([2, 2, -2, -2], i32)), {},
+             _trunc_div, "int truncates"),
+        Case("rem", (a, POS), {}, np.fmod), Case("rem", (ia, ib), {}, np.fmod, "int"),
+        Case("pow", (POS, b), {}, np.power), Case("max", (a, b), {}, np.maximum),
+        Case("max", (np.array([1.0, np.nan], f32), np.array([np.nan, 0.0], f32)), {},
+             np.maximum, "nan"),
+        Case("min", (a, b), {}, np.minimum), Case("min", (B(4), B(4)), {}, np.minimum, "bool"),
+        Case("atan2", (a, b), {}, np.arctan2), Case("nextafter", (a, b), {}, np.nextafter),
+        Case("and", (B(5), B(5)), {}, np.bitwise_and), Case("and", (ia, ib), {}, np.bitwise_and),
+        Case("or", (B(5), B(5)), {}, np.bitwise_or), Case("xor", (ia, ib), {}, np.bitwise_xor),
+        Case("shift_left", (ia, ib), {}, np.left_shift),
+        Case("shift_right_arithmetic", (ia, ib), {}, np.right_shift),
+        Case("eq", (ia, ib), {}, np.equal), Case("ne", (a, b), {}, np.not_equal),
+        Case("lt", (a, b), {}, np.less), Case("le", (ia, ib), {}, np.less_equal),
+        Case("gt", (a, b), {}, np.greater), Case("ge", (B(4), B(4)), {}, np.greater_equal),
+        Case("eq", (np.array([np.nan], f32), np.array([np.nan], f32)), {}, np.equal, "nan"),
+    ]
+
+
+def _select_n_3(which, *cases):
+    return np.choose(which, cases)
+
+
+def _other_cases():
+    x234 = F(2, 3, 4)
+    pred = B(2, 3)
+    return [
+        Case("convert_element_type", (np.array([1.7, -1.7, np.nan], f32),),
+             {"new_dtype": np.dtype(i32), "weak_type": False},
+             lambda x: np.array([1, -1, 0], i32), "float->int truncates, nan->0"),
+        Case("convert_element_type", (I(3),), {"new_dtype": np.dtype(f32), "weak_type": False},
+             lambda x: x.astype(f32), "int->float"),
+        Case("convert_element_type", (X23,), {"new_dtype": np.dtype(f16), "weak_type": False},
+             lambda x: x.astype(f16), "f32->f16"),
+        Case("convert_element_type", (C(2),), {"new_dtype": np.dtype(f32), "weak_type": False},
+             lambda x: x.real.astype(f32), "complex->real"),
+        Case("select_n", (pred, X23, Y23), {}, lambda p, a, b: np.where(p, b, a)),
+        Case("select_n", (np.True_, X23, Y23), {}, lambda p, a, b: b, "scalar pred"),
+        Case("select_n", (I(2, 3, lo=0, hi=3), X23, Y23, POS), {}, _select_n_3, "int32 3-way"),
+        Case("clamp", (np.float32(-0.5), X23, np.float32(0.5)), {},
+             lambda lo, x, hi: np.clip(x, lo, hi)),
+        Case("broadcast_in_dim", (F(3),), {"shape": (2, 3), "broadcast_dimensions": (1,)},
+             lambda x: np.broadcast_to(x, (2, 3))),
+        Case("broadcast_in_dim", (F(1, 3),), {"shape": (2, 3), "broadcast_dimensions": (0, 1)},
+             lambda x: np.broadcast_to(x, (2, 3)), "size-1"),
+        Case("broadcast_in_dim", (np.float32(2.5),), {"shape": (2, 2), "broadcast_dimensions": ()},
+             lambda x: np.full((2, 2), x, f32), "scalar"),
+        Case("broadcast_in_dim", (F(3),), {"shape": (3, 2), "broadcast_dimensions": (0,)},
+             lambda x: np.broadcast_to(x[:, None], (3, 2)), "column"),
+        Case("reshape", (x234,), {"new_sizes": (6, 4), "dimensions": None},
+             lambda x: x.reshape(6, 4)),
+        Case("transpose", (x234,), {"permutation": (2, 0, 1)},
+             lambda x: np.transpose(x, (2, 0, 1))),
+        Case("squeeze", (F(1, 3, 1),), {"dimensions": (0, 2)}, lambda x: x.reshape(3)),
+        Case("rev", (x234,), {"dimensions": (0, 2)}, lambda x: x[::-1, :, ::-1]),
+        Case("concatenate", (X23, F(2, 2)), {"dimension": 1},
+             lambda a, b: np.concatenate([a, b], 1)),
+        Case("stack", (X23, Y23, POS), {"axis": 1}, lambda *xs: np.stack(xs, 1)),
+        Case("stack", (np.float32(1), np.float32(2)), {"axis": 0},
+             lambda *xs: np.stack(xs), "scalars"),
+        Case("slice", (x234,), {"start_indices": (1, 0, 1), "limit_indices": (2, 3, 4),
+                                "strides": None}, lambda x: x[1:2, 0:3, 1:4]),
+        Case("slice", (F(7),), {"start_indices": (1,), "limit_indices": (7,), "strides": (3,)},
+             lambda x: x[1:7:3], "strided"),
+        Case("dynamic_slice", (x234, np.int32(1), np.int32(1), np.int32(2)),
+             {"slice_sizes": (1, 2, 2)}, lambda x, i, j, k: x[1:2, 1:3, 2:4]),
+        Case("dynamic_slice", (F(5), np.int32(4)), {"slice_sizes": (3,)},
+             lambda x, i: x[2:5], "start clamped"),
+        Case("dynamic_update_slice", (X23, F(1, 2), np.int32(1), np.int32(1)), {},
+             lambda x, u, i, j: _dus(x, u, (1, 1))),
+        Case("gather", (F(5, 3), np.array([4, 0, 4], i32)), {"axes": (0,)},
+             lambda x, i: x[i]),
+        Case("gather", (x234, np.array([0, 2], i32), np.array([1, 3], i32)), {"axes": (1, 2)},
+             lambda x, i, j: x[:, i, j], "two axes"),
+        Case("scatter", (F(5), np.float32(9.0), np.array([1, 3], i32)),
+             {"axes": (0,), "mode": "set"}, lambda x, u, i: _scatter_set(x, u, i)),
+        Case("scatter", (F(5), F(3), np.array([1, 1, 3], i32)), {"axes": (0,), "mode": "add"},
+             lambda x, u, i: _scatter_add(x, u, i), "add repeats"),
+        Case("iota", (), {"dtype": np.dtype(i32), "shape": (4,), "dimension": 0},
+             lambda: np.arange(4, dtype=i32)),
+        Case("iota", (), {"dtype": np.dtype(f32), "shape": (2, 3), "dimension": 1},
+             lambda: _iota(f32, (2, 3), 1), "2d"),
+        Case("reduce_sum", (x234,), {"axes": (0, 2)}, lambda x: x.sum((0, 2))),
+        Case("reduce_sum", (I(3, 4),), {"axes": (1,)}, lambda x: x.sum(1, dtype=i32), "int"),
+        Case("reduce_sum", (X23,), {"axes": ()}, lambda x: x, "no axes"),
+        Case("reduce_prod", (X23,), {"axes": (1,)}, lambda x: x.prod(1)),
+        Case("reduce_max", (x234,), {"axes": (1,)}, lambda x: x.max(1)),
+        Case("reduce_max", (np.array([1.0, np.nan, 3.0], f32),), {"axes": (0,)},
+             lambda x: np.float32(np.nan), "nan"),
+        Case("reduce_max", (F(0, 2),), {"axes": (0,)}, lambda x: np.full(2, -np.inf, f32),
+             "empty"),
+        Case("reduce_min", (I(3, 4),), {"axes": (0, 1)}, lambda x: x.min()),
+        Case("reduce_and", (B(3, 4),), {"axes": (1,)}, lambda x: x.all(1)),
+        Case("reduce_or", (B(3, 4),), {"axes": (0,)}, lambda x: x.any(0)),
+        Case("reduce_or", (I(3),), {"axes": (0,)},
+             lambda x: np.bitwise_or.reduce(x), "int"),
+        Case("argmax", (X23,), {"axes": (1,), "index_dtype": np.dtype(i32)},
+             lambda x: x.argmax(1).astype(i32)),
+        Case("argmin", (X23,), {"axes": (0,), "index_dtype": np.dtype(i32)},
+             lambda x: x.argmin(0).astype(i32)),
+        Case("cumsum", (X23,), {"axis": 1, "reverse": False}, lambda x: np.cumsum(x, 1)),
+        Case("cumsum", (I(5),), {"axis": 0, "reverse": True},
+             lambda x: np.cumsum(x[::-1])[::-1].astype(i32), "reverse"),
+        Case("cumprod", (X23,), {"axis": 0, "reverse": False}, lambda x: np.cumprod(x, 0)),
+        Case("cummax", (X23,), {"axis": 1, "reverse": False},
+             lambda x: np.maximum.accumulate(x, 1)),
+        Case("cummin", (I(6),), {"axis": 0, "reverse": False},
+             lambda x: np.minimum.accumulate(x)),
+        Case("dot_general", (F(3, 4), F(4, 5)),
+             {"dimension_numbers": (((1,), (0,)), ((), ())), "precision": None,
+              "preferred_element_type": np.dtype(f32)}, lambda a, b: a @ b),
+        Case("dot_general", (F(2, 3, 4), F(2, 4, 5)),
+             {"dimension_numbers": (((2,), (1,)), ((0,), (0,))), "precision": None,
+              "preferred_element_type": np.dtype(f32)}, lambda a, b: a @ b, "batch"),
+        Case("dot_general", (F(4), F(4)),
+             {"dimension_numbers": (((0,), (0,)), ((), ())), "precision": None,
+              "preferred_element_type": np.dtype(f32)}, lambda a, b: np.dot(a, b), "vectors"),
+        Case("dot_general", (I(3, 4), I(4)),
+             {"dimension_numbers": (((1,), (0,)), ((), ())), "precision": None,
+              "preferred_element_type": np.dtype(i32)}, lambda a, b: a @ b, "int"),
+        Case("dot_general", (F(4), np.float32(2.0)),
+             {"dimension_numbers": (((), ()), ((), ())), "precision": None,
+              "preferred_element_type": np.dtype(f32)}, lambda a, b: a * b, "scalar"),
+    ]
+
+
+def _dus(x, u, starts):
+    out = x.copy()
+    out[tuple(slice(s, s + n) for s, n in zip(starts, u.shape))] = u
+    return out
+
+
+def _scatter_set(x, u, i):
+    out = x.copy()
+    out[i] = u
+    return out
+
+
+def _scatter_add(x, u, i):
+    out = x.copy()
+    np.add.at(out, i, u)
+    return out
+
+
+def _control_cases():
+    s = np.float32(1.5)
+    neg = closed(lambda x: -x, s)
+    ident = closed(lambda x: x, s)
+    double = closed(lambda x: x * 2, s)
+    cond_j = closed(lambda x: x < 10, s)
+    body_j = closed(lambda x: x * 2, s)
+    scan_j = closed(lambda c, x: (c + x, c * x), s, s)
+    scan_const = closed(lambda k, c, x: (c + k * x, c), s, s, s)
+    sin_j = closed(lambda x, y: (np.sin(x) + y,), s, s)
+
+    def py_scan(c, xs):
+        ys = []
+        for x in xs:
+            c, y = c + x, c * x
+            ys.append(y)
+        return [np.float32(c), np.array(ys, f32)]
+
+    def py_scan_const(k, c, xs):
+        ys = []
+        for x in xs:
+            c, y = c + k * x, c
+            ys.append(y)
+        return [np.float32(c), np.array(ys, f32)]
+
+    def py_while(x):
+        while x < 10:
+            x = x * 2
+        return [np.float32(x)]
+
+    xs = np.arange(1, 5, dtype=f32)
+    return [
+        Case("cond", (np.int32(0), s), {"branches": (neg, ident)}, lambda i, x: [-x]),
+        Case("cond", (np.int32(2), s), {"branches": (neg, ident, double)},
+             lambda i, x: [x * 2], "3 branches"),
+        Case("while", (s,), {"cond_jaxpr": cond_j, "cond_nconsts": 0, "body_jaxpr": body_j,
+                             "body_nconsts": 0}, py_while),
+        Case("scan", (s, xs), {"jaxpr": scan_j, "length": 4, "reverse": False,
+                               "num_consts": 0, "num_carry": 1, "unroll": 1}, py_scan),
+        Case("scan", (np.float32(2), s, xs),
+             {"jaxpr": scan_const, "length": 4, "reverse": True, "num_consts": 1,
+              "num_carry": 1, "unroll": 1},
+             lambda k, c, xs: py_scan_const(k, c, xs[::-1])[:1]
+             + [py_scan_const(k, c, xs[::-1])[1][::-1]], "const, reverse"),
+        Case("jit", (s, s), {"name": "f", "jaxpr": sin_j},
+             lambda x, y: [np.sin(x) + y]),
+        Case("debug_print", (X23, np.float32(3)), {"fmt": "{} and {y}", "names": ("y",)},
+             lambda *a: []),
+    ]
+
+
+CASES = _unary_cases() + _binary_cases() + _other_cases() + _control_cases()
+
+
+def _case_id(c):
+    return f"{c.prim}-{c.id}" if c.id else c.prim
+
+
+def _as_list(out, prim):
+    return list(out) if prim.multiple_results else [out]
+
+
+# --- the registry ----------------------------------------------------------------------------
+
+def test_every_primitive_has_rules():
+    for name, prim in PRIMITIVES.items():
+        assert prim.name == name
+        assert callable(prim.abstract_eval), name
+        assert callable(prim.impl), name
+
+
+def test_every_primitive_has_a_case():
+    """Adding a primitive without adding a case here fails this test."""
+    covered = {c.prim for c in CASES}
+    missing = sorted(set(PRIMITIVES) - covered)
+    assert not missing, f"primitives without a test case in CASES: {missing}"
+    unknown = sorted(covered - set(PRIMITIVES))
+    assert not unknown, f"cases for primitives that do not exist: {unknown}"
+
+
+def test_primitive_defined_twice_is_an_error():
+    from jitviz.core.primitives import primitive
+    with pytest.raises(ValueError, match="defined twice"):
+        primitive("add", abstract_eval=lambda x: x, impl=lambda x: x)
+
+
+# --- each case ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_abstract_eval_matches_numpy(case):
+    prim = PRIMITIVES[case.prim]
+    avals = [concrete_aval(a, "operand")[1] for a in case.args]
+    out = _as_list(prim.abstract_eval(*avals, **case.params), prim)
+    ref = case.ref(*case.args)
+    ref = [np.asarray(r) for r in (ref if isinstance(ref, list) else [ref])]
+    assert len(out) == len(ref)
+    for av, r in zip(out, ref):
+        assert isinstance(av, ShapedArray)
+        assert av.shape == r.shape, (av, r.shape)
+        assert av.dtype == r.dtype, (av, r.dtype)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_impl_matches_numpy(case, capsys):
+    prim = PRIMITIVES[case.prim]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # impls must not leak NumPy warnings
+        out = _as_list(prim.impl(*[np.asarray(a) for a in case.args], **case.params), prim)
+    ref = case.ref(*case.args)
+    ref = ref if isinstance(ref, list) else [ref]
+    for o, r in zip(out, ref):
+        assert_close(np.asarray(o).astype(np.asarray(r).dtype), r, rtol=2e-6)
+        assert np.asarray(o).dtype == np.asarray(r).dtype or prim.name == "debug_print"
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_eager_bind_returns_arrays_of_the_rule_type(case, capsys):
+    prim = PRIMITIVES[case.prim]
+    avals = [concrete_aval(a, "operand")[1] for a in case.args]
+    expect = _as_list(prim.abstract_eval(*avals, **case.params), prim)
+    out = _as_list(prim.bind(*case.args, **case.params), prim)
+    for o, av in zip(out, expect):
+        assert isinstance(o, jitviz.Array)
+        assert o.shape == av.shape and o.dtype == av.dtype and o.weak_type == av.weak_type
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_traced_primitive_typechecks_and_evaluates(case, capsys):
+    prim = PRIMITIVES[case.prim]
+    params = case.params
+
+    def f(*xs):
+        return prim.bind(*xs, **params)
+
+    ref = case.ref(*case.args)
+    closed_jaxpr = trace_and_check(f, *case.args, expected=ref, rtol=2e-6)
+    assert [e.primitive.name for e in closed_jaxpr.jaxpr.eqns] == [case.prim]
+
+
+def test_debug_print_prints_at_eval(capsys):
+    c = jitviz.make_jaxpr(lambda x: jitviz.debug.print("x={}", x))(np.float32(2))
+    assert capsys.readouterr().out == ""
+    jitviz.eval_jaxpr(c.jaxpr, c.consts, np.float32(2))
+    assert capsys.readouterr().out == "x=2.0\n"
+
+
+# --- weak types ------------------------------------------------------------------------------
+
+def _sa(shape=(), dtype=f32, weak=False):
+    return ShapedArray(shape, dtype, weak)
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "max", "min", "pow", "atan2"])
+def test_binary_weak_type_only_when_both_weak(name):
+    rule = PRIMITIVES[name].abstract_eval
+    assert rule(_sa(weak=True), _sa(weak=True)).weak_type
+    assert not rule(_sa(weak=True), _sa()).weak_type
+    assert not rule(_sa(), _sa(weak=True)).weak_type
+    assert not rule(_sa(), _sa()).weak_type
+
+
+@pytest.mark.parametrize("name", ["neg", "sin", "exp", "log", "sqrt", "tanh", "abs", "floor",
+                                  "square", "sign", "logistic"])
+def test_unary_keeps_weak_type(name):
+    rule = PRIMITIVES[name].abstract_eval
+    assert rule(_sa((3,), weak=True)) == _sa((3,), weak=True)
+    assert rule(_sa((3,))) == _sa((3,))
+
+
+@pytest.mark.parametrize("name", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_comparisons_are_strong_bool(name):
+    out = PRIMITIVES[name].abstract_eval(_sa((2,), weak=True), _sa((2,), weak=True))
+    assert out == ShapedArray((2,), np.bool_, False)
+
+
+def test_weak_type_through_structural_and_reduction_rules():
+    w = _sa((2, 3), weak=True)
+    assert P.broadcast_in_dim_p.abstract_eval(_sa(weak=True), shape=(2,),
+                                              broadcast_dimensions=()).weak_type
+    assert P.reshape_p.abstract_eval(w, new_sizes=(6,), dimensions=None).weak_type
+    assert P.transpose_p.abstract_eval(w, permutation=(1, 0)).weak_type
+    # lax-level reductions keep weakness (as jax.lax); jnp makes the operand strong first
+    assert P.reduce_sum_p.abstract_eval(w, axes=(0,)).weak_type
+    assert not P.argmax_p.abstract_eval(w, axes=(0,), index_dtype=np.dtype(i32)).weak_type
+    assert not P.is_finite_p.abstract_eval(w).weak_type
+    out = P.convert_element_type_p.abstract_eval(w, new_dtype=np.dtype(f32), weak_type=False)
+    assert out == _sa((2, 3))
+
+
+def test_python_scalars_bind_weakly_and_keep_their_value():
+    out = lax.mul(2.0, 3.0)
+    assert out.dtype == f32 and out.weak_type and float(out) == 6.0
+    out = lax.add(np.float32(1), 2.0)  # strong f32 + weak f32 -> strong
+    assert out.dtype == f32 and not out.weak_type
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+def test_lax_add_requires_same_dtypes():
+    with pytest.raises(TypeError) as e:
+        lax.add(1, 1.0)
+    assert str(e.value).startswith(
+        "add requires arguments to have the same dtypes, got int32, float32")
+
+
+def test_lax_rule_error_inside_a_trace_names_the_user_line():
+    def f(x):
+        return lax.mul(x, np.int32(2))  # the offending line
+    with pytest.raises(TypeError) as e:
+        jitviz.make_jaxpr(f)(np.float32(1))
+    msg = str(e.value)
+    assert msg.startswith("mul requires arguments to have the same dtypes, got float32, int32")
+    assert f"{__file__}:" in msg and "the offending line" in msg
+
+
+ERRORS = [
+    ("sin", [_sa((3,), i32)], {}, "sin does not accept dtype int32"),
+    ("add", [_sa((2, 3)), _sa((2, 4))], {}, "incompatible shapes"),
+    ("add", [_sa((2, 3)), _sa((3,))], {}, "same number of dimensions"),
+    ("and", [_sa((2,)), _sa((2,))], {}, "and does not accept dtype float32"),
+    ("conj", [_sa((2,))], {}, "does not accept dtype float32"),
+    ("integer_pow", [_sa((2,), i32)], {"y": -1}, "negative exponent"),
+    ("select_n", [_sa((2,), np.bool_), _sa((2,)), _sa((2,), i32)], {}, "same shapes and dtypes"),
+    ("select_n", [_sa((), f32), _sa((2,)), _sa((2,))], {}, "bool or int32"),
+    ("clamp", [_sa((), i32), _sa((2,)), _sa(())], {}, "same dtypes"),
+    ("broadcast_in_dim", [_sa((3,))], {"shape": (2, 4), "broadcast_dimensions": (1,)},
+     "cannot broadcast"),
+    ("reshape", [_sa((2, 3))], {"new_sizes": (4,), "dimensions": None}, "size must be unchanged"),
+    ("transpose", [_sa((2, 3))], {"permutation": (0, 0)}, "not a permutation"),
+    ("squeeze", [_sa((2, 3))], {"dimensions": (0,)}, "not 1"),
+    ("concatenate", [_sa((2,)), _sa((2,), i32)], {"dimension": 0}, "same dtypes"),
+    ("stack", [_sa((2,)), _sa((3,))], {"axis": 0}, "same shape and dtype"),
+    ("slice", [_sa((3,))], {"start_indices": (2,), "limit_indices": (5,), "strides": None},
+     "out of bounds"),
+    ("dynamic_slice", [_sa((3,)), _sa((), f32)], {"slice_sizes": (1,)}, "integer scalars"),
+    ("dynamic_slice", [_sa((3,)), _sa((), i32)], {"slice_sizes": (4,)}, "do not fit"),
+    ("dynamic_update_slice", [_sa((3,)), _sa((4,)), _sa((), i32)], {}, "larger"),
+    ("gather", [_sa((3,)), _sa((2,), f32)], {"axes": (0,)}, "indices must be integers"),
+    ("scatter", [_sa((3,)), _sa((), i32), _sa((2,), i32)], {"axes": (0,), "mode": "set"},
+     "differs from operand"),
+    ("reduce_sum", [_sa((2, 3))], {"axes": (2,)}, "invalid"),
+    ("reduce_and", [_sa((2,))], {"axes": (0,)}, "does not accept dtype float32"),
+    ("cumsum", [_sa((2,))], {"axis": 3, "reverse": False}, "out of range"),
+    ("dot_general", [_sa((3, 4)), _sa((5, 6))],
+     {"dimension_numbers": (((1,), (0,)), ((), ())), "precision": None,
+      "preferred_element_type": None}, "contracting dimensions"),
+    ("dot_general", [_sa((3, 4)), _sa((4,), i32)],
+     {"dimension_numbers": (((1,), (0,)), ((), ())), "precision": None,
+      "preferred_element_type": None}, "same dtype"),
+]
+
+
+@pytest.mark.parametrize("name,avals,params,match", ERRORS,
+                         ids=[f"{e[0]}-{i}" for i, e in enumerate(ERRORS)])
+def test_rule_rejects_bad_operands(name, avals, params, match):
+    with pytest.raises(TypeError, match=match):
+        PRIMITIVES[name].abstract_eval(*avals, **params)
+
+
+def test_argmax_of_an_empty_axis_is_a_value_error():
+    with pytest.raises(ValueError, match="empty sequence"):
+        P.argmax_p.abstract_eval(_sa((0,)), axes=(0,), index_dtype=np.dtype(i32))
+
+
+def test_control_flow_rules_reject_mismatched_operands():
+    s = np.float32(1)
+    neg = closed(lambda x: -x, s)
+    with pytest.raises(TypeError, match="index must be an int32 scalar"):
+        PRIMITIVES["cond"].abstract_eval(_sa((), f32), _sa(), branches=(neg, neg))
+    with pytest.raises(TypeError, match="branch inputs do not match"):
+        PRIMITIVES["cond"].abstract_eval(_sa((), i32), _sa((), i32), branches=(neg, neg))
+    body = closed(lambda x: x.astype(np.int32), s)
+    with pytest.raises(TypeError, match="does not match its carry"):
+        PRIMITIVES["while"].abstract_eval(_sa(), cond_jaxpr=closed(lambda x: x < 1, s),
+                                          cond_nconsts=0, body_jaxpr=body, body_nconsts=0)
+    scan_j = closed(lambda c, x: (c + x, c), s, s)
+    with pytest.raises(TypeError, match="leading dimension must be 4"):
+        PRIMITIVES["scan"].abstract_eval(_sa(), _sa((3,)), jaxpr=scan_j, length=4,
+                                         reverse=False, num_consts=0, num_carry=1, unroll=1)
+    with pytest.raises(TypeError, match="do not match"):
+        PRIMITIVES["jit"].abstract_eval(_sa((), i32), name="f", jaxpr=neg)
