@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +80,29 @@ def test_kernel_imports_this_checkout(monkeypatch):
                             startup_timeout=120).execute()
     text = "".join(o.get("text", "") for o in nb.cells[0].outputs)
     assert str(ROOT / "jitviz" / "__init__.py") in text, text
+
+
+def _readme_quickstart():
+    """The README's Quickstart: its ```python blocks (one program) and the ``` output blocks."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Quickstart\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```$", section, flags=re.S | re.M)
+    code = [body for lang, body in blocks if lang == "python"]
+    output = [body for lang, body in blocks if lang == ""]
+    return code, output
+
+
+def test_readme_quickstart_prints_what_the_readme_says(tmp_path):
+    """The README shows the exact output of its quickstart; keep them in step."""
+    code, output = _readme_quickstart()
+    assert code and output
+    script = tmp_path / "quickstart.py"
+    script.write_text("\n".join(code), encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run([sys.executable, "quickstart.py"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    got = proc.stdout.replace(str(tmp_path) + os.sep, "")
+    assert got == "".join(output), (
+        "README.md's Quickstart output is out of date; it now prints:\n" + got)
