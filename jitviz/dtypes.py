@@ -41,17 +41,22 @@ _LATTICE = {
 }
 
 
-def _upper_set(node):
+# Without x64, JAX lets uint32 meet int32 in int32 (there is no int64 to go to).
+_LATTICE_32 = {**_LATTICE, uint32: [int32, uint64]}
+
+
+def _upper_set(lattice, node):
     seen, todo = set(), [node]
     while todo:
         n = todo.pop()
         if n not in seen:
             seen.add(n)
-            todo.extend(_LATTICE[n])
+            todo.extend(lattice[n])
     return frozenset(seen)
 
 
-_UPPER = {n: _upper_set(n) for n in _LATTICE}
+_UPPER_64 = {n: _upper_set(_LATTICE, n) for n in _LATTICE}
+_UPPER_32 = {n: _upper_set(_LATTICE_32, n) for n in _LATTICE}
 
 
 def short_name(dtype) -> str:
@@ -110,10 +115,13 @@ def lattice_node(dtype, weak: bool):
 
 
 @functools.lru_cache(maxsize=4096)
-def _join(nodes: tuple):
-    common = frozenset.intersection(*(_UPPER[n] for n in nodes))
+def _join(nodes: tuple, x64: bool):
+    """The least upper bound of lattice nodes: the common upper node whose own upper set is
+    exactly the common set."""
+    upper = _UPPER_64 if x64 else _UPPER_32
+    common = frozenset.intersection(*(upper[n] for n in nodes))
     for cand in common:
-        if _UPPER[cand] == common:
+        if upper[cand] == common:
             return cand
     raise TypeError(f"no common type for {nodes}")  # the lattice has a top for all pairs
 
@@ -121,7 +129,7 @@ def _join(nodes: tuple):
 def result_type(*typed) -> tuple[np.dtype, bool]:
     """Promote `(dtype, weak_type)` pairs as JAX does; returns `(dtype, weak_type)`."""
     nodes = tuple(lattice_node(dt, weak) for dt, weak in typed)
-    joined = _join(nodes)
+    joined = _join(nodes, bool(config.enable_x64))
     if isinstance(joined, str):
         dt = default_for_kind(joined)
         wide_strong = any(not weak and np.dtype(d).itemsize >= 8 for d, weak in typed)

@@ -156,8 +156,9 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 def _array_function(self, func, types, args, kwargs):
     f = _jnp_function(func.__name__)
     if f is None or getattr(np, func.__name__, None) is not func:
+        module = getattr(func, "__module__", None) or "numpy"
         raise _unsupported(
-            f"numpy.{func.__name__}",
+            f"{module}.{func.__name__}",
             f"jitviz.numpy has no {func.__name__}: use supported functions (see "
             "dir(jitviz.numpy)), mark the argument static (static_argnums) if it is a "
             "configuration value, or compute this outside the jitted function.")

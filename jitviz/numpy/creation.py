@@ -33,20 +33,18 @@ def _from_python(obj, dtype):
     if arr.dtype.kind in "USV":
         raise TypeError(f"jnp.array cannot hold {arr.dtype.kind == 'U' and 'strings' or arr.dtype}"
                         f": {_preview(obj)}. jitviz arrays hold numbers only.")
-    if dtype is None:
-        if arr.dtype.kind == "i" and _all_python(obj, (int,)):
-            arr = arr.astype(dtypes.default_int())
-        elif arr.dtype.kind == "f" and _all_python(obj, (int, float)):
-            arr = arr.astype(dtypes.default_float())
-        elif arr.dtype.kind == "c" and _all_python(obj, (int, float, complex)):
-            arr = arr.astype(dtypes.default_complex())
+    if dtype is None:  # JAX's promotion over the elements: Python numbers are weak
+        dtypes.check_supported(arr.dtype, "jnp.array's input")
+        dt, _ = dtypes.result_type(*[_element_type(v) for v in _flat_items(obj)] or
+                                   [(dtypes.default_float(), False)])
+        arr = arr.astype(dt)
     return arr
 
 
-def _all_python(obj, types):
-    if isinstance(obj, (list, tuple)):
-        return all(_all_python(o, types) for o in obj)
-    return isinstance(obj, types) and not isinstance(obj, np.generic)
+def _element_type(v):
+    if type(v) in (bool, int, float, complex):
+        return dtypes.python_scalar_dtype(v)
+    return np.asarray(v).dtype, False
 
 
 def _preview(obj):

@@ -142,9 +142,9 @@ def _arg(name, prim_fn, a, axis, keepdims):
     a = _strong(a)
     if axis is None:
         from .shape import ravel
-        a, axis = ravel(a), 0
-        r = prim_fn(a, 0, dtypes.default_int())
-        return lax.reshape(r, (1,) * len(aval(a).shape)) if keepdims else r
+        ndim = aval(a).ndim
+        r = prim_fn(ravel(a), 0, dtypes.default_int())
+        return lax.reshape(r, (1,) * ndim) if keepdims else r
     ax = canonical_axis(axis, aval(a).ndim)
     if aval(a).shape[ax] == 0:
         raise ValueError(f"attempt to get {name} of an empty sequence")
