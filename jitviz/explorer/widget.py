@@ -1,0 +1,481 @@
+"""The explorer widgets: `Explorer` (one function's graph, stages, specializations and events)
+and `Monitor` (live jit events), anywidgets whose front end is `jitviz/static/explorer.js`,
+built from `labextension/`.
+"""
+from __future__ import annotations
+
+import html
+import pathlib
+import threading
+import time
+import weakref
+
+import anywidget
+import traitlets
+
+from .. import api
+from ..diagnostics import subscribe
+from ..jit import JitFunction
+from . import dot as dotlib
+from .graph import build_graph, stale_bindings
+
+STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
+BUNDLE = STATIC / "explorer.js"
+STYLES = STATIC / "explorer.css"
+MAX_EVENTS = 500
+LIVE_REFRESH_S = 0.25
+
+_MISSING_BUNDLE_ESM = """
+export default { render({ el }) {
+  el.textContent = "jitviz explorer: the front end bundle (jitviz/static/explorer.js) is " +
+    "missing. Build it with `npm ci && npm run build` in labextension/, or reinstall jitviz.";
+} };
+"""
+
+
+def _front_end(path: pathlib.Path, fallback: str):
+    return path if path.is_file() else fallback
+
+
+# --- what is being explored ------------------------------------------------------------------
+
+class Specialization:
+    """One traced version of the function: a jit cache entry, or a trace made for exploring."""
+
+    def __init__(self, signature, stages, kernels=(), report=None, hits=None, key=None,
+                 paths=(), backend="", compiled=True):
+        self.signature = signature
+        self.stages = list(stages)
+        self.kernels = list(kernels)
+        self.report = report if report is not None else self.stages[0][1].report
+        self.hits = hits
+        self.key = key
+        self.paths = list(paths)
+        self.backend = backend
+        self.compiled = compiled
+
+    @classmethod
+    def from_entry(cls, entry):
+        kernels = getattr(entry.executable, "kernels", ()) or ()
+        return cls(entry.signature, entry.stages, kernels, entry.report, entry.hits, entry.key,
+                   entry.paths, entry.backend)
+
+    def arguments(self) -> dict[str, str]:
+        if self.key is None:
+            return {}
+        out = {str(p): a.str_short() + ("~" if a.weak_type else "")
+               for p, a in zip(self.paths, self.key.avals)}
+        out.update({str(name): repr(value) for name, value in self.key.statics})
+        return out
+
+
+def signature_diff(before: Specialization | None, after: Specialization) -> list[dict]:
+    """What changed in the arguments from one specialization to the next."""
+    if before is None:
+        return []
+    old, new = before.arguments(), after.arguments()
+    return [{"argument": name, "before": old.get(name, "(absent)"),
+             "after": new.get(name, "(absent)")}
+            for name in dict.fromkeys(list(old) + list(new)) if old.get(name) != new.get(name)]
+
+
+def _pipeline(closed):
+    """The optimizer's stages after 'traced' (none until jitviz.passes lands)."""
+    try:
+        from ..passes import run_pipeline
+    except ImportError:
+        return [("traced", closed)]
+    return [("traced", closed)] + list(run_pipeline(closed, fastmath=False))
+
+
+class Subject:
+    """A function to explore: its specializations and its event log."""
+
+    def __init__(self, fun, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        self.fun = fun
+        self.jitted = fun if isinstance(fun, JitFunction) else None
+        self.name = getattr(getattr(fun, "__wrapped__", fun), "__name__", None) or "fun"
+        self.globals = getattr(getattr(fun, "__wrapped__", fun), "__globals__", None)
+        self.args, self.kwargs = args, kwargs
+        self.extra: Specialization | None = None  # traced here, not (yet) in the jit cache
+        if self.jitted is None:
+            closed = api.make_jaxpr(fun)(*args, **kwargs)
+            self.extra = Specialization("traced for explore()", _pipeline(closed),
+                                        compiled=False)
+        elif args or kwargs:
+            self.wanted = self._key_of(args, kwargs)
+            if self.wanted not in self.jitted._cache.entries:
+                lowered = self.jitted.lower(*args, **kwargs)
+                self.extra = Specialization("lowered by explore() (not called yet)",
+                                            lowered.stages, compiled=False)
+
+    def _key_of(self, args, kwargs):
+        split = api.split_args(self.jitted._spec, args, kwargs)
+        return self.jitted._key(split)
+
+    def specializations(self) -> list[Specialization]:
+        out = []
+        if self.jitted is not None:
+            entries = list(self.jitted._cache.entries.values())
+            order = self._trace_order()
+            entries.sort(key=lambda e: order.get(e.signature, len(order)))
+            out = [Specialization.from_entry(e) for e in entries]
+        if self.extra is not None:
+            out.append(self.extra)
+        return out
+
+    def preferred(self, specs: list[Specialization]) -> int:
+        """The specialization to show first: the one for the given arguments, else the most
+        recently used."""
+        if not specs:
+            return -1
+        if self.extra is not None:
+            return len(specs) - 1
+        wanted = getattr(self, "wanted", None)
+        if wanted is not None:
+            for i, spec in enumerate(specs):
+                if spec.key == wanted:
+                    return i
+        mru = next(reversed(self.jitted._cache.entries.values()), None)
+        for i, spec in enumerate(specs):
+            if mru is not None and spec.key == mru.key:
+                return i
+        return len(specs) - 1
+
+    def _trace_order(self) -> dict[str, int]:
+        order = {}
+        for event in self.events_raw():
+            if event.kind == "trace" and event.signature not in order:
+                order[event.signature] = len(order)
+        return order
+
+    def events_raw(self):
+        return list(self.jitted.events) if self.jitted is not None else []
+
+    def recompile_reasons(self) -> dict[str, str]:
+        return {e.signature: e.details.get("reason", e.message)
+                for e in self.events_raw() if e.kind == "recompile"}
+
+    def events(self) -> list[dict]:
+        return [_event_json(i, e) for i, e in enumerate(self.events_raw()[-MAX_EVENTS:])]
+
+
+def _event_json(index, event) -> dict:
+    out = event.to_dict()
+    out["index"] = index
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in out.items()}
+
+
+# --- the explorer widget ------------------------------------------------------------------------
+
+class Explorer(anywidget.AnyWidget):
+    """The jaxpr of a function as an interactive graph (see `jitviz.explore`)."""
+
+    _esm = _front_end(BUNDLE, _MISSING_BUNDLE_ESM)
+    _css = _front_end(STYLES, "")
+
+    widget = traitlets.Unicode("explorer").tag(sync=True)
+    title = traitlets.Unicode("").tag(sync=True)
+    graph = traitlets.Dict().tag(sync=True)
+    view = traitlets.Dict().tag(sync=True)
+    dot = traitlets.Unicode("").tag(sync=True)
+    svg = traitlets.Unicode("").tag(sync=True)
+    renderer = traitlets.Unicode("").tag(sync=True)  # "dot" (server SVG) or "wasm"
+    jaxpr = traitlets.Unicode("").tag(sync=True)
+    stages = traitlets.List().tag(sync=True)
+    stage = traitlets.Unicode("").tag(sync=True)
+    specializations = traitlets.List().tag(sync=True)
+    specialization = traitlets.Int(-1).tag(sync=True)
+    events = traitlets.List().tag(sync=True)
+    collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    selected = traitlets.Unicode("").tag(sync=True)
+    error = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, subject: Subject, **kwargs):
+        super().__init__(**kwargs)
+        self._subject = subject
+        self._specs: list[Specialization] = []
+        self._busy = False
+        self.title = subject.name
+        self._load_specializations(select=None)
+        self._unsubscribe = None
+        if subject.jitted is not None:
+            self._live = _Throttle(LIVE_REFRESH_S, _weak_call(self, "_refresh_live"))
+            self._unsubscribe = subject.jitted.events.subscribe(
+                _weak_event_callback(self, self._live))
+
+    # -- specializations and stages --
+    def _load_specializations(self, select: int | None):
+        specs = self._subject.specializations()
+        self._specs = specs
+        reasons = self._subject.recompile_reasons()
+        rows = []
+        for i, spec in enumerate(specs):
+            rows.append({"index": i, "signature": spec.signature, "hits": spec.hits,
+                         "backend": spec.backend, "compiled": spec.compiled,
+                         "kernels": len(spec.kernels),
+                         "reason": reasons.get(spec.signature, "first call" if i == 0 and
+                                               spec.compiled else ""),
+                         "diff": signature_diff(specs[i - 1] if i else None, spec)})
+        self.events = self._subject.events()
+        self.specializations = rows
+        index = self._subject.preferred(specs) if select is None else select
+        self._select_specialization(index)
+
+    def _select_specialization(self, index: int):
+        self._busy = True
+        try:
+            self.specialization = index
+            spec = self._specs[index] if 0 <= index < len(self._specs) else None
+            names = [name for name, _ in spec.stages] if spec else []
+            rows = [{"name": name, "equations": len(closed.jaxpr.eqns)}
+                    for name, closed in (spec.stages if spec else [])]
+            if spec is not None and spec.kernels:
+                rows.append({"name": "kernels", "equations": len(spec.stages[-1][1].jaxpr.eqns),
+                             "kernels": len(spec.kernels)})
+                names.append("kernels")
+            self.stages = rows
+            stage = self.stage if self.stage in names else (names[0] if names else "")
+            self.stage = stage
+        finally:
+            self._busy = False
+        self._show_stage()
+
+    def _show_stage(self):
+        spec = self._current()
+        if spec is None:
+            self.graph, self.dot, self.svg, self.view = {}, "", "", {}
+            return
+        names = [name for name, _ in spec.stages]
+        group_kernels = self.stage == "kernels"
+        index = len(names) - 1 if group_kernels else max(0, names.index(self.stage)
+                                                         if self.stage in names else 0)
+        closed = spec.stages[index][1]
+        previous = spec.stages[index - 1][1] if index > 0 and not group_kernels else None
+        stale = stale_bindings(spec.report, self._subject.globals)
+        graph = build_graph(closed, kernels=spec.kernels, report=spec.report,
+                            cache_hits=spec.hits, stale=stale, previous=previous,
+                            group_kernels=group_kernels, title=self._subject.name)
+        self._busy = True
+        try:
+            with self.hold_sync():
+                self.graph = graph
+                self.jaxpr = str(closed)
+                self.collapsed = list(graph["collapsed"])
+                self.selected = ""
+                self._render()
+        finally:
+            self._busy = False
+
+    def _current(self) -> Specialization | None:
+        i = self.specialization
+        return self._specs[i] if 0 <= i < len(self._specs) else None
+
+    def _render(self):
+        v = dotlib.view(self.graph, self.collapsed)
+        if len(v.nodes) > dotlib.MAX_VISIBLE_NODES:
+            self.collapsed = [n["id"] for n in self.graph["nodes"] if n["kind"] == "cluster"]
+            v = dotlib.view(self.graph, self.collapsed)
+        text = dotlib.to_dot(self.graph, the_view=v)
+        svg = dotlib.render_svg(text)
+        self.view = v.to_json()
+        self.dot = text
+        self.svg = svg
+        self.renderer = "dot" if svg else "wasm"
+
+    @traitlets.observe("collapsed")
+    def _on_collapsed(self, change):
+        if not self._busy and self.graph:
+            with self.hold_sync():
+                self._render()
+
+    @traitlets.observe("stage")
+    def _on_stage(self, change):
+        if not self._busy:
+            self._show_stage()
+
+    @traitlets.observe("specialization")
+    def _on_specialization(self, change):
+        if not self._busy:
+            self._select_specialization(change["new"])
+
+    # -- live updates from the jit event log --
+    def _refresh_live(self):
+        known = [s.signature for s in self._specs if s.compiled]
+        current = [e.signature for e in self._subject.jitted._cache.entries.values()]
+        if sorted(known) != sorted(current):
+            self._load_specializations(select=None)
+            return
+        self.events = self._subject.events()
+        for row, spec in zip(self.specializations, self._specs):
+            entry = self._subject.jitted._cache.entries.get(spec.key)
+            if entry is not None:
+                spec.hits = entry.hits
+        self.specializations = [dict(row, hits=spec.hits)
+                                for row, spec in zip(self.specializations, self._specs)]
+
+    def close(self):
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        super().close()
+
+    # -- saved notebooks, nbconvert, GitHub --
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        data = dict(data)
+        data["text/plain"] = f"{self.title}: {self.stage}\n{self.jaxpr}"
+        if self.svg:
+            data["image/svg+xml"] = self.svg
+        data["text/html"] = static_html(self.title, self.stage, self.svg, self.jaxpr)
+        return data, metadata
+
+
+def static_html(title: str, stage: str, svg: str, jaxpr: str) -> str:
+    """The explorer's picture without the widget: the SVG, or the jaxpr text."""
+    head = f"<p><b>jitviz explorer</b>: {html.escape(title)} ({html.escape(stage)})</p>"
+    if svg:
+        return f'<div class="jitviz-static">{head}{svg}</div>'
+    return f'<div class="jitviz-static">{head}<pre>{html.escape(jaxpr)}</pre></div>'
+
+
+# --- the monitor widget -------------------------------------------------------------------------
+
+class Monitor(anywidget.AnyWidget):
+    """Jit events as they happen, for the given functions or all of them (`jitviz.monitor`)."""
+
+    _esm = _front_end(BUNDLE, _MISSING_BUNDLE_ESM)
+    _css = _front_end(STYLES, "")
+
+    widget = traitlets.Unicode("monitor").tag(sync=True)
+    title = traitlets.Unicode("").tag(sync=True)
+    events = traitlets.List().tag(sync=True)
+    functions = traitlets.List().tag(sync=True)
+
+    def __init__(self, fns=(), **kwargs):
+        super().__init__(**kwargs)
+        self._caches = [f._cache for f in fns if isinstance(f, JitFunction)]
+        names = ", ".join(c.name for c in self._caches)
+        self.title = f"jit events: {names}" if names else "jit events: every jitted function"
+        self._events: list = []
+        self._started = time.time()
+        self._lock = threading.Lock()
+        self._live = _Throttle(LIVE_REFRESH_S, _weak_call(self, "_flush"))
+        self._unsubscribe = subscribe(_weak_global_callback(self))
+        self._flush()
+
+    def _watching(self, cache) -> bool:
+        return not self._caches or any(cache is c for c in self._caches)
+
+    def _on_event(self, cache, event):
+        if not self._watching(cache):
+            return
+        with self._lock:
+            if not any(e is event for e, _ in self._events[-50:]):
+                self._events.append((event, cache.name))
+                del self._events[:-MAX_EVENTS]
+        self._live.poke()
+
+    def _flush(self):
+        with self._lock:
+            rows = [dict(_event_json(i, e), function=name)
+                    for i, (e, name) in enumerate(self._events)]
+        caches = self._caches or [c for c in _registry_caches()]
+        self.functions = [{"name": c.name, **c.info()._asdict()} for c in caches]
+        self.events = rows
+
+    def close(self):
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        super().close()
+
+
+def _registry_caches():
+    from ..jit import registry
+    return registry()
+
+
+# --- throttled, weakly held callbacks ---------------------------------------------------------
+
+class _Throttle:
+    """Runs `action` at most once per `interval` seconds, and once more after the last poke."""
+
+    def __init__(self, interval: float, action):
+        self.interval = interval
+        self.action = action
+        self.last = 0.0
+        self.timer: threading.Timer | None = None
+        self.lock = threading.Lock()
+
+    def poke(self):
+        with self.lock:
+            wait = self.last + self.interval - time.monotonic()
+            if wait <= 0 and self.timer is None:
+                self.last = time.monotonic()
+                run_now = True
+            else:
+                run_now = False
+                if self.timer is None:
+                    self.timer = threading.Timer(max(wait, 0.01), self._fire)
+                    self.timer.daemon = True
+                    self.timer.start()
+        if run_now:
+            self.action()
+
+    def _fire(self):
+        with self.lock:
+            self.timer = None
+            self.last = time.monotonic()
+        self.action()
+
+
+def _weak_call(obj, method: str):
+    ref = weakref.ref(obj)
+
+    def call():
+        target = ref()
+        if target is not None and getattr(target, "comm", None) is not None:
+            getattr(target, method)()
+    return call
+
+
+def _weak_event_callback(widget, throttle: _Throttle):
+    ref = weakref.ref(widget)
+
+    def on_event(event):
+        if ref() is not None:
+            throttle.poke()
+    return on_event
+
+
+def _weak_global_callback(widget: Monitor):
+    ref = weakref.ref(widget)
+
+    def on_event(cache, event):
+        target = ref()
+        if target is not None:
+            target._on_event(cache, event)
+    return on_event
+
+
+# --- entry points ---------------------------------------------------------------------------
+
+def explore(fun, *args, **kwargs) -> Explorer:
+    """The explorer for `fun` at `args`: a plain function is traced; a `jitviz.jit` function
+    shows its cache entries (the one for `args`, lowered if not called yet)."""
+    if not callable(fun):
+        raise TypeError(f"explore expects a function, got {type(fun).__name__}")
+    return Explorer(Subject(fun, args, kwargs))
+
+
+def monitor(*fns) -> Monitor:
+    """Live jit events of `fns` (jitted functions), or of every jitted function."""
+    for f in fns:
+        if not isinstance(f, JitFunction):
+            raise TypeError(f"monitor expects jitviz.jit functions, got {f!r}")
+    return Monitor(fns)

@@ -1,0 +1,375 @@
+// The explorer view: toolbar (specialization, stage, search, zoom, expand), the graph with
+// pan/zoom, hover highlights and selection, the inspector, and the event timeline.
+
+import { append, clear, el } from "./dom";
+import { clusterIdOf, GraphIndex, nodeIdOf } from "./graphIndex";
+import { renderInspector } from "./inspector";
+import { PanZoom } from "./panzoom";
+import { renderGraph } from "./render";
+import { renderTimeline } from "./timeline";
+import type { Graph, GraphView, JitEvent, SpecializationRow, StageRow, WidgetModel } from "./types";
+
+/** Above this many nodes "expand all" is refused (lay clusters out one at a time). */
+export const EXPAND_ALL_LIMIT = 1500;
+
+export function renderExplorer(model: WidgetModel, host: HTMLElement): () => void {
+  const ui = buildLayout();
+  host.appendChild(ui.root);
+  const state = {
+    index: null as GraphIndex | null,
+    panzoom: null as PanZoom | null,
+    svg: null as SVGSVGElement | null,
+    elements: new Map<string, Element>(),
+    edges: [] as Element[],
+    token: 0,
+    drawTimer: 0 as unknown as ReturnType<typeof setTimeout>,
+    focusAfterDraw: null as string | null,
+    matches: [] as string[],
+  };
+
+  const graph = (): Graph => model.get("graph") ?? { nodes: [], edges: [], kernels: {} };
+  const view = (): GraphView => model.get("view") ?? { nodes: [], clusters: [], edges: [] };
+  const collapsed = (): string[] => model.get("collapsed") ?? [];
+
+  function setCollapsed(ids: string[]): void {
+    model.set("collapsed", ids);
+    model.save_changes();
+  }
+
+  function toggleCluster(id: string): void {
+    const now = collapsed();
+    const isCollapsed = now.includes(id) || !view().clusters.includes(id);
+    setCollapsed(isCollapsed ? now.filter((c) => c !== id) : [...now, id]);
+    state.focusAfterDraw = id;
+  }
+
+  // -- drawing --
+  function scheduleDraw(): void {
+    clearTimeout(state.drawTimer);
+    state.drawTimer = setTimeout(draw, 0);
+  }
+
+  async function draw(): Promise<void> {
+    const token = ++state.token;
+    ui.root.dataset.state = "rendering";
+    showStatus("laying out the graph\u2026");
+    try {
+      const rendered = await renderGraph(model.get("dot") ?? "", model.get("svg") ?? "");
+      if (token !== state.token) return;
+      mount(rendered.svg);
+      ui.root.dataset.renderer = rendered.renderer;
+      ui.root.dataset.renderMs = String(Math.round(rendered.millis));
+      ui.badge.textContent = rendered.renderer === "server" ? "Graphviz (server)" : "Graphviz (WebAssembly)";
+      ui.root.dataset.state = "ready";
+      showStatus("");
+    } catch (err) {
+      if (token !== state.token) return;
+      ui.root.dataset.state = "error";
+      showStatus(`could not draw the graph: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  function showStatus(text: string): void {
+    ui.status.textContent = text;
+    ui.status.hidden = !text;
+  }
+
+  function mount(svg: SVGSVGElement): void {
+    state.panzoom?.destroy();
+    clear(ui.canvas);
+    ui.canvas.appendChild(svg);
+    state.svg = svg;
+    state.index = new GraphIndex(graph(), view());
+    state.elements = new Map();
+    for (const g of Array.from(svg.querySelectorAll("g.node"))) {
+      const id = nodeIdOf(g);
+      if (id) state.elements.set(id, g);
+    }
+    state.edges = Array.from(svg.querySelectorAll("g.edge"));
+    state.panzoom = new PanZoom(svg, ui.canvas);
+    state.panzoom.readable();
+    updateToolbar();
+    applySearch(false);
+    const focus = state.focusAfterDraw;
+    state.focusAfterDraw = null;
+    const selected = model.get("selected");
+    if (focus && state.index.representative(focus)) select(state.index.representative(focus)!, true);
+    else if (selected && state.index.node(selected)) select(selected, false);
+    else showInspector(undefined);
+  }
+
+  // -- selection and highlighting --
+  function select(id: string, centre: boolean): void {
+    for (const g of Array.from(ui.canvas.querySelectorAll(".jv-selected"))) {
+      g.classList.remove("jv-selected");
+    }
+    const g = state.elements.get(id);
+    g?.classList.add("jv-selected");
+    if (model.get("selected") !== id) {
+      model.set("selected", id);
+      model.save_changes();
+    }
+    showInspector(id);
+    if (centre && g && state.panzoom && "getBBox" in g) {
+      state.panzoom.show((g as SVGGraphicsElement).getBBox());
+    }
+  }
+
+  function showInspector(id: string | undefined): void {
+    const node = id ? state.index?.node(id) : undefined;
+    clear(ui.inspector);
+    ui.inspector.appendChild(renderInspector(node, graph(), {
+      toggleCluster,
+      isCollapsed: (cid) => !view().clusters.includes(cid),
+    }));
+  }
+
+  function highlight(id: string | null): void {
+    const svg = state.svg;
+    if (!svg) return;
+    for (const g of Array.from(svg.querySelectorAll(".jv-hl, .jv-hl-producer, .jv-hl-consumer, .jv-hl-edge"))) {
+      g.classList.remove("jv-hl", "jv-hl-producer", "jv-hl-consumer", "jv-hl-edge");
+    }
+    svg.classList.toggle("jv-dimmed", id !== null);
+    if (id === null || !state.index) return;
+    const around = state.index.neighbours(id);
+    state.elements.get(id)?.classList.add("jv-hl");
+    for (const p of around.producers) state.elements.get(p)?.classList.add("jv-hl-producer");
+    for (const c of around.consumers) state.elements.get(c)?.classList.add("jv-hl-consumer");
+    for (const i of around.edges) state.edges[i]?.classList.add("jv-hl-edge");
+  }
+
+  // -- search --
+  function applySearch(expandHidden: boolean): void {
+    const index = state.index;
+    for (const g of state.elements.values()) g.classList.remove("jv-match");
+    const query = ui.search.value;
+    if (!index || !query.trim()) {
+      ui.searchInfo.textContent = "";
+      state.matches = [];
+      return;
+    }
+    const found = index.search(query);
+    state.matches = found.map((n) => n.id);
+    let hidden = 0;
+    for (const node of found) {
+      const rep = index.representative(node.id);
+      if (rep !== node.id) hidden += 1;
+      if (rep) state.elements.get(rep)?.classList.add("jv-match");
+    }
+    ui.searchInfo.textContent = `${found.length} match${found.length === 1 ? "" : "es"}` +
+      (hidden ? ` (${hidden} in collapsed clusters: Enter expands)` : "");
+    if (!expandHidden || !found.length) return;
+    const toExpand = index.clustersHiding(state.matches.slice(0, 20));
+    const first = state.matches.find((m) => index.node(m)?.kind !== "cluster") ?? state.matches[0];
+    if (toExpand.length) {
+      state.focusAfterDraw = first;
+      setCollapsed(collapsed().filter((c) => !toExpand.includes(c)));
+    } else {
+      const rep = index.representative(first);
+      if (rep) select(rep, true);
+    }
+  }
+
+  // -- toolbar, info and timeline --
+  function updateToolbar(): void {
+    const stats = graph().stats;
+    const tooBig = (stats?.nodes ?? 0) > EXPAND_ALL_LIMIT;
+    ui.expandAll.disabled = tooBig;
+    ui.expandAll.title = tooBig ? "too large to lay out at once: expand clusters one by one" : "";
+    ui.title.textContent = `${model.get("title") ?? ""}`;
+    ui.stats.textContent = stats ? `${stats.equations} equations` : "";
+  }
+
+  function updateSelects(): void {
+    const specs: SpecializationRow[] = model.get("specializations") ?? [];
+    fillSelect(ui.specSelect, specs.map((s) => [String(s.index),
+      `#${s.index} ${s.signature}${s.hits !== null ? ` \u00b7 ${s.hits} hits` : ""}`]),
+      String(model.get("specialization")));
+    ui.specLabel.hidden = specs.length < 2;
+    const stages: StageRow[] = model.get("stages") ?? [];
+    fillSelect(ui.stageSelect, stages.map((s) => [s.name,
+      `${s.name} (${s.kernels ? `${s.kernels} kernels` : `${s.equations} eqns`})`]),
+      model.get("stage"));
+    updateInfo();
+  }
+
+  function updateInfo(): void {
+    clear(ui.info);
+    const specs: SpecializationRow[] = model.get("specializations") ?? [];
+    const spec = specs.find((s) => s.index === model.get("specialization"));
+    if (spec && (spec.reason || spec.diff.length)) {
+      const recompiled = spec.diff.length > 0 || (spec.reason && spec.reason !== "first call");
+      const line = el("div", { class: `jv-info-line ${recompiled ? "jv-bad" : ""}` },
+        recompiled ? `recompiled: ${spec.reason || "signature changed"}` : spec.reason);
+      append(ui.info, line);
+      if (spec.diff.length) {
+        const t = el("table", { class: "jv-table jv-diff" },
+          el("tr", {}, el("th", {}, "argument"), el("th", {}, "before"), el("th", {}, "now")));
+        for (const d of spec.diff) {
+          append(t, el("tr", {}, el("td", {}, d.argument), el("td", { class: "jv-before" }, d.before),
+            el("td", { class: "jv-after" }, d.after)));
+        }
+        append(ui.info, t);
+      }
+    }
+    const diff = graph().diff;
+    if (diff && (diff.added || diff.removed)) {
+      const added = Object.entries(diff.added_by_primitive).map(([p, n]) => `${p}\u00d7${n}`).join(" ");
+      const removed = Object.entries(diff.removed_by_primitive).map(([p, n]) => `${p}\u00d7${n}`).join(" ");
+      append(ui.info, el("div", { class: "jv-info-line jv-stage-diff" },
+        `stage ${model.get("stage")}: ${diff.added} new equation(s) ${added ? `(${added}) ` : ""}` +
+        `highlighted, ${diff.removed} removed ${removed ? `(${removed})` : ""}`));
+    } else if (diff) {
+      append(ui.info, el("div", { class: "jv-info-line" }, `stage ${model.get("stage")}: no change`));
+    }
+  }
+
+  function updateTimeline(): void {
+    const events: JitEvent[] = model.get("events") ?? [];
+    renderTimeline(ui.timeline, events, (event) => {
+      const specs: SpecializationRow[] = model.get("specializations") ?? [];
+      const spec = specs.find((s) => s.signature === event.signature);
+      if (spec && spec.index !== model.get("specialization")) {
+        model.set("specialization", spec.index);
+        model.save_changes();
+      }
+    });
+    ui.timelineTitle.textContent = `Events (${events.length})`;
+  }
+
+  // -- wiring --
+  const onCanvasClick = (e: Event) => {
+    if (state.panzoom?.moved) return;
+    const g = (e.target as Element).closest("g.node");
+    const id = g ? nodeIdOf(g) : null;
+    if (id) select(id, false);
+  };
+  const onCanvasDblClick = (e: Event) => {
+    const target = e.target as Element;
+    const g = target.closest("g.node");
+    const id = g ? nodeIdOf(g) : null;
+    if (id && state.index?.node(id)?.kind === "cluster") {
+      toggleCluster(id);
+      return;
+    }
+    const cluster = target.closest("g.cluster");
+    const cid = cluster ? clusterIdOf(cluster) : null;
+    if (cid) toggleCluster(cid);
+  };
+  const onOver = (e: Event) => {
+    const g = (e.target as Element).closest("g.node");
+    highlight(g ? nodeIdOf(g) : null);
+  };
+  const onLeave = () => highlight(null);
+  ui.canvas.addEventListener("click", onCanvasClick);
+  ui.canvas.addEventListener("dblclick", onCanvasDblClick);
+  ui.canvas.addEventListener("mouseover", onOver);
+  ui.canvas.addEventListener("mouseleave", onLeave);
+
+  let searchTimer: ReturnType<typeof setTimeout> | undefined;
+  ui.search.addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => applySearch(false), 120);
+  });
+  ui.search.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") applySearch(true);
+    if (e.key === "Escape") {
+      ui.search.value = "";
+      applySearch(false);
+    }
+  });
+  ui.fit.addEventListener("click", () => state.panzoom?.fit());
+  ui.canvas.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") highlight(null);
+    if (e.key === "+" || e.key === "=") state.panzoom?.zoom(1.3);
+    if (e.key === "-") state.panzoom?.zoom(1 / 1.3);
+    if (e.key === "0") state.panzoom?.fit();
+  });
+  ui.zoomIn.addEventListener("click", () => state.panzoom?.zoom(1.3));
+  ui.zoomOut.addEventListener("click", () => state.panzoom?.zoom(1 / 1.3));
+  ui.expandAll.addEventListener("click", () => setCollapsed([]));
+  ui.collapseAll.addEventListener("click", () => setCollapsed(state.index?.clusterIds() ?? []));
+  ui.specSelect.addEventListener("change", () => {
+    model.set("specialization", Number(ui.specSelect.value));
+    model.save_changes();
+  });
+  ui.stageSelect.addEventListener("change", () => {
+    model.set("stage", ui.stageSelect.value);
+    model.save_changes();
+  });
+  ui.textToggle.addEventListener("click", () => {
+    ui.jaxpr.hidden = !ui.jaxpr.hidden;
+    ui.jaxpr.textContent = model.get("jaxpr") ?? "";
+  });
+
+  const onSelected = () => {
+    const id = model.get("selected");
+    if (id && state.elements.has(id)) select(id, false);
+  };
+  const listeners: [string, () => void][] = [
+    ["change:dot", scheduleDraw], ["change:svg", scheduleDraw],
+    ["change:stages", updateSelects], ["change:stage", updateSelects],
+    ["change:specializations", updateSelects], ["change:specialization", updateSelects],
+    ["change:graph", updateInfo], ["change:events", updateTimeline],
+    ["change:selected", onSelected],
+    ["change:jaxpr", () => { ui.jaxpr.textContent = model.get("jaxpr") ?? ""; }],
+  ];
+  for (const [name, fn] of listeners) model.on(name, fn);
+
+  updateSelects();
+  updateTimeline();
+  draw();
+
+  return () => {
+    for (const [name, fn] of listeners) model.off(name, fn);
+    state.panzoom?.destroy();
+    clearTimeout(state.drawTimer);
+  };
+}
+
+function fillSelect(select: HTMLSelectElement, options: [string, string][], value: string): void {
+  clear(select);
+  for (const [key, text] of options) append(select, el("option", { value: key }, text));
+  select.value = value;
+  select.disabled = options.length < 2;
+}
+
+function buildLayout() {
+  const title = el("span", { class: "jv-title" });
+  const stats = el("span", { class: "jv-stats" });
+  const specSelect = el("select", { class: "jv-select jv-spec", "aria-label": "specialization" });
+  const specLabel = el("label", { class: "jv-field" }, "specialization ", specSelect);
+  const stageSelect = el("select", { class: "jv-select jv-stage", "aria-label": "stage" });
+  const search = el("input", { class: "jv-search", type: "search",
+    placeholder: "search primitive, variable, line\u2026", "aria-label": "search" });
+  const searchInfo = el("span", { class: "jv-search-info" });
+  const button = (text: string, label: string) =>
+    el("button", { class: "jv-button", type: "button", title: label, "aria-label": label }, text);
+  const fit = button("fit", "fit the graph");
+  const zoomIn = button("+", "zoom in");
+  const zoomOut = button("\u2212", "zoom out");
+  const expandAll = button("expand all", "expand every cluster");
+  const collapseAll = button("collapse all", "collapse every cluster");
+  const textToggle = button("jaxpr", "show the jaxpr text");
+  const badge = el("span", { class: "jv-renderer" });
+  const toolbar = el("div", { class: "jv-toolbar" }, title, stats, specLabel,
+    el("label", { class: "jv-field" }, "stage ", stageSelect), search, searchInfo,
+    el("span", { class: "jv-spacer" }), fit, zoomIn, zoomOut, expandAll, collapseAll,
+    textToggle, badge);
+  const info = el("div", { class: "jv-info" });
+  const canvas = el("div", { class: "jv-canvas", tabindex: "0" });
+  const status = el("div", { class: "jv-status" });
+  const jaxpr = el("pre", { class: "jv-jaxpr jv-code" });
+  jaxpr.hidden = true;
+  const inspector = el("aside", { class: "jv-inspector" });
+  const body = el("div", { class: "jv-body" },
+    el("div", { class: "jv-canvas-wrap" }, canvas, status), inspector);
+  const timelineTitle = el("h4", { class: "jv-timeline-title" });
+  const timeline = el("div", { class: "jv-timeline" });
+  const root = el("div", { class: "jv-explorer", "data-state": "loading" },
+    toolbar, info, body, jaxpr, timelineTitle, timeline);
+  return { root, title, stats, specSelect, specLabel, stageSelect, search, searchInfo, fit,
+    zoomIn, zoomOut, expandAll, collapseAll, textToggle, badge, info, canvas, status, inspector,
+    jaxpr, timeline, timelineTitle };
+}

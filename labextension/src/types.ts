@@ -1,0 +1,142 @@
+// Shapes of the data the Python widget syncs (jitviz/explorer/graph.py, widget.py).
+
+export interface SourceLine {
+  file: string;
+  line: number;
+  function: string;
+  code: string;
+}
+
+export interface Operand {
+  name: string;
+  type: string;
+  shape: number[];
+  dtype: string;
+  literal?: boolean;
+  origin?: string;
+}
+
+export type NodeKind = "input" | "output" | "constant" | "equation" | "effect" | "cluster";
+
+export interface GraphNode {
+  id: string;
+  kind: NodeKind;
+  label: string;
+  cluster: string | null;
+  primitive?: string;
+  params?: Record<string, string>;
+  inputs?: Operand[];
+  outputs?: Operand[];
+  shape?: number[];
+  dtype?: string;
+  type?: string;
+  var?: string;
+  name?: string;
+  source?: SourceLine | null;
+  kernel?: string | null;
+  changed?: string | null;
+  value?: string;
+  origin?: string;
+  stale?: boolean;
+  now?: string;
+  effect?: string;
+  text?: string;
+  skipped?: number;
+  size?: number;
+  role?: string;
+  summary?: string;
+  inner?: boolean;
+}
+
+export interface GraphEdge {
+  id: string;
+  source: string;
+  target: string;
+  kind: "data" | "constant" | "effect";
+  label: string;
+}
+
+export interface KernelInfo {
+  name: string;
+  source: string;
+  equations: number;
+  reused: boolean;
+  lines: SourceLine[];
+}
+
+export interface StageDiff {
+  added: number;
+  removed: number;
+  added_by_primitive: Record<string, number>;
+  removed_by_primitive: Record<string, number>;
+}
+
+export interface Graph {
+  title: string;
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+  kernels: Record<string, KernelInfo>;
+  collapsed: string[];
+  stats: { equations: number; nodes: number; edges: number };
+  diff: StageDiff | null;
+}
+
+/** What is drawn: visible nodes, expanded clusters, and edges between visible nodes. */
+export interface GraphView {
+  nodes: string[];
+  clusters: string[];
+  edges: [string, string, string][];
+}
+
+export interface StageRow {
+  name: string;
+  equations: number;
+  kernels?: number;
+}
+
+export interface SignatureChange {
+  argument: string;
+  before: string;
+  after: string;
+}
+
+export interface SpecializationRow {
+  index: number;
+  signature: string;
+  hits: number | null;
+  backend: string;
+  compiled: boolean;
+  kernels: number;
+  reason: string;
+  diff: SignatureChange[];
+}
+
+export interface JitEvent {
+  index: number;
+  kind: string;
+  time: number;
+  signature: string;
+  function: string;
+  message: string;
+  count: number;
+  reason?: string;
+  [detail: string]: unknown;
+}
+
+export interface FunctionRow {
+  name: string;
+  hits: number;
+  misses: number;
+  entries: number;
+  traces: number;
+  compiles: number;
+}
+
+/** The part of anywidget's model the views use. */
+export interface WidgetModel {
+  get(name: string): any;
+  set(name: string, value: unknown): void;
+  save_changes(): void;
+  on(event: string, callback: () => void): void;
+  off(event: string, callback: () => void): void;
+}
