@@ -29,3 +29,4 @@ __all__ = ["jit", "block_until_ready", "registry", "debug", "subscribe", "Event"
            "UnrolledLoopWarning", "CacheInfo", "Lowered", "Compiled", "make_jaxpr", "eval_jaxpr", "typecheck_jaxpr", "ShapedArray", "ClosedJaxpr",
            "Jaxpr", "Eqn", "Var", "Literal", "Array", "config", "errors", "lax", "numpy",
            "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map", "register_pytree_node"]
+from .explorer import explore, monitor  # noqa: E402
