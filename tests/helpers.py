@@ -113,7 +113,9 @@ def trace_and_check(f, *args, static_argnums=(), static_argnames=(), expected=No
         eager_leaves = tree_flatten(f(*args, **kwargs))[0]
         assert len(eager_leaves) == len(outs)
         for o, e in zip(outs, eager_leaves):
-            assert_close(o, e, rtol, atol, check_dtype)
+            # a function of Python scalars runs in Python eagerly: compare values only
+            python = isinstance(e, (bool, int, float, complex))
+            assert_close(o, e, rtol, atol, check_dtype and not python)
     if expected is not None:
         exp_leaves, exp_tree = tree_flatten(expected)
         assert exp_tree == closed.out_tree or len(exp_leaves) == len(outs), \

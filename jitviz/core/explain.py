@@ -26,7 +26,7 @@ def dependencies(tracer):
     todo = [(tracer._trace, tracer._var)]
     while todo:
         trace, var = todo.pop()
-        if var.id in seen:
+        if not isinstance(var, Var) or var.id in seen:  # a literal depends on nothing
             continue
         seen.add(var.id)
         name = trace.arg_names.get(var.id)
@@ -215,7 +215,7 @@ def leaked_tracer_error(tracer):
     src = _offending_source()
     trace = tracer._trace
     root = trace.root
-    made = trace.producer.get(tracer._var.id)
+    made = trace.producer.get(getattr(tracer._var, "id", None))
     made_at = f" at line {made.source.line} ({made.source.code})" if made and made.source else ""
     leak = ""
     report = root.report

@@ -145,7 +145,8 @@ class JaxprTrace:
             if owner is self:
                 return x._var
             if owner.alive and self.is_enclosed_by(owner):
-                return self._capture(x)
+                # a staged scalar constant is a literal everywhere; anything else is captured
+                return x._var if isinstance(x._var, Literal) else self._capture(x)
             raise explain.leaked_tracer_error(x)
         return self._const_atom(x)
 
@@ -196,13 +197,21 @@ class JaxprTrace:
         tracers = [Tracer(self, v) for v in outvars]
         return tracers if prim.multiple_results else tracers[0]
 
+    def _used_consts(self, outvars):
+        """(key, (value, var)) of the constants the jaxpr uses: a constant staged by
+        `jnp.array` and then dropped leaves no constvar (JAX drops unused constants too)."""
+        used = {a.id for e in self.eqns for a in e.invars if isinstance(a, Var)}
+        used |= {v.id for v in outvars if isinstance(v, Var)}
+        return [(k, cv) for k, cv in self.consts.items() if cv[1].id in used]
+
     def finish_closed(self, outs) -> ClosedJaxpr:
         """The root jaxpr: concrete arrays become constvars; captured tracers too."""
         outvars = [self.to_atom(o) for o in outs]
-        constvars = [v for _, v in self.consts.values()] + [v for _, v in self.captured.values()]
-        consts = [c for c, _ in self.consts.values()] + [t for t, _ in self.captured.values()]
+        consts = self._used_consts(outvars)
+        constvars = [v for _, (_, v) in consts] + [v for _, v in self.captured.values()]
+        values = [c for _, (c, _) in consts] + [t for t, _ in self.captured.values()]
         self.alive = False
-        return ClosedJaxpr(Jaxpr(constvars, self.invars, outvars, self.eqns), consts)
+        return ClosedJaxpr(Jaxpr(constvars, self.invars, outvars, self.eqns), values)
 
     def finish_hoisted(self, outs):
         """A body jaxpr with no constvars: what it captured comes first among its invars.
@@ -211,11 +220,12 @@ class JaxprTrace:
         traces, concrete arrays) to pass as the leading operands.
         """
         outvars = [self.to_atom(o) for o in outs]
-        hoisted_vars = [v for _, v in self.captured.values()] + [v for _, v in self.consts.values()]
+        consts = self._used_consts(outvars)
+        hoisted_vars = [v for _, v in self.captured.values()] + [v for _, (_, v) in consts]
         # the user's objects, not snapshots: the enclosing trace snapshots them once, and
         # cond branches that close over the same array share one operand
         hoisted = [t for t, _ in self.captured.values()] + \
-            [self._const_refs[k] for k in self.consts]
+            [self._const_refs[k] for k, _ in consts]
         self.alive = False
         return Jaxpr((), hoisted_vars + self.invars, outvars, self.eqns), hoisted
 
@@ -337,3 +347,14 @@ def _literal_val(x, value):
     if py is not None:
         return py
     return value[()] if isinstance(value, np.ndarray) else value
+
+
+def stage(x):
+    """Lift a concrete value into the current trace, as JAX's `stage`: inside a trace,
+    `jnp.array(constant)` is a tracer too (a literal for a scalar, a constvar for an array),
+    so code that computes with it is traced, and using the result as a shape is an error,
+    as in JAX. Outside a trace, or for a tracer, `x` itself."""
+    trace = current_trace()
+    if trace is None or isinstance(x, Tracer):
+        return x
+    return Tracer(trace, trace.to_atom(x))

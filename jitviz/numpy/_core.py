@@ -18,8 +18,8 @@ def aval(x):
 def _scalarize(x):
     """Lists of Python numbers become arrays (as NumPy does); everything else is kept."""
     if isinstance(x, (list, tuple)):
-        from .creation import asarray
-        return asarray(x)
+        from .creation import _asarray
+        return _asarray(x)
     return x
 
 

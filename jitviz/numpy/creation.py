@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes, lax
 from ..array import Array, as_array
 from ..core import explain
-from ..core.trace import Tracer
+from ..core.trace import Tracer, stage
 from ._core import broadcast_to_shape, concrete_shape, to_dtype
 
 
@@ -53,7 +53,19 @@ def _preview(obj):
 
 
 def array(object, dtype=None, copy=True, order=None, ndmin=0):
-    """Like `np.array`, with JAX's 32-bit defaults for Python numbers; traced when tracing."""
+    """Like `np.array`, with JAX's 32-bit defaults for Python numbers. Inside a trace the
+    result is a tracer even for a constant (as in JAX), so computing with it is traced too:
+    `jnp.array(x.shape).prod()` is a traced value, not a Python number."""
+    return stage(_array(object, dtype, copy, ndmin))
+
+
+def asarray(a, dtype=None, order=None, copy=None):
+    """Like `array`, without copying concrete jitviz arrays of the right dtype."""
+    return stage(_asarray(a, dtype))
+
+
+def _array(object, dtype=None, copy=True, ndmin=0):
+    """`jnp.array` without staging: what jitviz itself uses for constants."""
     dtype = dtypes.canonical_creation_dtype(dtype)
     if isinstance(object, Tracer):
         out = object if dtype is None else to_dtype(object, dtype)
@@ -72,7 +84,7 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):
         dtypes.check_supported(object.dtype, "jnp.array's input")
         out = as_array(np.asarray(object, dtype=dtype or object.dtype))
     elif hasattr(object, "__array__") or hasattr(object, "__cuda_array_interface__"):
-        return array(np.asarray(object), dtype, copy, order, ndmin)
+        return _array(np.asarray(object), dtype, copy, ndmin)
     elif isinstance(object, (list, tuple)):
         arr = _from_python(object, dtype)
         out = as_array(arr if dtype is None else arr.astype(dtype))
@@ -95,12 +107,11 @@ def _shape(x):
     return x.shape
 
 
-def asarray(a, dtype=None, order=None, copy=None):
-    """Like `array`, without copying concrete jitviz arrays of the right dtype."""
+def _asarray(a, dtype=None):
     if isinstance(a, Array) and (dtype is None or np.dtype(
             dtypes.canonical_creation_dtype(dtype)) == a.dtype):
         return a
-    return array(a, dtype=dtype, copy=False)
+    return _array(a, dtype=dtype, copy=False)
 
 
 def _stack_nested(obj, dtype):
@@ -110,7 +121,7 @@ def _stack_nested(obj, dtype):
     if dtype is None:
         dtype = dtypes.result_type(*[(aval(v).dtype, aval(v).weak_type)
                                      for v in _flat_items(obj)])[0]
-    parts = [lax.expand_dims(array(o, dtype), (0,)) for o in obj]
+    parts = [lax.expand_dims(_array(o, dtype), (0,)) for o in obj]
     if len({aval(p).shape for p in parts}) > 1:
         raise ValueError("jnp.array got a ragged nested sequence: the elements have shapes "
                          + ", ".join(str(aval(p).shape[1:]) for p in parts))
@@ -127,9 +138,9 @@ def full(shape, fill_value, dtype=None):
     shape = concrete_shape(shape, "jnp.full")
     dtype = dtypes.canonical_creation_dtype(dtype)
     if dtype is None and not isinstance(fill_value, Tracer):
-        fill_value = array(fill_value)
+        fill_value = _array(fill_value)
     elif dtype is not None:
-        fill_value = to_dtype(array(fill_value) if not isinstance(fill_value, Tracer)
+        fill_value = to_dtype(_array(fill_value) if not isinstance(fill_value, Tracer)
                               else fill_value, dtype)
     if np.ndim(fill_value) if not isinstance(fill_value, Tracer) else fill_value.ndim:
         return broadcast_to_shape(fill_value, shape)
@@ -211,8 +222,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     from .ufuncs import add, multiply, subtract, true_divide
     from .indexing import where
     dtype = dtypes.canonical_creation_dtype(dtype) or dtypes.default_float()
-    start, stop = to_dtype(array(start) if not isinstance(start, Tracer) else start, dtype), \
-        to_dtype(array(stop) if not isinstance(stop, Tracer) else stop, dtype)
+    start, stop = to_dtype(_array(start) if not isinstance(start, Tracer) else start, dtype), \
+        to_dtype(_array(stop) if not isinstance(stop, Tracer) else stop, dtype)
     div = (num - 1) if endpoint else num
     step = true_divide(subtract(stop, start), max(div, 1))
     idx = lax.iota(dtype, num)

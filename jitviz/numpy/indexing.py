@@ -73,8 +73,8 @@ def _canon_entry(i):
 
 
 def _stack_tracers(items):
-    from .creation import array
-    return array(items)
+    from .creation import _array
+    return _array(items)
 
 
 def _is_bool_array(i):
