@@ -29,4 +29,6 @@ __all__ = ["jit", "block_until_ready", "registry", "debug", "subscribe", "Event"
            "UnrolledLoopWarning", "CacheInfo", "Lowered", "Compiled", "make_jaxpr", "eval_jaxpr", "typecheck_jaxpr", "ShapedArray", "ClosedJaxpr",
            "Jaxpr", "Eqn", "Var", "Literal", "Array", "config", "errors", "lax", "numpy",
            "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map", "register_pytree_node"]
+def load_ipython_extension(ip): from .magics import load_ipython_extension as _l; _l(ip)  # noqa: E302,E501,E704
+def unload_ipython_extension(ip): from .magics import unload_ipython_extension as _u; _u(ip)  # noqa: E302,E501,E704
 from .explorer import explore, monitor  # noqa: E402

@@ -1,0 +1,44 @@
+"""jitviz's IPython magics: `%%jit`, `%jaxpr`, `%jitbench` (`%load_ext jitviz`).
+
+Importing this package does not import IPython; `load_ipython_extension` does. Each magic is a
+thin layer over a plain API that works without IPython:
+
+- `%%jit`     -> `jitviz.magics.transform.jit_cell(source, namespace, ...)` and
+                 `jitviz.magics.monitor.Monitor(*jitted_functions)`
+- `%jaxpr`    -> `jitviz.magics.jaxpr.jaxpr_view(f, *args, stage=...)`
+- `%jitbench` -> `jitviz.bench.jitbench(f, *args, ...)` (a `BenchResult`)
+
+Tracing errors raised in cells are shown as `jitviz.magics.errorview.ErrorView`s.
+"""
+from __future__ import annotations
+
+__all__ = ["load_ipython_extension", "unload_ipython_extension", "Monitor", "jit_cell",
+           "jaxpr_view", "ErrorView", "JitvizMagics"]
+
+_LAZY = {
+    "Monitor": ("monitor", "Monitor"),
+    "jit_cell": ("transform", "jit_cell"),
+    "jaxpr_view": ("jaxpr", "jaxpr_view"),
+    "ErrorView": ("errorview", "ErrorView"),
+    "JitvizMagics": ("magics", "JitvizMagics"),
+}
+
+
+def load_ipython_extension(ip):
+    """Register the magics on the shell `ip` (`%load_ext jitviz`)."""
+    from .magics import load
+    load(ip)
+
+
+def unload_ipython_extension(ip):
+    """Remove the magics, the error display and the monitors (`%unload_ext jitviz`)."""
+    from .magics import unload
+    unload(ip)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
