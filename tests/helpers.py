@@ -70,12 +70,11 @@ def check_origins(closed):
             assert origin.name, origin
 
 
-def dynamic_leaves(args, kwargs=None, static_argnums=(), static_argnames=()):
-    """The traced leaves of a call, in make_jaxpr's order (positional, then sorted kwargs)."""
-    kwargs = kwargs or {}
-    dyn = [a for i, a in enumerate(args) if i not in static_argnums]
-    dkw = {k: v for k, v in kwargs.items() if k not in static_argnames}
-    return tree_flatten((tuple(dyn), dkw))[0]
+def dynamic_leaves(f, args, kwargs=None, static_argnums=(), static_argnames=()):
+    """The traced leaves of a call, as make_jaxpr splits them (static arguments removed)."""
+    from jitviz.api import arg_spec, split_args
+    spec = arg_spec(f, static_argnums, static_argnames)
+    return split_args(spec, args, kwargs or {}).dyn_leaves
 
 
 def assert_close(actual, expected, rtol=1e-6, atol=1e-6, check_dtype=True):
@@ -104,7 +103,7 @@ def trace_and_check(f, *args, static_argnums=(), static_argnames=(), expected=No
     jitviz.typecheck_jaxpr(closed)
     check_sources(closed)
     check_origins(closed)
-    leaves = dynamic_leaves(args, kwargs, static_argnums, static_argnames)
+    leaves = dynamic_leaves(f, args, kwargs, static_argnums, static_argnames)
     assert [a for a in closed.in_avals] == [_aval(x) for x in leaves]
     outs = jitviz.eval_jaxpr(closed.jaxpr, closed.consts, *[np.asarray(x) for x in leaves])
     for o, av in zip(outs, closed.out_avals):  # eval_jaxpr honours the abstract types
