@@ -381,3 +381,26 @@ def test_split_options_leaves_the_call_verbatim(shell):
     fn, args, kwargs = M.eval_call("max(*[3, 1], key=abs)", {})
     assert fn is max and args == (3, 1) and kwargs == {"key": abs}
     assert np.isscalar(M.eval_call("abs(-2)", {})[1][0])
+
+
+def test_jit_cell_magic_uses_the_explorer_monitor_when_there_is_one(shell, monkeypatch):
+    made = []
+
+    class FakeWidget:
+        def __init__(self, *fns):
+            made.append(fns)
+
+        def _repr_html_(self):
+            return "<b>explorer monitor</b>"
+
+        def __repr__(self):
+            return "FakeWidget"
+
+    monkeypatch.setattr(M, "in_kernel", lambda shell: True)
+    monkeypatch.setattr(M, "_explorer", lambda attr: FakeWidget if attr == "monitor" else None)
+    res, io = run(shell, "%%jit --backend interpret\ndef e1(x):\n    return x\n"
+                         "def e2(x):\n    return x\ne1(1.0)\n")
+    assert res.success, res.error_in_exec
+    # made once, with both functions, before the call on the last line
+    assert len(made) == 1 and [f.__name__ for f in made[0]] == ["e1", "e2"]
+    assert "FakeWidget" in text_of(io) and "%%jit monitor" not in text_of(io)

@@ -207,6 +207,20 @@ class JitvizMagics(Magics):
         explorer_monitor = _explorer("monitor") if live and not args.quiet else None
         monitor = Monitor(title=f"%%jit monitor — In [{count}]", live=live)
         replaced = []
+        widget = {}  # "shown": the explorer's monitor widget, or None if it failed
+
+        def show_widget():
+            # the explorer's monitor takes its functions up front and shows the events from
+            # then on: it is made once every def of the cell has run (before the calls after)
+            if "shown" in widget or not run.functions:
+                return
+            try:
+                w = explorer_monitor(*run.functions.values())
+                display(w)
+                widget["shown"] = w
+            except Exception:  # noqa: BLE001 - the explorer is optional: fall back to ours
+                widget["shown"] = None
+                monitor.display()
 
         def on_function(name, jf):
             old = st.defined.get(name)
@@ -220,11 +234,15 @@ class JitvizMagics(Magics):
                                 f"{name} starts with an empty cache")
             st.defined[name] = _Defined(jf, monitor, count)
             monitor.add(jf, name)
-            if live and not args.quiet and explorer_monitor is None:
-                if monitor.handle is None:
-                    monitor.display()
-                else:
-                    monitor.update()
+            if not live or args.quiet:
+                return
+            if explorer_monitor is not None:
+                if len(run.functions) + len(run.skipped) >= len(transformer.names):
+                    show_widget()
+            elif monitor.handle is None:
+                monitor.display()
+            else:
+                monitor.update()
 
         run = new_run(options, on_function)
         transformer = JitDefs(run.id)
@@ -258,27 +276,22 @@ class JitvizMagics(Magics):
             monitor.notes.append(f"the cell raised {type(result.error_in_exec).__name__} "
                                  "(shown above)")
         if not args.quiet:
-            self._show_monitor(monitor, run, live, explorer_monitor)
+            if explorer_monitor is not None and run.functions:
+                show_widget()
+                if widget.get("shown") is not None:
+                    for note in monitor.notes:
+                        print(note)
+            if live:
+                if widget.get("shown") is None:
+                    if monitor.handle is None:
+                        monitor.display()
+                    else:
+                        monitor.update()
+            else:
+                display(monitor)
         st.monitors.append(monitor)
         if not result.success:
             raise CellFailed(result.error_in_exec)
-
-    def _show_monitor(self, monitor, run, live, explorer_monitor):
-        if explorer_monitor is not None and run.functions:
-            try:
-                display(explorer_monitor(*run.functions.values()))
-                for note in monitor.notes:
-                    print(note)
-                return
-            except Exception:  # noqa: BLE001 - the explorer is optional: fall back to ours
-                pass
-        if live:
-            if monitor.handle is None:
-                monitor.display()
-            else:
-                monitor.update()
-        else:
-            display(monitor)
 
     @no_var_expand
     @magic_arguments()
