@@ -455,7 +455,17 @@ class GraphBuilder:
             "stats": {"equations": sum(n["kind"] == "equation" for n in self.nodes),
                       "nodes": len(self.nodes), "edges": len(self.edges)},
             "diff": self.changes.summary() if self.changes else None,
+            "stale": self._stale_list(),
         }
+
+    def _stale_list(self) -> list[dict]:
+        """Captured globals/closure variables that changed since the trace (whether or not a
+        constant node shows them)."""
+        captured = getattr(self.report, "captured", {}) if self.report is not None else {}
+        return [{"name": name, "now": shorten(now, 300),
+                 "traced": shorten(captured[name].summary, 300) if name in captured else "",
+                 "kind": captured[name].kind if name in captured else ""}
+                for name, now in self.stale.items()]
 
     def _count_sizes(self):
         for node in self.nodes:

@@ -79,6 +79,17 @@ def signature_diff(before: Specialization | None, after: Specialization) -> list
             for name in dict.fromkeys(list(old) + list(new)) if old.get(name) != new.get(name)]
 
 
+def kernel_stage(spec: Specialization) -> int:
+    """The stage the backend compiled: the one sharing the most equations with the kernels
+    (the last stage for the Numba backends, the traced one for the interpreter)."""
+    from .graph import all_eqns
+    in_kernels = {id(e) for k in spec.kernels for e in (getattr(k, "eqns", ()) or ())}
+    scores = [sum(id(e) in in_kernels for e in all_eqns(closed.jaxpr))
+              for _, closed in spec.stages]
+    best = max(scores, default=0)
+    return len(scores) - 1 - scores[::-1].index(best) if best else len(spec.stages) - 1
+
+
 def _pipeline(closed):
     """The optimizer's stages after 'traced' (none until jitviz.passes lands)."""
     try:
@@ -232,7 +243,8 @@ class Explorer(anywidget.AnyWidget):
             rows = [{"name": name, "equations": len(closed.jaxpr.eqns)}
                     for name, closed in (spec.stages if spec else [])]
             if spec is not None and spec.kernels:
-                rows.append({"name": "kernels", "equations": len(spec.stages[-1][1].jaxpr.eqns),
+                compiled = spec.stages[kernel_stage(spec)][1]
+                rows.append({"name": "kernels", "equations": len(compiled.jaxpr.eqns),
                              "kernels": len(spec.kernels)})
                 names.append("kernels")
             self.stages = rows
@@ -249,8 +261,10 @@ class Explorer(anywidget.AnyWidget):
             return
         names = [name for name, _ in spec.stages]
         group_kernels = self.stage == "kernels"
-        index = len(names) - 1 if group_kernels else max(0, names.index(self.stage)
-                                                         if self.stage in names else 0)
+        if group_kernels:
+            index = kernel_stage(spec)
+        else:
+            index = names.index(self.stage) if self.stage in names else 0
         closed = spec.stages[index][1]
         previous = spec.stages[index - 1][1] if index > 0 and not group_kernels else None
         stale = stale_bindings(spec.report, self._subject.globals)

@@ -213,6 +213,11 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement): () => voi
         append(ui.info, t);
       }
     }
+    for (const stale of graph().stale ?? []) {
+      append(ui.info, el("div", { class: "jv-info-line jv-warn-line" },
+        `stale ${stale.kind || "global"} ${stale.name}: ${stale.traced} when traced, now ` +
+        `${stale.now} — the compiled code still uses ${stale.traced}`));
+    }
     const diff = graph().diff;
     if (diff && (diff.added || diff.removed)) {
       const added = Object.entries(diff.added_by_primitive).map(([p, n]) => `${p}\u00d7${n}`).join(" ");

@@ -79,6 +79,15 @@ export interface Graph {
   collapsed: string[];
   stats: { equations: number; nodes: number; edges: number };
   diff: StageDiff | null;
+  stale?: StaleBinding[];
+}
+
+/** A global or closed-over variable that changed since the trace baked its value in. */
+export interface StaleBinding {
+  name: string;
+  kind: string;
+  traced: string;
+  now: string;
 }
 
 /** What is drawn: visible nodes, expanded clusters, and edges between visible nodes. */

@@ -67,6 +67,15 @@ describe("explorer view", () => {
     expect(host.querySelector(".jv-after")!.textContent).toBe("f32[4]");
   });
 
+  it("warns about stale globals", async () => {
+    const state = explorerState();
+    (state.graph as any).stale = [{ name: XSS, kind: "global", traced: "1.0", now: "2.0" }];
+    const { host } = await mounted(state);
+    const line = host.querySelector(".jv-warn-line")!;
+    expect(line.textContent).toContain(`stale global ${XSS}: 1.0 when traced, now 2.0`);
+    expect(host.querySelector("img")).toBeNull();
+  });
+
   it("switches stage and specialization through the model", async () => {
     const { host, model } = await mounted();
     const stage = host.querySelector(".jv-stage") as HTMLSelectElement;

@@ -1,0 +1,233 @@
+"""The explorer widgets (jitviz/explorer/widget.py), without a browser: what they sync."""
+from __future__ import annotations
+
+import pathlib
+import shutil
+import time
+
+import numpy as np
+import pytest
+
+import jitviz
+import jitviz.numpy as jnp
+from jitviz.explorer import bundle, widget
+from jitviz.explorer import dot as dotlib
+
+pytestmark = pytest.mark.filterwarnings("ignore::jitviz.JitvizWarning")
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+XSS = "<img src=x onerror=alert(1)>"
+SCALE = 2.0
+
+
+def wait_for(predicate, timeout=3.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+@pytest.fixture
+def server_svg(monkeypatch):
+    if shutil.which("dot") is None:
+        pytest.skip("needs Graphviz's dot binary")
+    monkeypatch.delenv(dotlib.DOT_ENV, raising=False)
+
+
+@pytest.fixture
+def no_dot(monkeypatch):
+    monkeypatch.setenv(dotlib.DOT_ENV, "none")
+
+
+def make_jitted():
+    def scaled_sine(x):
+        print("tracing scaled_sine")
+        return jnp.sin(x) * SCALE + 1
+    return jitviz.jit(scaled_sine, backend="interpret")
+
+
+def call_with_specializations(f):
+    f(np.ones(3, np.float32))
+    f(np.ones(3, np.float32))
+    f(np.ones(3, np.float32))
+    f(np.ones((2, 2), np.float32))
+    f(np.ones(3, np.float64))
+
+
+def test_plain_function(server_svg):
+    w = jitviz.explore(lambda x, y: x @ y + 1, np.ones((2, 3)), np.ones((3, 4)))
+    assert w.title == "<lambda>"
+    assert [s["name"] for s in w.stages][0] == "traced"
+    assert w.stage == "traced"
+    assert len(w.specializations) == 1 and not w.specializations[0]["compiled"]
+    assert w.events == []
+    prims = [n["primitive"] for n in w.graph["nodes"] if n["kind"] == "equation"]
+    assert prims == ["dot_general", "add"]
+    assert w.dot.startswith("digraph") and w.svg.startswith("<svg") and w.renderer == "dot"
+    assert "dot_general" in w.jaxpr
+
+
+def test_without_dot_the_browser_lays_out(no_dot):
+    w = jitviz.explore(lambda x: jnp.sin(x), np.ones(3))
+    assert w.svg == "" and w.renderer == "wasm"
+    assert "jv-equation" in w.dot
+
+
+def test_jitted_function_lists_specializations_with_reasons():
+    f = make_jitted()
+    call_with_specializations(f)
+    w = jitviz.explore(f)
+    rows = w.specializations
+    assert [r["signature"] for r in rows] == ["x:f32[3]", "x:f32[2,2]", "x:f64[3]"]
+    assert rows[0]["reason"] == "first call" and rows[0]["hits"] == 2
+    assert "changed from f32[3] to f32[2,2]" in rows[1]["reason"]
+    assert rows[1]["diff"] == [{"argument": "x", "before": "f32[3]", "after": "f32[2,2]"}]
+    assert rows[2]["diff"] == [{"argument": "x", "before": "f32[2,2]", "after": "f64[3]"}]
+    assert w.specialization == 2  # the most recently used
+    kinds = [e["kind"] for e in w.events]
+    assert "recompile" in kinds and "cache_hit" in kinds and "side_effect_lost" in kinds
+    w.specialization = 0
+    assert w.graph["nodes"][0]["dtype"] == "float32"
+    effect = next(n for n in w.graph["nodes"] if n["kind"] == "effect")
+    assert effect["label"] == "print \u2014 ran at trace only, skipped on 2 cache hits"
+
+
+def test_explore_with_arguments_selects_their_specialization():
+    f = make_jitted()
+    call_with_specializations(f)
+    w = jitviz.explore(f, np.ones((2, 2), np.float32))
+    assert w.specializations[w.specialization]["signature"] == "x:f32[2,2]"
+    fresh = jitviz.explore(f, np.ones(7, np.int32))
+    current = fresh.specializations[fresh.specialization]
+    assert not current["compiled"] and "not called yet" in current["signature"]
+    assert len(f._cache.entries) == 3  # exploring does not add a cache entry
+
+
+def test_stages_and_kernels():
+    f = make_jitted()
+    f(np.ones(3, np.float32))
+    w = jitviz.explore(f)
+    names = [s["name"] for s in w.stages]
+    assert names[0] == "traced"
+    assert names[-1] == "kernels"
+    for name in names:
+        w.stage = name
+        assert w.graph["nodes"] and w.dot.startswith("digraph")
+    w.stage = "kernels"
+    assert any(n["kind"] == "cluster" and n.get("role") == "kernel" for n in w.graph["nodes"])
+    assert any(n.get("kernel") for n in w.graph["nodes"])
+    assert all(k["source"] for k in w.graph["kernels"].values())
+
+
+def test_collapsing_redraws():
+    f = make_jitted()
+    f(np.ones(3, np.float32))
+    w = jitviz.explore(jitviz.jit(lambda x: jitviz.lax.cond(x.sum() > 0, jnp.sin, jnp.cos, x)),
+                       np.ones(3))
+    cond = next(n["id"] for n in w.graph["nodes"] if n.get("primitive") == "cond")
+    assert cond in w.view["clusters"]
+    w.collapsed = [cond]
+    assert cond in w.view["nodes"] and "jv-collapsed" in w.dot
+    w.collapsed = []
+    assert cond in w.view["clusters"]
+
+
+def test_stale_global_is_marked():
+    global SCALE
+    f = make_jitted()
+    f(np.ones(3, np.float32))
+    SCALE = 5.0
+    try:
+        w = jitviz.explore(f)
+        assert [(s["name"], s["traced"], s["now"]) for s in w.graph["stale"]] == \
+            [("SCALE", "2.0", "5.0")]
+        scalar = jitviz.jit(lambda x: x * SCALE, backend="interpret")
+        scalar(3.0)
+        SCALE = 6.0
+        constants = [n for n in jitviz.explore(scalar).graph["nodes"] if n["kind"] == "constant"]
+        assert [(n["name"], n["stale"], n["now"]) for n in constants] == [("SCALE", True, "6.0")]
+    finally:
+        SCALE = 2.0
+
+
+def test_live_events_reach_the_widget():
+    f = make_jitted()
+    f(np.ones(3, np.float32))
+    w = jitviz.explore(f)
+    before = len(w.events)
+    f(np.ones(5, np.float32))  # a recompile: new specialization
+    assert wait_for(lambda: len(w.specializations) == 2)
+    assert len(w.events) > before
+    for _ in range(5):
+        f(np.ones(5, np.float32))
+    assert wait_for(lambda: w.specializations[1]["hits"] == 5)
+    w.close()
+
+
+def test_monitor_collects_events_of_its_functions():
+    f, g = make_jitted(), jitviz.jit(lambda x: x + 1, backend="interpret")
+    m = jitviz.monitor(f)
+    f(np.ones(3, np.float32))
+    f(np.ones(3, np.float32))
+    g(np.ones(3, np.float32))
+    assert wait_for(lambda: any(e["kind"] == "cache_hit" for e in m.events))
+    assert {e["function"] for e in m.events} == {"scaled_sine"}
+    assert m.functions[0]["name"] == "scaled_sine" and m.functions[0]["hits"] >= 1
+    everything = jitviz.monitor()
+    g(np.ones(4, np.float32))
+    assert wait_for(lambda: any(e["function"] == "<lambda>" for e in everything.events))
+    with pytest.raises(TypeError):
+        jitviz.monitor(lambda x: x)
+    m.close()
+    everything.close()
+
+
+def xss_function():
+    def fun(x):
+        print(XSS)
+        return jnp.sin(x)
+    fun.__name__ = fun.__qualname__ = XSS
+    fun.__code__ = fun.__code__.replace(co_name=XSS)
+    return fun
+
+
+def test_saved_notebook_fallbacks_escape_user_strings(server_svg):
+    w = jitviz.explore(xss_function(), np.ones(3))
+    data, _ = w._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert data["image/svg+xml"].startswith("<svg")
+    for text in (data["text/html"], data["image/svg+xml"]):
+        assert "<img" not in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in data["text/html"]
+    assert "sin" in data["text/plain"]
+
+
+def test_saved_notebook_fallback_without_dot_is_the_jaxpr_text(no_dot):
+    w = jitviz.explore(xss_function(), np.ones(3))
+    data, _ = w._repr_mimebundle_()
+    assert "image/svg+xml" not in data
+    assert "<pre>" in data["text/html"] and "sin" in data["text/html"]
+    assert "<img" not in data["text/html"]
+
+
+def test_explore_rejects_non_functions():
+    with pytest.raises(TypeError):
+        jitviz.explore(42)
+
+
+# --- the front-end bundle ----------------------------------------------------------------------
+
+def test_widgets_load_the_built_bundle():
+    assert widget.BUNDLE.is_file() and widget.STYLES.is_file()
+    assert "render" in widget.BUNDLE.read_text()
+    assert "jitviz explorer" not in str(widget.Explorer._esm)  # not the missing-bundle stub
+
+
+@pytest.mark.skipif(not (ROOT / "labextension" / "package.json").is_file(),
+                    reason="installed without the TypeScript sources")
+def test_bundle_is_built_from_the_current_sources():
+    assert bundle.bundle_is_current(ROOT / "labextension", ROOT / "jitviz" / "static"), (
+        "jitviz/static/explorer.js is out of date with labextension/: run "
+        "`cd labextension && npm ci && npm run build` and commit the result")
