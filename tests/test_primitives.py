@@ -25,6 +25,21 @@ from jitviz.lax import primitives as P
 
 from helpers import assert_close, trace_and_check
 
+
+def _import_all_of_jitviz():
+    """Every module that may register a primitive, so the registry test sees them all
+    whichever other tests run (a module that fails to import here fails its own tests)."""
+    import importlib
+    import pkgutil
+    for mod in pkgutil.walk_packages(jitviz.__path__, "jitviz."):
+        try:
+            importlib.import_module(mod.name)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+_import_all_of_jitviz()
+
 f32, f64, f16, i32, i8, u8, c64 = (np.float32, np.float64, np.float16, np.int32, np.int8,
                                    np.uint8, np.complex64)
 rng = np.random.default_rng(0)
@@ -323,7 +338,10 @@ def _control_cases():
              lambda x, y: [np.sin(x) + y]),
         Case("debug_print", (X23, np.float32(3)), {"fmt": "{} and {y}", "names": ("y",)},
              lambda *a: []),
-    ]
+    ] + ([  # the fusion pass's kernel primitive (jitviz.passes.fuse)
+        Case("fused", (s, s), {"name": "mul_add", "jaxpr": closed(lambda x, y: (x * y + x,), s, s)},
+             lambda x, y: [x * y + x]),
+    ] if "fused" in PRIMITIVES else [])
 
 
 CASES = _unary_cases() + _binary_cases() + _other_cases() + _control_cases()

@@ -42,7 +42,7 @@ def dependencies(tracer):
             if inner is var:
                 todo.append((outer._trace, outer._var))
         if var in trace.invars and trace.parent is not None:
-            args.append((False, f"an argument of the {trace.purpose}"))
+            args.append((False, f"an argument of {trace.fun_name}"))
     root = tracer._trace.root
     order = {n: i for i, n in enumerate(getattr(root, "arg_order", []))}
     names = sorted({n for _, n in args}, key=lambda n: (order.get(n, 1 << 30), n))
@@ -90,17 +90,22 @@ def _static_fix(root, names):
 
 
 def _context_line(tracer, names):
-    root = tracer._trace.root
-    where = f"the function {root.fun_name} at {root.fun_location} for {root.purpose}"
+    """JAX's sentence: the function whose trace the value belongs to (a control-flow body
+    names itself: "the function body at f.py:3 for scan"), then what it depends on."""
+    trace = tracer._trace
+    where = f"the function {trace.fun_name} at {trace.fun_location} for {trace.purpose}"
     if names:
         why = f"it depends on {_quote_names(names)}"
     else:
         why = ("it was computed by jitviz operations on values that are not arguments "
                "(constants or shapes), which are traced too")
-    inner = [t for t in _trace_chain(tracer) if t.parent is not None]
-    nested = f" (inside the {inner[-1].purpose})" if inner else ""
-    return (f"The error occurred while tracing {where}{nested}. This concrete value was not "
+    line = (f"The error occurred while tracing {where}. This concrete value was not "
             f"available in Python because {why}.")
+    if trace.parent is not None:
+        root = trace.root
+        line += (f"\n({trace.fun_name} is traced inside the function {root.fun_name} at "
+                 f"{root.fun_location} for {root.purpose}.)")
+    return line
 
 
 def _ops_lines(ops):

@@ -307,14 +307,15 @@ def bind(prim, args, params):
     return stack[-1].emit(prim, args, params)
 
 
-def trace_body(fun, in_avals, *, name: str, purpose: str, arg_names=None):
+def trace_body(fun, in_avals, *, name: str, purpose: str, arg_names=None, location=""):
     """Trace `fun` on fresh tracers of `in_avals` in a child of the current trace.
 
-    Returns (jaxpr, hoisted operands, raw outputs). Used for the bodies of control flow and
-    nested jit calls.
+    Returns (trace, raw outputs). Used for the bodies of control flow. `name`, `location`
+    and `arg_names` describe the user's function (for error messages: "while tracing the
+    function body at f.py:3 for scan ... depends on the value of the argument c").
     """
     parent = current_trace()
-    trace = JaxprTrace(parent, fun_name=name, fun_location="", purpose=purpose)
+    trace = JaxprTrace(parent, fun_name=name, fun_location=location, purpose=purpose)
     with push_trace(trace):
         args = [trace.new_arg(av, n) for av, n in
                 zip(in_avals, arg_names or [None] * len(in_avals))]

@@ -5,6 +5,7 @@ explicit leading operands of the equation, so every sub-jaxpr is closed, as in J
 """
 from __future__ import annotations
 
+import inspect
 import operator
 
 import numpy as np
@@ -14,8 +15,9 @@ from ..core import explain
 from ..core.interpreter import eval_jaxpr
 from ..core.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
 from ..core.primitives import primitive
+from ..core.source import function_location
 from ..core.trace import Tracer, concrete_aval, trace_body
-from ..tree import tree_flatten, tree_unflatten
+from ..tree import LEAF as LEAF_TREE, tree_flatten, tree_unflatten
 
 
 def _aval(x) -> ShapedArray:
@@ -24,14 +26,45 @@ def _aval(x) -> ShapedArray:
     return concrete_aval(x, "a control-flow operand")[1]
 
 
-def trace_subfun(fun, in_tree, in_avals, *, purpose, name=None):
-    """Trace `fun(*in_tree.unflatten(args))`; returns (jaxpr, hoisted, out_tree)."""
+def trace_subfun(fun, in_tree, in_avals, *, purpose, user_fun=None, arg_names=None):
+    """Trace `fun(*in_tree.unflatten(args))`; returns (jaxpr, hoisted, out_tree).
+
+    `user_fun` is the function the user wrote (when `fun` wraps it): errors name it, its
+    location, and its parameters with pytree paths (`c`, `c[1]`), as JAX does.
+    """
+    user_fun = user_fun or fun
+    if arg_names is None:
+        arg_names = leaf_names(user_fun, in_tree.children)
+
     def flat(*leaves):
         return fun(*tree_unflatten(in_tree, leaves))
-    trace, out = trace_body(flat, in_avals, name=name or _name(fun), purpose=purpose)
+    trace, out = trace_body(flat, in_avals, name=_name(user_fun), purpose=purpose,
+                            arg_names=arg_names, location=function_location(user_fun))
     out_leaves, out_tree = tree_flatten(out)
     jaxpr, hoisted = trace.finish_hoisted(out_leaves)
     return jaxpr, hoisted, out_tree
+
+
+def leaf_names(fun, arg_trees):
+    """Readable names of the leaves a function receives: its parameter names with pytree
+    paths (`c`, `c[0]`, `xs['a']`), one per leaf."""
+    params = _param_names(fun, len(arg_trees))
+    return [p for name, t in zip(params, arg_trees) for p in t.leaf_paths(name)]
+
+
+def _param_names(fun, n):
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        return [f"args[{i}]" for i in range(n)]
+    names = []
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            names += [f"{p.name}[{i}]" for i in range(n - len(names))]
+            break
+    return (names + [f"args[{i}]" for i in range(len(names), n)])[:n]
 
 
 def _scalar(value, dtype, weak=False):
@@ -117,7 +150,7 @@ def cond(pred, true_fun, false_fun, *operands):
         from . import ne
         pred = ne(pred, _scalar(0, a.dtype, a.weak_type))
     return _bind_cond(_to_index(pred, "cond pred"), [false_fun, true_fun], operands,
-                      "true_fun and false_fun output")
+                      "true_fun and false_fun output", "cond")
 
 
 def switch(index, branches, *operands):
@@ -131,13 +164,13 @@ def switch(index, branches, *operands):
         idx = clamp(np.int32(0), idx, np.int32(len(branches) - 1))
     elif not isinstance(idx, Tracer):
         idx = np.int32(np.clip(int(idx), 0, len(branches) - 1))
-    return _bind_cond(idx, branches, operands, "branch outputs")
+    return _bind_cond(idx, branches, operands, "branch outputs", "switch")
 
 
-def _bind_cond(index, funs, operands, what):
+def _bind_cond(index, funs, operands, what, purpose):
     leaves, in_tree = tree_flatten(operands)
     in_avals = [_aval(x) for x in leaves]
-    traced = [trace_subfun(f, in_tree, in_avals, purpose="lax.cond branch") for f in funs]
+    traced = [trace_subfun(f, in_tree, in_avals, purpose=purpose) for f in funs]
     common, hoisted = _with_common_hoisted(traced)
     jaxprs = [j for j, _ in common]
     _check_same_outputs(what, [t for _, t in common], jaxprs)
@@ -236,16 +269,19 @@ def _strengthen(leaves, idxs, out_avals):
     return leaves
 
 
-def while_loop(cond_fun, body_fun, init_val):
-    """`while cond_fun(val): val = body_fun(val)`; both functions are traced once."""
+def while_loop(cond_fun, body_fun, init_val, *, _user_funs=None, _arg_names=None):
+    """`while cond_fun(val): val = body_fun(val)`; both functions are traced once.
+    (`_user_funs`/`_arg_names`: what errors name when fori_loop wraps the user's body.)"""
+    user_funs = _user_funs or (cond_fun, body_fun)
+    arg_names = _arg_names
     leaves, tree = tree_flatten(init_val)
     args_tree = tree_flatten((init_val,))[1]  # both functions take the carry as one argument
     for _ in range(2):  # a second pass when the body strengthens weakly typed carries
         avals = [_aval(x) for x in leaves]
-        cj, ch, ctree = trace_subfun(cond_fun, args_tree, avals,
-                                     purpose="lax.while_loop cond_fun")
-        bj, bh, btree = trace_subfun(body_fun, args_tree, avals,
-                                     purpose="lax.while_loop body_fun")
+        cj, ch, ctree = trace_subfun(cond_fun, args_tree, avals, purpose="while_cond",
+                                     user_fun=user_funs[0], arg_names=arg_names)
+        bj, bh, btree = trace_subfun(body_fun, args_tree, avals, purpose="while_body",
+                                     user_fun=user_funs[1], arg_names=arg_names)
         weak = _weak_mismatch(avals, bj.out_avals) if btree == tree else []
         if not weak:
             break
@@ -301,8 +337,10 @@ scan_p = primitive("scan", abstract_eval=_scan_rule, impl=_scan_impl, multiple_r
                    kind="control")
 
 
-def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
-    """`carry, y = f(carry, x)` over the leading axis of `xs`; returns (carry, stacked ys)."""
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, _user_fun=None,
+         _arg_names=None, _purpose="scan"):
+    """`carry, y = f(carry, x)` over the leading axis of `xs`; returns (carry, stacked ys).
+    (`_user_fun`/`_arg_names`/`_purpose`: what errors name when fori_loop or map wrap it.)"""
     c_leaves, c_tree = tree_flatten(init)
     x_leaves, x_tree = tree_flatten(xs)
     lengths = {int(_aval(x).shape[0]) for x in x_leaves if _aval(x).shape}
@@ -325,7 +363,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     for _ in range(2):
         c_avals = [_aval(c) for c in c_leaves]
         jaxpr, hoisted, out_tree = trace_subfun(body, pair_tree, c_avals + x_avals,
-                                                purpose="lax.scan body")
+                                                purpose=_purpose, user_fun=_user_fun or f,
+                                                arg_names=_arg_names)
         if out_tree.kind is None or len(out_tree.children) != 2 or \
                 getattr(out_tree.kind, "name", "") not in ("tuple", "list"):
             raise TypeError(f"scan body must return a pair (carry, y), got {out_tree}")
@@ -349,7 +388,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
 
 def map(f, xs):
     """`[f(x) for x in xs]` over the leading axis, as one traced body (`lax.map`)."""
-    _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+    names = leaf_names(f, [tree_flatten(xs)[1]])
+    _, ys = scan(lambda c, x: (c, f(x)), (), xs, _user_fun=f, _arg_names=names,
+                 _purpose="map")
     return ys
 
 
@@ -373,7 +414,9 @@ def fori_loop(lower, upper, body_fun, init_val):
         def step(carry, _):
             i, val = carry
             return (add(i, _scalar(1, dt, weak)), body_fun(i, val)), None
-        (_, val), _ = scan(step, (lower, init_val), None, length=n)
+        names = leaf_names(body_fun, [LEAF_TREE, tree_flatten(init_val)[1]])
+        (_, val), _ = scan(step, (lower, init_val), None, length=n, _user_fun=body_fun,
+                           _arg_names=names, _purpose="fori_loop")
         return val
 
     def cond_fun(carry):
@@ -382,7 +425,9 @@ def fori_loop(lower, upper, body_fun, init_val):
     def body(carry):
         i, hi, val = carry
         return add(i, _scalar(1, dt, weak)), hi, body_fun(i, val)
-    return while_loop(cond_fun, body, (lower, upper, init_val))[2]
+    i_name, *val_names = leaf_names(body_fun, [LEAF_TREE, tree_flatten(init_val)[1]])
+    return while_loop(cond_fun, body, (lower, upper, init_val), _user_funs=(body_fun, body_fun),
+                      _arg_names=[i_name, "upper"] + val_names)[2]
 
 
 # --- jit as a call primitive ---------------------------------------------------------------
