@@ -274,3 +274,29 @@ def test_cold_without_a_bypass_says_so():
     r = jitbench(tiny, 1.0, 2.0, n=2, r=1, backends=B, baseline="none", cold=True)
     assert r.cold.forced and r.cold.bypass is None
     assert any("no way to bypass" in m for m in r.notes + r.warnings)
+
+
+def _cpu_available():
+    try:
+        return get_backend("cpu").available()[0]
+    except Exception:  # noqa: BLE001 - not there yet, or Numba missing
+        return False
+
+
+@pytest.mark.skipif(not _cpu_available(), reason="the Numba CPU backend is not available")
+def test_cpu_kernel_cache_reuse_is_reported_and_cold_forces_a_compile():
+    def poly(x):
+        return 2 * x * x + 3 * x + 3
+    x = np.ones(4, np.float32)
+    first = jitbench(poly, x, n=2, r=1, backends="cpu", baseline="none")
+    assert first.cold.kernels_built + first.cold.kernels_reused >= 1
+    again = jitbench(poly, x, n=2, r=1, backends="cpu", baseline="none")
+    # the same kernel text again: the backend's kernel cache has it
+    assert again.cold.kernels_reused >= 1 and again.cold.kernels_built == 0
+    assert "nothing compiled" in str(again)
+    cold = jitbench(poly, x, n=2, r=1, backends="cpu", baseline="none", cold=True)
+    assert cold.cold.forced and cold.cold.bypass is not None
+    assert cold.cold.kernels_reused == 0 and cold.cold.kernels_built >= 1
+    # and the shared kernel cache was not replaced by the temporary one
+    after = jitbench(poly, x, n=2, r=1, backends="cpu", baseline="none")
+    assert after.cold.kernels_reused >= 1
