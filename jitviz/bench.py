@@ -696,9 +696,9 @@ def _html_report(result: BenchResult) -> str:
                           COLORS["baseline"] if label == "baseline" else COLORS["bar"]))
     charts = [svg_bars(items, title="median time per call (whisker: min–max)")]
     for b, c in result.colds.items():
+        step = "kernel cache" if c.kernels_reused and not c.kernels_built else "compile"
         charts.append(svg_stacked(f"cold call ({b})", [("trace", c.trace_s, COLORS["trace"]),
-                                                       ("compile", c.compile_s,
-                                                        COLORS["compile"]),
+                                                       (step, c.compile_s, COLORS["compile"]),
                                                        ("first run", c.run_s, COLORS["run"])]))
     parts.append("<div>" + "".join(charts) + "</div>")
     for n in result.notes:

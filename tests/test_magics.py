@@ -404,3 +404,45 @@ def test_jit_cell_magic_uses_the_explorer_monitor_when_there_is_one(shell, monke
     # made once, with both functions, before the call on the last line
     assert len(made) == 1 and [f.__name__ for f in made[0]] == ["e1", "e2"]
     assert "FakeWidget" in text_of(io) and "%%jit monitor" not in text_of(io)
+
+
+def test_monitor_redraws_are_throttled_and_flushed():
+    class Handle:
+        updates = 0
+
+        def update(self, obj):
+            Handle.updates += 1
+            repr(obj)
+
+    jf = jitviz.jit(lambda x: x + 1, backend=B)
+    mon = Monitor(jf, names=["inc"], live=True, interval=3600)
+    mon.handle = Handle()
+    for _ in range(500):
+        jf(1.0)
+    assert mon.redraws <= 1  # not one display update per call
+    mon.flush()
+    assert 1 <= mon.redraws <= 2 and Handle.updates == mon.redraws
+    assert "cache hits" in repr(mon) and " 499 " in repr(mon)
+    mon.close("bye")
+    jf(2.0)
+    assert mon.closed and "bye" in repr(mon)
+    n = Handle.updates
+    mon.flush()
+    assert Handle.updates == n  # a closed monitor no longer follows
+
+
+def test_jit_cell_magic_passes_fastmath_and_parallel(shell):
+    res, io = run(shell, "%%jit -q --backend interpret --fastmath --parallel\n"
+                         "def fm(x):\n    return x * 2\n")
+    assert res.success
+    fm = shell.user_ns["fm"]
+    assert fm.fastmath and fm.parallel and fm.backend == "interpret"
+
+
+def test_jitbench_html_escapes_the_call_text(shell):
+    run(shell, "def tagged(x, tag):\n    return x\ntagged_jit = jitviz.jit(tagged, "
+               "static_argnums=1, backend=B)")
+    res, io = run(shell, '%jitbench -n 1 -r 1 tagged_jit(1.0, "<img src=x onerror=alert(1)>")')
+    assert res.success, res.error_in_exec
+    html = html_of(io)
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html

@@ -74,7 +74,8 @@ def svg_bars(items, title: str = "", width: int = 520, unit_label: str = "per ca
     items = [it for it in items if it[1] is not None]
     if not items:
         return Raw("")
-    label_w, value_w, row_h = 130, 90, 22
+    label_w = max(80, int(7.3 * max(len(str(it[0])) for it in items)) + 12)
+    value_w, row_h = 90, 22
     plot_w = width - label_w - value_w
     top = 22 if title else 6
     vmax = max(max(it[1], it[3] or 0) for it in items) or 1.0
@@ -95,7 +96,8 @@ def svg_bars(items, title: str = "", width: int = 520, unit_label: str = "per ca
             ym = y + row_h / 2 - 1
             parts.append(f'<line x1="{x0:.1f}" x2="{x1:.1f}" y1="{ym}" y2="{ym}" '
                          'stroke="#333" stroke-width="1"/>')
-        parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 14}">'
+        end = max(w, plot_w * hi / vmax if hi is not None else 0.0)
+        parts.append(f'<text x="{label_w + end + 4:.1f}" y="{y + 14}">'
                      f'{esc(fmt_time(value))}</text>')
     parts.append("</svg>")
     return Raw("".join(parts))
@@ -107,7 +109,10 @@ def svg_stacked(label: str, segments, width: int = 520, title: str = "") -> Raw:
     total = sum(s for _, s, _ in segments)
     if total <= 0:
         return Raw("")
-    label_w, plot_w, top = 130, width - 130 - 10, (22 if title else 6)
+    label_w = max(80, int(7.3 * len(label)) + 12)
+    legend_w = sum(13 + 7.2 * len(f"{n} {fmt_time(s)}") + 12 for n, s, _ in segments)
+    width = int(max(width, label_w + legend_w + 10))
+    plot_w, top = width - label_w - 10, (22 if title else 6)
     height = top + 44
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'role="img" style="{FONT}">']
