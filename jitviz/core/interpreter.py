@@ -15,9 +15,9 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
                         f"got {len(args)}")
     env: dict[int, object] = {}
     for v, c in zip(jaxpr.constvars, consts):
-        env[v.id] = np.asarray(c)
+        env[v.id] = _as_input(c, v.aval)
     for v, a in zip(jaxpr.invars, args):
-        env[v.id] = np.asarray(a)
+        env[v.id] = _as_input(a, v.aval)
 
     def read(atom):
         if isinstance(atom, Literal):
@@ -37,6 +37,16 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
                 o = o.astype(v.aval.dtype)
             env[v.id] = o
     return [read(v) for v in jaxpr.outvars]
+
+
+def _as_input(a, aval):
+    """An argument as a NumPy array. Python scalars take the variable's dtype, and
+    big-endian data is brought to native byte order (what tracing typed it as)."""
+    arr = np.asarray(a)
+    if arr.dtype != aval.dtype and (isinstance(a, (bool, int, float, complex)) or
+                                    arr.dtype.newbyteorder("=") == aval.dtype):
+        arr = arr.astype(aval.dtype)
+    return arr
 
 
 def inline_jaxpr(jaxpr: Jaxpr, consts, *args):
