@@ -105,7 +105,7 @@ def trace_and_check(f, *args, static_argnums=(), static_argnames=(), expected=No
     check_origins(closed)
     leaves = dynamic_leaves(f, args, kwargs, static_argnums, static_argnames)
     assert [a for a in closed.in_avals] == [_aval(x) for x in leaves]
-    outs = jitviz.eval_jaxpr(closed.jaxpr, closed.consts, *[np.asarray(x) for x in leaves])
+    outs = jitviz.eval_jaxpr(closed.jaxpr, closed.consts, *leaves)
     for o, av in zip(outs, closed.out_avals):  # eval_jaxpr honours the abstract types
         assert np.shape(o) == av.shape and np.asarray(o).dtype == av.dtype, (o, av)
     if eager:
@@ -132,5 +132,5 @@ def _aval(x):
 def eval_closed(closed, *args):
     """eval_jaxpr on the flat leaves of `args`, unflattened to the traced output tree."""
     leaves = tree_flatten(args)[0]
-    outs = jitviz.eval_jaxpr(closed.jaxpr, closed.consts, *[np.asarray(x) for x in leaves])
+    outs = jitviz.eval_jaxpr(closed.jaxpr, closed.consts, *leaves)
     return closed.out_tree.unflatten(outs) if closed.out_tree is not None else outs
