@@ -170,7 +170,7 @@ class Monitor:
                 n = f" x{e.count}" if e.count > 1 else ""
                 lines.append(f"    {e.kind}{n} {name}({e.signature}): {e.message}")
         elif sums:
-            lines.append("  not called yet")
+            lines.append("  nothing traced yet")
         for note in self.notes:
             lines.append(f"  note: {note}")
         return "\n".join(lines)
@@ -198,7 +198,7 @@ class Monitor:
             parts.append('<ul style="margin:2px 0;padding-left:18px;font-size:12px">'
                          + "".join(items) + "</ul>")
         elif sums:
-            parts.append('<div style="color:#777">not called yet</div>')
+            parts.append('<div style="color:#777">nothing traced yet</div>')
         for note in self.notes:
             parts.append(f'<div style="color:{COLORS["warn"]}">{esc(note)}</div>')
         return ('<div class="jitviz-monitor" style="border-left:3px solid #4c78a8;'
