@@ -39,7 +39,7 @@ class CellFailed(Exception):
         super().__init__(f"the %%jit cell raised {type(error).__name__} (shown above)")
 
 
-# --- argument helpers ----------------------------------------------------------------------------
+# --- argument helpers ---------------------------------------------------------------------------
 
 def _positive_int(text: str) -> int:
     try:
@@ -135,7 +135,7 @@ def in_kernel(shell) -> bool:
     return getattr(shell, "kernel", None) is not None
 
 
-# --- per-shell state -----------------------------------------------------------------------------
+# --- per-shell state ----------------------------------------------------------------------------
 
 class _Defined:
     def __init__(self, fn, monitor, cell):
@@ -171,7 +171,7 @@ def _state(shell) -> _State:
     return st
 
 
-# --- the magics ----------------------------------------------------------------------------------
+# --- the magics ---------------------------------------------------------------------------------
 
 @magics_class
 class JitvizMagics(Magics):
@@ -399,7 +399,7 @@ class JitvizMagics(Magics):
             raise UsageError(str(err)) from None
 
 
-# --- errors ---------------------------------------------------------------------------------------
+# --- errors -------------------------------------------------------------------------------------
 
 def _install_error_display(shell, st: _State) -> None:
     prev_types = tuple(getattr(shell, "custom_exceptions", ()) or ())
@@ -438,7 +438,7 @@ def _remove_error_display(shell, st: _State) -> None:
     st.prev_exc = st.handler = None
 
 
-# --- load / unload ----------------------------------------------------------------------------------
+# --- load / unload ------------------------------------------------------------------------------
 
 def load(shell) -> None:
     if shell in _states:
