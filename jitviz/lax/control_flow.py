@@ -92,21 +92,40 @@ def _with_common_hoisted(traced):
     return out, order
 
 
+def _long(aval):
+    """`float32[3]`: the long form JAX's messages use."""
+    return f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
+
+
 def _types_text(avals):
     return ", ".join(a.str_short() for a in avals)
 
 
-def _check_same_outputs(what, trees, jaxprs):
+def _check_same_outputs(trees, jaxprs, funs, labels):
+    """Every branch returns the same structure and types (weakness aside), or a TypeError
+    in JAX's words naming the branches and the first differing output."""
     first_tree, first = trees[0], jaxprs[0].out_avals
-    for tree, j in zip(trees[1:], jaxprs[1:]):
+    for tree, j, fun, label in zip(trees[1:], jaxprs[1:], funs[1:], labels[1:]):
+        where = (f"{labels[0]} is {_name(funs[0])} at {function_location(funs[0])}\n"
+                 f"{label} is {_name(fun)} at {function_location(fun)}")
         if tree != first_tree:
-            raise TypeError(f"{what} must have the same pytree structure, got {first_tree} "
-                            f"and {tree}: {first_tree.describe_difference(tree)}")
-        for i, (a, b) in enumerate(zip(first, j.out_avals)):
+            raise TypeError(f"{labels[0]} and {label} must have the same pytree structure, "
+                            f"but they differ: {first_tree.describe_difference(tree)} (output "
+                            f"of {labels[0]}: {first_tree}, output of {label}: {tree}).\n\n"
+                            f"{where}")
+        for path, a, b in zip(first_tree.leaf_paths("output"), first, j.out_avals):
             if not a.same_type(b):
-                raise TypeError(f"{what} must have identical types, got\n  ({_types_text(first)})"
-                                f"\n  ({_types_text(j.out_avals)})\n(output {i}: "
-                                f"{a.str_short()} vs {b.str_short()})")
+                why = "dtypes" if a.dtype != b.dtype else "shapes"
+                raise TypeError(
+                    f"{_branches_word(labels)} must have equal output types but they differ."
+                    f"\n\n{where}\n\nThe {path} of {labels[0]} has type {a.str_short()} "
+                    f"but the corresponding {path} of {label} has type {_long(b)}, so "
+                    f"the {why} do not match.\n\nRevise {labels[0]} and/or {label} so that "
+                    "all output types match.")
+
+
+def _branches_word(labels):
+    return "cond branches" if labels[0] == "true_fun" else "switch branches"
 
 
 # --- cond / switch -------------------------------------------------------------------------
@@ -149,8 +168,8 @@ def cond(pred, true_fun, false_fun, *operands):
     if a.dtype != np.bool_:
         from . import ne
         pred = ne(pred, _scalar(0, a.dtype, a.weak_type))
-    return _bind_cond(_to_index(pred, "cond pred"), [false_fun, true_fun], operands,
-                      "true_fun and false_fun output", "cond")
+    index = _to_index(pred, "cond pred")
+    return _bind_cond(index, [false_fun, true_fun], operands, ["false_fun", "true_fun"], "cond")
 
 
 def switch(index, branches, *operands):
@@ -158,48 +177,32 @@ def switch(index, branches, *operands):
     branches = list(branches)
     if not branches:
         raise ValueError("switch needs at least one branch")
+    if len(branches) == 1:
+        return branches[0](*operands)  # nothing to choose: JAX calls it directly
     from . import clamp
     idx = _to_index(index, "switch index")
     if len(branches) > 1 and isinstance(idx, Tracer):
         idx = clamp(np.int32(0), idx, np.int32(len(branches) - 1))
     elif not isinstance(idx, Tracer):
         idx = np.int32(np.clip(int(idx), 0, len(branches) - 1))
-    return _bind_cond(idx, branches, operands, "branch outputs", "switch")
+    labels = [f"branches[{i}]" for i in range(len(branches))]
+    return _bind_cond(idx, branches, operands, labels, "switch")
 
 
-def _bind_cond(index, funs, operands, what, purpose):
+def _bind_cond(index, funs, operands, labels, purpose):
     leaves, in_tree = tree_flatten(operands)
     in_avals = [_aval(x) for x in leaves]
     traced = [trace_subfun(f, in_tree, in_avals, purpose=purpose) for f in funs]
     common, hoisted = _with_common_hoisted(traced)
     jaxprs = [j for j, _ in common]
-    _check_same_outputs(what, [t for _, t in common], jaxprs)
-    jaxprs = _strengthen_outputs(jaxprs)
+    # report in the user's order (true_fun first for cond)
+    order = list(reversed(range(len(funs)))) if purpose == "cond" else list(range(len(funs)))
+    _check_same_outputs([common[i][1] for i in order], [jaxprs[i] for i in order],
+                        [funs[i] for i in order], [labels[i] for i in order])
+    # branches may differ in weak typing (JAX allows it): the result is weak only if all are
     outs = cond_p.bind(index, *hoisted, *leaves,
                        branches=tuple(ClosedJaxpr(j, ()) for j in jaxprs))
     return tree_unflatten(common[0][1], outs)
-
-
-def _strengthen_outputs(jaxprs):
-    """Where branches disagree on weak typing, every branch returns the strong type."""
-    n = len(jaxprs[0].outvars)
-    mixed = [i for i in range(n) if len({j.out_avals[i].weak_type for j in jaxprs}) > 1]
-    if not mixed:
-        return jaxprs
-    from .primitives import convert_element_type_p
-    from ..core.ir import Eqn
-    fixed = []
-    for j in jaxprs:
-        outvars, eqns = list(j.outvars), list(j.eqns)
-        for i in mixed:
-            av = j.out_avals[i]
-            if av.weak_type:
-                new = Var(av.strong())
-                eqns.append(Eqn(convert_element_type_p, [outvars[i]], [new],
-                                {"new_dtype": av.dtype, "weak_type": False}, None))
-                outvars[i] = new
-        fixed.append(j.replace(outvars=outvars, eqns=eqns))
-    return fixed
 
 
 # --- while ---------------------------------------------------------------------------------
@@ -229,25 +232,28 @@ while_p = primitive("while", abstract_eval=_while_rule, impl=_while_impl,
                     multiple_results=True, kind="control")
 
 
-def _carry_mismatch(what, in_tree, in_avals, out_tree, out_avals, label="carry"):
+def _carry_mismatch(what, in_tree, in_avals, out_tree, out_avals, names):
+    """None, or JAX's message for a body whose output carry differs from its input carry;
+    `names` name the carry leaves as the user's body sees them (`c[1]`, `acc['m']`)."""
     if out_tree != in_tree:
-        return (f"{what} must return a value with the same pytree structure as its input "
-                f"{label}: {in_tree.describe_difference(out_tree)} (input {in_tree}, output "
-                f"{out_tree})")
-    paths = in_tree.leaf_paths(label)
+        return (f"{what} function carry input and carry output must have the same pytree "
+                f"structure, but they differ: {in_tree.describe_difference(out_tree)} "
+                f"(input {in_tree}, output {out_tree})")
     bad = []
-    for p, a, b in zip(paths, in_avals, out_avals):
+    for name, a, b in zip(names, in_avals, out_avals):
         if not a.same_type(b):
-            why = "the dtypes do not match" if a.dtype != b.dtype else "the shapes do not match"
-            bad.append(f"  the input {label} component {p} has type {a.str_short()} but the "
-                       f"corresponding output {label} component has type {b.str_short()}, "
-                       f"so {why}")
+            why = "dtypes" if a.dtype != b.dtype else "shapes"
+            bad.append(f"the input carry component {name} has type {_long(a)} but the "
+                       f"corresponding output carry component has type {_long(b)}, so "
+                       f"the {why} do not match")
     if not bad:
         return None
-    return (f"{what} output and input must have identical types, got\n" + "\n".join(bad) +
-            f"\nFix: give the initial {label} the type the body returns (e.g. "
-            "jnp.float32(0) instead of 0, or jnp.zeros(shape, dtype)), or cast inside the body "
-            "with .astype(...).")
+    listed = (bad[0][0].upper() + bad[0][1:] + ".") if len(bad) == 1 else \
+        "\n".join(f"  * {b};" for b in bad)
+    return (f"{what} function carry input and carry output must have equal types, but they "
+            f"differ:\n\n{listed}\n\nRevise the function so that all output types match "
+            "the corresponding input types. (For a Python number as the initial carry, give "
+            "it the body's type, e.g. jnp.float32(0) instead of 0.)")
 
 
 def _weak_mismatch(in_avals, out_avals):
@@ -286,17 +292,48 @@ def while_loop(cond_fun, body_fun, init_val, *, _user_funs=None, _arg_names=None
         if not weak:
             break
         leaves = _strengthen(leaves, weak, bj.out_avals)
-    err = _carry_mismatch("body_fun", tree, avals, btree, bj.out_avals)
+    names = arg_names or leaf_names(user_funs[1], [tree])
+    err = _carry_mismatch("while_loop body", tree, avals, btree, bj.out_avals, names)
     if err:
         raise TypeError(err)
     c_out = cj.out_avals
     if len(c_out) != 1 or c_out[0].shape != () or c_out[0].dtype != np.bool_:
         raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
                         f"[{_types_text(c_out)}]")
-    outs = while_p.bind(*ch, *bh, *leaves, cond_jaxpr=ClosedJaxpr(cj, ()),
-                        cond_nconsts=len(ch), body_jaxpr=ClosedJaxpr(bj, ()),
-                        body_nconsts=len(bh))
-    return tree_unflatten(tree, outs)
+    cj, bj, move = _move_forwarded_carries(cj, len(ch), bj, len(bh))
+    moved = [x for x, m in zip(leaves, move) if m]
+    outs = iter(while_p.bind(*ch, *moved, *bh, *[x for x, m in zip(leaves, move) if not m],
+                             cond_jaxpr=ClosedJaxpr(cj, ()), cond_nconsts=len(ch),
+                             body_jaxpr=ClosedJaxpr(bj, ()), body_nconsts=len(moved) + len(bh)))
+    return tree_unflatten(tree, [x if m else next(outs) for x, m in zip(leaves, move)])
+
+
+def _forwarding(jaxpr):
+    """For each output, the index of the input it returns unchanged (None if computed)."""
+    pos = {v.id: i for i, v in enumerate(jaxpr.invars)}
+    return [pos.get(v.id) if isinstance(v, Var) else None for v in jaxpr.outvars]
+
+
+def _used_ids(jaxpr):
+    return {a.id for e in jaxpr.eqns for a in e.invars if isinstance(a, Var)} | \
+        {v.id for v in jaxpr.outvars if isinstance(v, Var)}
+
+
+def _move_forwarded_carries(cj, nc, bj, nb):
+    """JAX's while_loop optimization: a carry the body returns unchanged and the cond never
+    reads is a loop constant, so it moves to the front of the body's consts (and out of the
+    carry). Returns the new jaxprs and, per carry, whether it moved."""
+    fwd, used = _forwarding(bj), _used_ids(cj)
+    carry_in = bj.invars[nb:]
+    move = [fwd[i] == nb + i and cj.invars[nc + i].id not in used
+            for i in range(len(carry_in))]
+    if not any(move):
+        return cj, bj, move
+    pick = lambda xs, want: [x for x, m in zip(xs, move) if m == want]  # noqa: E731
+    cj = cj.replace(invars=list(cj.invars[:nc]) + pick(cj.invars[nc:], False))
+    bj = bj.replace(invars=pick(carry_in, True) + list(bj.invars[:nb]) + pick(carry_in, False),
+                    outvars=pick(bj.outvars, False))
+    return cj, bj, move
 
 
 # --- scan ----------------------------------------------------------------------------------
@@ -350,7 +387,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, _user_fun=No
         lengths.add(int(length))
     if len(lengths) != 1:
         raise ValueError("scan got inconsistent lengths: " + (
-            ", ".join(map(str, sorted(lengths))) if lengths else
+            ", ".join(str(n) for n in sorted(lengths)) if lengths else
             "no xs and no length; pass length=N"))
     n = lengths.pop()
     x_avals = [ShapedArray(_aval(x).shape[1:], _aval(x).dtype, _aval(x).weak_type)
@@ -374,16 +411,38 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, _user_fun=No
         if not weak:
             break
         c_leaves = _strengthen(c_leaves, weak, out_avals)
-    err = _carry_mismatch("scan body function carry", c_tree, c_avals, carry_tree,
-                          out_avals[:carry_tree.num_leaves])
+    names = (_arg_names or leaf_names(_user_fun or f, [c_tree, x_tree]))[:len(c_leaves)]
+    err = _carry_mismatch("scan body", c_tree, c_avals, carry_tree,
+                          out_avals[:carry_tree.num_leaves], names)
     if err:
         raise TypeError(err)
-    nc = len(c_leaves)
-    outs = scan_p.bind(*hoisted, *c_leaves, *x_leaves, jaxpr=ClosedJaxpr(jaxpr, ()), length=n,
-                       reverse=bool(reverse), num_consts=len(hoisted), num_carry=nc,
+    jaxpr, move, y_src = _scan_forwarding(jaxpr, len(hoisted), len(c_leaves))
+    consts = [c for c, m in zip(c_leaves, move) if m] + list(hoisted)
+    carry = [c for c, m in zip(c_leaves, move) if not m]
+    outs = scan_p.bind(*consts, *carry, *x_leaves, jaxpr=ClosedJaxpr(jaxpr, ()), length=n,
+                       reverse=bool(reverse), num_consts=len(consts), num_carry=len(carry),
                        unroll=(n if unroll is True else 1) if isinstance(unroll, bool)
                        else int(unroll))
-    return tree_unflatten(c_tree, outs[:nc]), tree_unflatten(y_tree, outs[nc:])
+    carry_out, ys_out = iter(outs[:len(carry)]), iter(outs[len(carry):])
+    carry = [c if m else next(carry_out) for c, m in zip(c_leaves, move)]
+    ys = [x_leaves[s] if s is not None else next(ys_out) for s in y_src]
+    return tree_unflatten(c_tree, carry), tree_unflatten(y_tree, ys)
+
+
+def _scan_forwarding(jaxpr, nconst, ncarry):
+    """JAX's scan optimizations: a carry the body returns unchanged becomes a const (moved to
+    the front), and a y that is just the current x is not stacked again (the caller reuses
+    the xs operand). Returns (jaxpr, moved per carry, per y the xs index it forwards)."""
+    fwd = _forwarding(jaxpr)
+    move = [fwd[i] == nconst + i for i in range(ncarry)]
+    first_x = nconst + ncarry
+    y_src = [f - first_x if f is not None and f >= first_x else None for f in fwd[ncarry:]]
+    pick = lambda xs, want: [x for x, m in zip(xs, move) if m == want]  # noqa: E731
+    ins, outs = list(jaxpr.invars), list(jaxpr.outvars)
+    carry_in = ins[nconst:first_x]
+    ins = pick(carry_in, True) + ins[:nconst] + pick(carry_in, False) + ins[first_x:]
+    outs = pick(outs[:ncarry], False) + [v for v, s in zip(outs[ncarry:], y_src) if s is None]
+    return jaxpr.replace(invars=ins, outvars=outs), move, y_src
 
 
 def map(f, xs):
