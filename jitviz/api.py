@@ -127,8 +127,9 @@ def merge_static(spec: ArgSpec, split: SplitArgs, dyn_values, nargs):
     for i in range(nargs):
         args.append(statics[_arg_name(spec, i)] if i in static_pos else next(it))
     kwargs = dict(dyn_kwargs)
+    passed_positionally = {_arg_name(spec, i) for i in static_pos if i < nargs}
     for k in spec.static_argnames:
-        if k in statics and k not in [_arg_name(spec, i) for i in static_pos]:
+        if k in statics and k not in passed_positionally:
             kwargs[k] = statics[k]
     return args, kwargs
 

@@ -251,9 +251,7 @@ class isolated_jit:
         self.release()
 
     def release(self) -> None:
-        records = getattr(_jit_module(), "_compiles_by_code", None)
-        if isinstance(records, dict):
-            records.pop(self._code, None)
+        _jit_module().forget_compile_records(self._code)
 
 
 def forget_compiles(fun) -> int:
@@ -268,14 +266,10 @@ def forget_compiles(fun) -> int:
     these records is `isolated_jit.release`.)
     """
     base = unwrap_jit(fun)[0]
-    records = getattr(_jit_module(), "_compiles_by_code", None)
     code = getattr(base, "__code__", None)
-    if not isinstance(records, dict) or code is None or code not in records:
+    if code is None:
         return 0
-    kept = [(ref, key) for ref, key in records[code] if ref() is not base]
-    dropped = len(records[code]) - len(kept)
-    records[code][:] = kept
-    return dropped
+    return _jit_module().forget_compile_records(code, only=base)
 
 
 def unwrap_jit(fun) -> tuple[Callable, dict]:

@@ -214,8 +214,10 @@ _MISSING = object()
 _caches: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _caches_lock = threading.Lock()
 _registry: "weakref.WeakSet[FunctionCache]" = weakref.WeakSet()
-_compiles_by_code: dict = {}  # code object -> [(weakref to function, signature key)]
-_churn_reported: set = set()  # code objects already warned about (once per cause)
+# Keyed by the identity of code objects: code objects compare equal by value, and a notebook
+# cell run twice makes equal (but distinct) code that is not retrace churn.
+_compiles_by_code: dict = {}  # id(code) -> (code, [(weakref to function, signature key)])
+_churn_reported: set = set()  # ids of code objects already warned about (once per cause)
 
 
 class FunctionCache:
@@ -267,6 +269,23 @@ def _cache_for(fun, options) -> FunctionCache:
         if cache is None:
             cache = per_fun[options] = FunctionCache(fun, options)
         return cache
+
+
+def forget_compile_records(code, only=None) -> int:
+    """Drop the retrace-churn records of `code` (of the function `only`, if given); returns
+    how many were dropped. Used by tools that compile private copies (`%jitbench`)."""
+    entry = _compiles_by_code.get(id(code))
+    if entry is None or entry[0] is not code:
+        return 0
+    records = entry[1]
+    kept = [(r, k) for r, k in records if only is not None and r() is not only]
+    dropped = len(records) - len(kept)
+    if kept:
+        records[:] = kept
+    else:
+        del _compiles_by_code[id(code)]
+        _churn_reported.discard(id(code))
+    return dropped
 
 
 def registry() -> list[FunctionCache]:
@@ -469,7 +488,8 @@ class JitFunction:
             closest = min(reversed(entries), key=lambda e: _distance(e.key, key))
             return describe_key_change(closest.key, key, closest.paths, split.leaf_paths)
         code = getattr(self.__wrapped__, "__code__", None)
-        others = [r for r, k in _compiles_by_code.get(code, []) if r() is not self.__wrapped__]
+        others = [r for r, k in _compiles_by_code.get(id(code), (None, []))[1]
+                  if r() is not self.__wrapped__]
         if code is not None and others:
             return ("a new function object for the same code "
                     f"({describe_code_location(code)}): jit caches per function object")
@@ -505,15 +525,15 @@ class JitFunction:
         code = getattr(fun, "__code__", None)
         if code is None:
             return
-        records = _compiles_by_code.setdefault(code, [])
+        records = _compiles_by_code.setdefault(id(code), (code, []))[1]
         if _weakrefable(fun):
             # dead refs stay: a lambda made in a loop is gone by the next iteration
             records.append((weakref.ref(fun), entry.key))
             del records[:-256]
         n = len({id(r) for r, k in records if k == entry.key})
         if n >= config.retrace_churn_threshold:
-            first = code not in _churn_reported
-            _churn_reported.add(code)
+            first = id(code) not in _churn_reported
+            _churn_reported.add(id(code))
             self._cache.events.record(Event(
                 "retrace_churn", entry.signature, self._cache.name,
                 f"{describe_code_location(code)} has been traced and compiled {n} times for "

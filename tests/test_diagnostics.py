@@ -192,3 +192,21 @@ def test_event_objects_have_kind_time_signature():
     assert ev.duration_s >= 0 and ev.to_dict()["kind"] == "trace"
     comp = f.events.of_kind("compile")[0]
     assert comp.backend == "interpret" and comp.kernels_built >= 1
+
+
+def test_rerunning_a_cell_is_not_retrace_churn():
+    source = "def f(x):\n    return x * 3\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", jitviz.RetraceWarning)
+        for _ in range(4):  # a notebook cell run four times: equal code, new code objects
+            ns = {}
+            exec(compile(source, "<cell>", "exec"), ns)
+            jit(ns["f"], backend="interpret")(1.0)
+
+
+def test_static_argname_passed_by_keyword():
+    f = jit(lambda x, n: x * n, static_argnums=(1,), backend="interpret")
+    assert float(f(2.0, n=3)) == 6.0
+    assert float(f(2.0, n=4)) == 8.0
+    assert [e.reason for e in f.events.of_kind("recompile")] == [
+        "static argument 'n' changed from 3 to 4"]
