@@ -118,7 +118,7 @@ def _check_same_outputs(trees, jaxprs, funs, labels):
                 why = "dtypes" if a.dtype != b.dtype else "shapes"
                 raise TypeError(
                     f"{_branches_word(labels)} must have equal output types but they differ."
-                    f"\n\n{where}\n\nThe {path} of {labels[0]} has type {a.str_short()} "
+                    f"\n\n{where}\n\nThe {path} of {labels[0]} has type {_long(a)} "
                     f"but the corresponding {path} of {label} has type {_long(b)}, so "
                     f"the {why} do not match.\n\nRevise {labels[0]} and/or {label} so that "
                     "all output types match.")
