@@ -1,0 +1,692 @@
+"""The CUDA backend against the interpreter, in Numba's CUDA simulator (no GPU needed).
+
+Numba picks the simulator when `numba.cuda` is first imported, so the differential tests
+(marked `sim`) run in a child `python -m pytest` of this file with NUMBA_ENABLE_CUDASIM=1;
+`test_simulator_suite` starts it and fails with its report. The main test process never
+imports the simulator. Tests that need no device at all (plans, sources, error messages)
+run in the main process; real PTX is checked in test_cuda_ptx.py.
+
+The primitive table is test_primitives.CASES (every primitive has a case there) plus CUDA
+cases below (block reductions, multi-block grids, dtypes); `fused` gets a case built from the
+optimizer. A primitive without a case or without a CUDA lowering fails here.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jitviz
+import jitviz.debug  # noqa: F401  (registers debug_print)
+import jitviz.numpy as jnp
+from jitviz import lax
+from jitviz.core.ir import ClosedJaxpr
+from jitviz.core.primitives import PRIMITIVES
+
+from test_primitives import CASES, Case, _case_id, closed  # noqa: E402
+
+try:  # the optimizer registers `fused`
+    import jitviz.passes  # noqa: F401
+    from jitviz.passes.fuse import fused_p
+except ImportError:  # pragma: no cover - before the passes land
+    fused_p = None
+
+ROOT = Path(__file__).resolve().parent.parent
+CHILD = os.environ.get("JITVIZ_CUDA_SIM_CHILD") == "1"
+sim = pytest.mark.skipif(not CHILD, reason="runs in the CUDA simulator child process "
+                                           "(test_simulator_suite)")
+main_only = pytest.mark.skipif(CHILD, reason="runs in the main test process")
+
+f32, f64, f16, i32, u8, c64 = (np.float32, np.float64, np.float16, np.int32, np.uint8,
+                               np.complex64)
+rng = np.random.default_rng(7)
+
+
+def F(*shape, dtype=f32, lo=-2.0, hi=2.0):
+    return rng.uniform(lo, hi, shape).astype(dtype)
+
+
+def I(*shape, lo=-5, hi=6, dtype=i32):
+    return rng.integers(lo, hi, shape).astype(dtype)
+
+
+def _dn(lc, rc, lb=(), rb=(), dt=f32):
+    return {"dimension_numbers": ((lc, rc), (lb, rb)), "precision": None,
+            "preferred_element_type": np.dtype(dt)}
+
+
+def _scatter(mode):
+    def ref(x, u, i):
+        out = x.copy()
+        getattr(np, {"mul": "multiply", "min": "minimum", "max": "maximum"}[mode]).at(
+            out, (slice(None), i), u)
+        return out
+    return ref
+
+
+def _argmax_nan():
+    x = F(37, 3)
+    x[5, 1], x[20, 1] = np.nan, np.nan
+    x[3, 2] = x[30, 2] = 9.0
+    return x
+
+
+NAN_X = _argmax_nan()
+
+# Sizes here exceed the simulator's serial-reduction limit (4), tile (2), block (4) and grid
+# (2): block tree reductions, second passes and grid-stride loops all run.
+CUDA_CASES = [
+    Case("reduce_sum", (F(40),), {"axes": (0,)}, lambda x: x.sum(dtype=f32), "two-pass"),
+    Case("reduce_sum", (F(3, 9, 5),), {"axes": (0, 2)}, lambda x: x.sum((0, 2)), "block"),
+    Case("reduce_sum", (F(6, 5, dtype=f64),), {"axes": (1,)}, lambda x: x.sum(1), "f64"),
+    Case("reduce_max", (F(20, 3),), {"axes": (0,)}, lambda x: x.max(0), "block"),
+    Case("reduce_min", (NAN_X,), {"axes": (0,)}, lambda x: x.min(0), "nan block"),
+    Case("reduce_prod", (F(3, 4, 5, lo=0.9, hi=1.1),), {"axes": (0, 2)},
+         lambda x: x.prod((0, 2)), "block"),
+    Case("reduce_and", (rng.integers(0, 8, 30) > 0,), {"axes": (0,)}, lambda x: x.all(),
+         "block"),
+    Case("reduce_or", (I(3, 12, lo=0, hi=16),), {"axes": (1,)},
+         lambda x: np.bitwise_or.reduce(x, 1), "int block"),
+    Case("argmax", (NAN_X,), {"axes": (0,), "index_dtype": np.dtype(i32)},
+         lambda x: x.argmax(0).astype(i32), "nan and ties"),
+    Case("argmin", (F(50),), {"axes": (0,), "index_dtype": np.dtype(i32)},
+         lambda x: np.int32(x.argmin()), "two-pass"),
+    Case("argmax", (I(6, 7, lo=0, hi=3),), {"axes": (1,), "index_dtype": np.dtype(i32)},
+         lambda x: x.argmax(1).astype(i32), "int ties"),
+    Case("dot_general", (F(5, 7), F(7, 6)), _dn((1,), (0,)), lambda a, b: a @ b, "tiles"),
+    Case("dot_general", (F(7, 5), F(7, 3)), _dn((0,), (0,)), lambda a, b: a.T @ b,
+         "contract dim 0"),
+    Case("dot_general", (F(3, 5, 4), F(4, 3, 2)), _dn((2,), (0,), (0,), (1,)),
+         lambda a, b: np.einsum("bmk,kbn->bmn", a, b), "batch in the middle"),
+    Case("dot_general", (F(4, 5, dtype=f64), F(5, dtype=f64)), _dn((1,), (0,), dt=f64),
+         lambda a, b: a @ b, "f64 matvec"),
+    Case("dot_general", (rng.integers(0, 2, (3, 4)) > 0, rng.integers(0, 2, (4, 2)) > 0),
+         _dn((1,), (0,), dt=np.bool_), lambda a, b: a @ b, "bool"),
+    Case("cumsum", (F(5, 3),), {"axis": 0, "reverse": True},
+         lambda x: np.cumsum(x[::-1], 0)[::-1], "reverse 2d"),
+    Case("scatter", (F(3, 5), F(3, 2), np.array([4, 1], i32)), {"axes": (1,), "mode": "mul"},
+         _scatter("mul"), "mul axis 1"),
+    Case("scatter", (F(3, 5), F(3, 3), np.array([2, 2, 0], i32)), {"axes": (1,), "mode": "max"},
+         _scatter("max"), "max repeats"),
+    Case("gather", (F(6, 3), np.array([[5, 0], [2, 9]], i32)), {"axes": (0,)},
+         lambda x, i: x[np.clip(i, 0, 5)], "2d indices, clipped"),
+    Case("concatenate", (F(2, 1), F(2, 0), F(2, 3)), {"dimension": 1},
+         lambda *xs: np.concatenate(xs, 1), "with an empty operand"),
+    Case("dynamic_update_slice", (F(4, 5), F(2, 3), np.int32(3), np.int32(-1)), {},
+         lambda x, u, i, j: _dus_clamped(x, u, 2, 0), "clamped"),
+    Case("select_n", (np.array([1, 0, 1], i32), F(3), F(3)), {},
+         lambda w, a, b: np.where(w == 1, b, a), "int32 2-way"),
+    Case("convert_element_type", (F(5),), {"new_dtype": np.dtype(np.bool_), "weak_type": False},
+         lambda x: x.astype(bool), "f32->bool"),
+    Case("convert_element_type", (np.array([True, False]),),
+         {"new_dtype": np.dtype(f32), "weak_type": False}, lambda x: x.astype(f32),
+         "bool->f32"),
+    Case("convert_element_type", (F(4, lo=0, hi=200),),
+         {"new_dtype": np.dtype(u8), "weak_type": False}, lambda x: x.astype(u8), "f32->u8"),
+    Case("add", (F(3, dtype=f16), F(3, dtype=f16)), {}, np.add, "f16"),
+    Case("exp", (F(3, dtype=f16),), {}, np.exp, "f16"),
+    Case("tanh", (F(4, dtype=f64),), {}, np.tanh, "f64"),
+    Case("cos", (F(3).astype(c64) + 0.5j,), {}, np.cos, "c64"),
+    Case("tanh", (F(3).astype(c64) - 0.25j,), {}, np.tanh, "c64"),
+    Case("sqrt", (F(3).astype(c64) + 1j,), {}, np.sqrt, "c64"),
+    Case("max", (I(5, dtype=np.int8), I(5, dtype=np.int8)), {}, np.maximum, "int8"),
+    Case("mul", (I(6, lo=100, hi=120, dtype=np.int8), I(6, lo=2, hi=5, dtype=np.int8)), {},
+         np.multiply, "int8 wraps"),
+    Case("integer_pow", (I(5, lo=-9, hi=9),), {"y": 5}, lambda x: x ** 5, "int y=5"),
+]
+
+
+def _dus_clamped(x, u, i, j):
+    out = x.copy()
+    out[i:i + u.shape[0], j:j + u.shape[1]] = u
+    return out
+
+
+def _control_cases():
+    X = F(2, 3)
+    s = np.float32(1.5)
+    arr_body = closed(lambda x: x * 1.5 + 1.0, X)
+    arr_cond = closed(lambda x: jnp.max(x) < 20.0, X)  # a reduction: the loop runs on the host
+    scan_arr = closed(lambda c, x: (c + x, c * 2.0), X, X)
+    cases = [
+        Case("while", (X,), {"cond_jaxpr": arr_cond, "cond_nconsts": 0, "body_jaxpr": arr_body,
+                             "body_nconsts": 0}, _py_while_arr, "host loop"),
+        Case("scan", (X, np.stack([X, X + 1, X - 1])),
+             {"jaxpr": scan_arr, "length": 3, "reverse": False, "num_consts": 0,
+              "num_carry": 1, "unroll": 1}, _py_scan_arr, "array carry, stacked ys"),
+        Case("cond", (np.int32(1), X), {"branches": (closed(lambda x: -x, X),
+                                                     closed(lambda x: jnp.sin(x) * 2, X))},
+             lambda i, x: [np.sin(x) * np.float32(2)], "array branch"),
+        Case("cond", (np.int32(5), s), {"branches": (closed(lambda x: -x, s),
+                                                     closed(lambda x: x + 1, s))},
+             lambda i, x: [x + np.float32(1)], "index clamped"),
+    ]
+    if fused_p is not None:
+        body = closed(lambda x, y: jnp.sum(jnp.sin(x) * y, axis=0), X, X)
+        cases.append(Case("fused", (X, X), {"name": "sin_mul_reduce_sum", "jaxpr": body},
+                          lambda x, y: [np.sum(np.sin(x) * y, axis=0)]))
+    return cases
+
+
+def _py_while_arr(x):
+    while x.max() < 20:
+        x = x * np.float32(1.5) + np.float32(1)
+    return [x]
+
+
+def _py_scan_arr(c, xs):
+    ys = []
+    for x in xs:
+        c, y = c + x, c * np.float32(2)
+        ys.append(y)
+    return [c, np.stack(ys)]
+
+
+DIFF_CASES = CASES + CUDA_CASES + _control_cases()
+
+
+def case_jaxpr(case) -> ClosedJaxpr:
+    prim = PRIMITIVES[case.prim]
+    return jitviz.make_jaxpr(lambda *xs: prim.bind(*xs, **case.params))(*case.args)
+
+
+# --- the table is complete ---------------------------------------------------------------------
+
+def test_every_primitive_has_a_cuda_lowering():
+    from jitviz.backends.cuda_codegen import LOWERINGS
+    missing = sorted(set(PRIMITIVES) - set(LOWERINGS))
+    assert not missing, f"primitives without a CUDA lowering: {missing}"
+
+
+def test_every_primitive_has_a_differential_case():
+    covered = {c.prim for c in DIFF_CASES}
+    missing = sorted(set(PRIMITIVES) - covered)
+    assert not missing, f"primitives without a CUDA differential case: {missing}"
+
+
+# --- the simulator child -----------------------------------------------------------------------
+
+@main_only
+def test_simulator_suite():
+    """Run this file's `sim` tests in Numba's CUDA simulator, in a fresh process."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", JITVIZ_CUDA_SIM_CHILD="1",
+               PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in os.environ.get(
+                   "PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-o", "addopts=", str(Path(__file__))],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-80:])
+    assert proc.returncode == 0, f"simulator tests failed:\n{tail}"
+    assert " passed" in proc.stdout and " failed" not in proc.stdout, tail
+
+
+@sim
+def test_child_really_runs_in_the_simulator():
+    from jitviz.backends.cuda import runtime
+    assert runtime().mode == "sim"
+
+
+def _compare(got, want, rtol=2e-5, atol=1e-6):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        assert g.dtype == w.dtype, (g.dtype, w.dtype)
+        if w.dtype.kind in "fc":
+            tol = 2e-3 if w.dtype == np.float16 else rtol
+            np.testing.assert_allclose(g, w, rtol=tol, atol=atol, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(g, w)
+
+
+@sim
+@pytest.mark.parametrize("case", DIFF_CASES, ids=_case_id)
+def test_primitive_matches_interpreter(case, capsys):
+    from jitviz.backends.cuda import CudaArray, CudaBackend
+    c = case_jaxpr(case)
+    want = jitviz.eval_jaxpr(c.jaxpr, c.consts, *[np.asarray(a) for a in case.args])
+    exe = CudaBackend().compile(c)
+    assert exe.kernels or case.prim in ("debug_print",) or not c.jaxpr.eqns
+    got = exe(*case.args)
+    assert all(isinstance(g, CudaArray) for g in got)
+    _compare(got, want)
+    if case.prim == "debug_print":
+        out = capsys.readouterr().out
+        half = len(out) // 2
+        assert out and out[:half] == out[half:]  # the interpreter's lines, then the same
+
+
+# --- programs through jit (the optimizer's output) ----------------------------------------------
+
+def slow_f(x):
+    return x * x + x * 2.0
+
+
+def selu(x, alpha=1.67, lambda_=1.05):
+    return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
+
+
+def norm(X):
+    X = X - X.mean(0)
+    return X / X.std(0)
+
+
+def forward_pass(W, X):
+    Z = jnp.dot(W, X)
+    A = jnp.maximum(Z, 0)
+    return Z, A
+
+
+def f_loop(x, n):
+    return lax.fori_loop(0, n, lambda i, y: y + x, 0.)
+
+
+def sum_up_to(x):
+    return lax.while_loop(lambda c: c[1] <= x, lambda c: (c[0] + c[1], c[1] + 1), (0, 1))[0]
+
+
+def myabs(x):
+    return lax.cond(x > 0, lambda _: x, lambda _: -x, None)
+
+
+def log2(x):
+    return jnp.log(x) / jnp.log(2.0)
+
+
+def tanh(x):
+    y = jnp.exp(-2.0 * x)
+    return (1.0 - y) / (1.0 + y)
+
+
+def nested_loops(x):
+    return lax.fori_loop(0, 3, lambda i, y: lax.fori_loop(0, i + 1, lambda j, z: z * 0.5 + 1.0,
+                                                           y) - x, x)
+
+
+def host_while(x):  # a reduction in the condition: kernels in a host loop
+    return lax.while_loop(lambda v: jnp.sum(v) < 100.0, lambda v: v * 2.0 + 1.0, x)
+
+
+def scan_program(xs):
+    def step(c, x):
+        c = c * 0.5 + x
+        return c, jnp.tanh(c)
+    return lax.scan(step, jnp.zeros(xs.shape[1:], xs.dtype), xs)
+
+
+def host_scan(xs):
+    return lax.scan(lambda c, x: (c + jnp.sum(x * c), x / (1.0 + c)), np.float32(0.5), xs)
+
+
+def switch3(i, x):
+    return lax.switch(i, [lambda x: x * 2, lambda x: jnp.sin(x), lambda x: x - 1], x)
+
+
+def shared_transpose(x):
+    e = jnp.exp(x)
+    return e + e.T, jnp.sum(e * e.T, axis=1)
+
+
+def gather_scatter_like(x, i):
+    return x[i] * 2.0, jnp.cumsum(x, axis=0)[::-1], jnp.concatenate([x, x[:1]], axis=0)
+
+
+PROGRAMS = {
+    "slow_f": (slow_f, lambda: (F(6, 5),)),
+    "selu": (selu, lambda: (F(64),)),
+    "selu_arange": (selu, lambda: (np.arange(-20, 20, dtype=f32),)),
+    "norm": (norm, lambda: (rng.random((40, 3)).astype(f32),)),
+    "forward_pass": (forward_pass, lambda: (F(5, 9), F(9, 7))),
+    "f_loop": (f_loop, lambda: (np.float32(2), np.int32(15))),
+    "sum_up_to": (sum_up_to, lambda: (np.int32(10),)),
+    "myabs": (myabs, lambda: (np.int32(-2),)),
+    "myabs_pos": (myabs, lambda: (np.float32(3.5),)),
+    "log2": (log2, lambda: (np.float32(3.0),)),
+    "tanh": (tanh, lambda: (F(7),)),
+    "nested_loops": (nested_loops, lambda: (F(2, 3),)),
+    "host_while": (host_while, lambda: (F(2, 3, lo=0.1, hi=1),)),
+    "scan": (scan_program, lambda: (F(4, 3),)),
+    "host_scan": (host_scan, lambda: (F(3, 2, lo=0.1, hi=1),)),
+    "switch": (switch3, lambda: (np.int32(1), F(4))),
+    "shared_transpose": (shared_transpose, lambda: (F(3, 3),)),
+    "gather_cumsum_concat": (gather_scatter_like, lambda: (F(4, 3), np.array([3, 0, 1], i32))),
+    "matmul_chain": (lambda a, b, c: jnp.tanh(a @ b) @ c, lambda: (F(3, 4), F(4, 5), F(5, 2))),
+    "softmax": (lambda x: (lambda e: e / jnp.sum(e, axis=-1, keepdims=True))(
+        jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))), lambda: (F(3, 7),)),
+}
+
+
+@sim
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_program_matches_interpreter(name):
+    fn, make = PROGRAMS[name]
+    args = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jitviz.JitvizWarning)
+        want = jitviz.jit(fn, backend="interpret")(*args)
+        got = jitviz.jit(fn, backend="cuda")(*args)
+    _compare(jitviz.tree_leaves(got), jitviz.tree_leaves(want), rtol=1e-4, atol=1e-5)
+
+
+@sim
+def test_seed_results():
+    f = jitviz.jit(f_loop, backend="cuda")
+    assert float(f(np.float32(2), np.int32(15))) == 30.0
+    assert int(jitviz.jit(sum_up_to, backend="cuda")(np.int32(10))) == 55
+    assert int(jitviz.jit(myabs, backend="cuda")(np.int32(-2))) == 2
+    X = rng.random((100, 10)).astype(f32)
+    np.testing.assert_allclose(np.asarray(jitviz.jit(norm, backend="cuda")(X)),
+                               (X - X.mean(0)) / X.std(0), atol=1e-5)
+
+
+@sim
+def test_odd_arrays_match_numpy():
+    base = np.arange(24, dtype=f32).reshape(4, 6) / 7
+    nan = base.copy()
+    nan[1, 2], nan[2, 3] = np.nan, np.inf
+    f = jitviz.jit(lambda x: (jnp.sum(jnp.sin(x) * 2.0 + x, axis=0), jnp.max(x, axis=-1),
+                              x.T + 1.0), backend="cuda")
+    for x in (base, np.arange(48, dtype=f32).reshape(4, 12)[:, ::2], np.asfortranarray(base),
+              base.astype(">f4"), nan, base[::-1, ::-1]):
+        with np.errstate(invalid="ignore"):
+            want = (np.sum(np.sin(x) * f32(2) + x, axis=0), np.max(x, axis=-1), x.T + f32(1))
+        for g, w in zip(f(x), want):
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5, equal_nan=True)
+
+
+@sim
+def test_zero_size_arrays():
+    x = np.zeros((0, 3), f32)
+    out = jitviz.jit(lambda x: (x * 2, jnp.sum(x, axis=0), x.reshape(3, 0)), backend="cuda")(x)
+    assert np.asarray(out[0]).shape == (0, 3)
+    assert np.asarray(out[1]).tolist() == [0.0, 0.0, 0.0]
+    assert np.asarray(out[2]).shape == (3, 0)
+
+
+# --- arrays on the device -----------------------------------------------------------------------
+
+@sim
+def test_outputs_stay_on_the_device_and_come_back_with_asarray():
+    from jitviz.backends.cuda import CudaArray, CudaBackend
+    x = F(3, 4)
+    exe = CudaBackend().compile(jitviz.make_jaxpr(slow_f)(x))
+    (y,) = exe(x)
+    assert isinstance(y, CudaArray) and y.shape == (3, 4) and y.dtype == f32
+    assert y.block_until_ready() is y
+    np.testing.assert_allclose(np.asarray(y), x * x + x * 2, rtol=1e-6)
+    assert jitviz.block_until_ready((y, [y])) == (y, [y])
+    assert "CudaArray(" in repr(y) and len(y) == 3
+    (s,) = CudaBackend().compile(jitviz.make_jaxpr(jnp.sum)(x))(x)
+    assert s.shape == () and abs(float(s) - x.sum()) < 1e-5
+
+
+@sim
+def test_device_inputs_are_used_without_copies(monkeypatch):
+    from jitviz.backends import cuda as cb
+    rt = cb.runtime()
+    x = F(3, 4)
+    exe = cb.CudaBackend().compile(jitviz.make_jaxpr(slow_f)(x))
+    dx = rt.cuda.to_device(x)
+    (y,) = exe(x)
+    calls = []
+    real = rt.cuda.to_device
+    monkeypatch.setattr(rt.cuda, "to_device", lambda *a, **k: calls.append(a) or real(*a, **k))
+    (y1,) = exe(dx)  # a Numba device array
+    (y2,) = exe(y)  # this backend's own output, fed back in
+    assert calls == []
+    np.testing.assert_allclose(np.asarray(y1), np.asarray(y), rtol=1e-6)
+    yy = np.asarray(y)
+    np.testing.assert_allclose(np.asarray(y2), yy * yy + yy * 2, rtol=1e-5)
+    exe(x)  # NumPy in: one copy
+    assert len(calls) == 1
+
+
+@sim
+def test_constants_are_copied_once(monkeypatch):
+    from jitviz.backends import cuda as cb
+    rt = cb.runtime()
+    table = F(4)
+    exe = cb.CudaBackend().compile(jitviz.make_jaxpr(lambda x: x * table)(F(4)))
+    exe(F(4))
+    calls = []
+    real = rt.cuda.to_device
+    monkeypatch.setattr(rt.cuda, "to_device", lambda *a, **k: calls.append(a) or real(*a, **k))
+    for _ in range(3):
+        exe(F(4))
+    assert len(calls) == 3  # the argument each time; the constant stayed on the device
+
+
+# --- jit integration -----------------------------------------------------------------------------
+
+@sim
+def test_jit_events_say_cuda_and_cache_hits():
+    def selu2(x):
+        return selu(x)
+    f = jitviz.jit(selu2, backend="cuda")
+    x = F(16)
+    f(x)
+    f(x)
+    kinds = [e.kind for e in f.events]
+    assert kinds[:2] == ["trace", "compile"] and "cache_hit" in kinds
+    comp = next(e for e in f.events if e.kind == "compile")
+    assert comp.backend == "cuda" and "compiled for cuda" in comp.message
+    assert f.cache_info().compiles == 1
+    f.clear_cache()
+    f(x)
+    assert f.cache_info().compiles == 2
+    assert f.cache_info().kernels_reused >= 1  # the same kernel source: compiled once
+
+
+@sim
+def test_side_effect_diagnostics_unchanged():
+    def f(x):
+        print("tracing")
+        return x + 1
+    jf = jitviz.jit(f, backend="cuda")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jitviz.JitvizWarning)
+        jf(F(3))
+        jf(F(3))
+    assert "side_effect_lost" in [e.kind for e in jf.events]
+
+
+@sim
+def test_host_print_is_exact_and_in_order(capsys):
+    def f(x):
+        jitviz.debug.print("sum={} first={x0}", jnp.sum(x), x0=x[0])
+        y = x * 2
+        jitviz.debug.print("y={}", y)
+        return y
+    x = np.array([1.0, 2.0, 3.0], f32)
+    jitviz.jit(f, backend="interpret")(x)
+    want = capsys.readouterr().out
+    jitviz.jit(f, backend="cuda")(x)
+    assert capsys.readouterr().out == want == "sum=6.0 first=1.0\ny=[2. 4. 6.]\n"
+
+
+@sim
+def test_print_inside_a_kernel_loop(capsys):
+    def f(x):
+        def body(i, y):
+            jitviz.debug.print("step {} y {}", i, y)
+            return y * 2.0
+        return lax.fori_loop(0, 3, body, x)
+    c = jitviz.jit(f, backend="cuda")
+    out = c(np.float32(1.0))
+    assert float(out) == 8.0
+    kernels = c.lower(np.float32(1.0)).compile().kernels
+    assert len(kernels) == 1 and "print(" in kernels[0].source
+    text = capsys.readouterr().out
+    assert "step 0 y 1.0" in text and "step 2 y 4.0" in text
+
+
+@sim
+def test_in_kernel_loops_and_branches_are_single_kernels():
+    from jitviz.backends.cuda import CudaBackend
+    for fn, args in [(f_loop, (np.float32(2), np.int32(15))), (sum_up_to, (np.int32(10),)),
+                     (myabs, (np.int32(-2),)), (nested_loops, (F(2, 3),))]:
+        ks = CudaBackend().compile(jitviz.make_jaxpr(fn)(*args)).kernels
+        assert len(ks) == 1, [k.name for k in ks]
+        assert ks[0].source.startswith("# control kernel")
+
+
+@sim
+def test_ptx_from_the_simulator_process():
+    """numba.cuda is the simulator here: PTX comes from a subprocess without it."""
+    ks = jitviz.jit(selu, backend="cuda").lower(F(8)).compile().kernels
+    ptx = ks[0].ptx(cc=(9, 0))
+    assert ".entry" in ptx and ".target sm_90" in ptx
+
+
+# --- generated programs ------------------------------------------------------------------------
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+UNARY = [jnp.sin, jnp.tanh, jnp.abs, jnp.negative, jnp.square, lambda x: jnp.sqrt(jnp.abs(x)),
+         lambda x: jnp.exp(jnp.tanh(x)), jnp.floor]
+BINARY = [jnp.add, jnp.subtract, jnp.multiply, jnp.maximum, jnp.minimum,
+          lambda a, b: jnp.where(a > b, a, b * 0.5), lambda a, b: a / (1.0 + jnp.abs(b))]
+REDUCE = [jnp.sum, jnp.max, jnp.min, jnp.mean]
+SHAPE = (3, 5)
+
+
+def _apply(ops, xs):
+    pool = list(xs)
+    for kind, a, b, which in ops:
+        x, y = pool[a % len(pool)], pool[b % len(pool)]
+        if kind == 0:
+            pool.append(UNARY[which % len(UNARY)](x))
+        elif kind == 1:
+            pool.append(BINARY[which % len(BINARY)](x, y))
+        elif kind == 2:
+            pool.append(x - REDUCE[which % len(REDUCE)](y, axis=which % 2, keepdims=True))
+        elif kind == 3:
+            pool.append(jnp.cumsum(x, axis=which % 2) * 0.1)
+        elif kind == 4:
+            pool.append(jnp.flip(x, axis=which % 2) + y[:, :1])
+        else:
+            pool.append(jnp.concatenate([x[:, 1:], y[:, :1]], axis=1))
+    return pool[len(xs):] or pool
+
+
+programs = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 9), st.integers(0, 9),
+                              st.integers(0, 20)), min_size=1, max_size=6)
+arrays = st.lists(st.floats(-3, 3, width=32), min_size=15, max_size=15).map(
+    lambda v: np.array(v, f32).reshape(SHAPE))
+
+
+@sim
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(programs, arrays, arrays)
+def test_generated_programs_match_interpreter(ops, x, y):
+    def f(x, y):
+        return _apply(ops, [x, y])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = jitviz.jit(f, backend="interpret")(x, y)
+        got = jitviz.jit(f, backend="cuda")(x, y)
+    _compare(got, want, rtol=1e-4, atol=1e-4)
+
+
+@sim
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 9), st.integers(0, 9)),
+                min_size=1, max_size=5),
+       st.lists(st.integers(-50, 50), min_size=6, max_size=6))
+def test_generated_int_programs_match_interpreter(ops, values):
+    x = np.array(values, i32).reshape(2, 3)
+    int_ops = [jnp.add, jnp.multiply, jnp.maximum, lambda a, b: a - jnp.abs(b)]
+
+    def f(x):
+        pool = [x, x[::-1]]
+        for kind, a, b in ops:
+            pool.append(int_ops[kind](pool[a % len(pool)], pool[b % len(pool)]))
+        return pool[2:] + [jnp.sum(pool[-1], axis=1), jnp.argmax(pool[-1], axis=0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = jitviz.jit(f, backend="interpret")(x)
+        got = jitviz.jit(f, backend="cuda")(x)
+    _compare(got, want)
+
+
+# --- without a device -----------------------------------------------------------------------------
+
+@main_only
+def test_plans_have_the_expected_kernels():
+    from jitviz.backends.cuda_codegen import Target, plan_program
+
+    def kernels(fn, *args, target=Target()):
+        stages = jitviz.jit(fn, backend="cuda").lower(*args).stages
+        return [k.kind for k in plan_program(stages[-1][1], target).kernels()]
+    assert kernels(slow_f, F(50, 50)) == ["elementwise"]
+    assert kernels(selu, F(1000)) == ["elementwise"]
+    assert kernels(forward_pass, F(8, 9), F(9, 7)) == ["dot", "elementwise"]
+    assert kernels(f_loop, np.float32(2), np.int32(15)) == ["control"]
+    assert kernels(myabs, np.int32(-2)) == ["control"]
+    assert len(kernels(norm, F(1000, 10))) <= 4
+    # a reduction over few elements is a loop inside its consumer: one kernel
+    assert kernels(lambda x: x / jnp.sum(x, axis=1, keepdims=True), F(100, 8)) == \
+        ["elementwise"]
+    # one output reduced by many blocks: a second pass
+    assert kernels(jnp.sum, F(1 << 20)) == ["reduce", "reduce"]
+
+
+@main_only
+def test_kernels_keep_their_source_and_equations():
+    from jitviz.backends.cuda import CudaBackend
+    exe = CudaBackend().compile(jitviz.make_jaxpr(selu)(F(10)))
+    (k,) = exe.kernels
+    assert "def " in k.source and "cuda.grid(1)" in k.source and "exp(" in k.source
+    assert k.source.startswith("# elementwise kernel")
+    assert "selu" not in k.name and {e.primitive.name for e in k.eqns} >= {"exp", "select_n"}
+    assert any("jnp.where" in s.code for s in k.source_lines)
+    assert k.cost.bytes_moved == 10 * 4 * 2
+
+
+@main_only
+def test_without_gpu_or_simulator_running_names_both_ways_out():
+    from jitviz.backends.cuda import CudaUnavailableError, runtime
+    if runtime().mode is not None:
+        pytest.skip("a GPU (or the simulator) is available here")
+    f = jitviz.jit(slow_f, backend="cuda")
+    with pytest.raises(CudaUnavailableError) as info:
+        f(F(3))
+    msg = str(info.value)
+    assert "NUMBA_ENABLE_CUDASIM=1" in msg and "GPU" in msg and "jitviz[cuda]" in msg
+    # compiling and reading the kernels still works
+    assert f.lower(F(3)).compile().kernels[0].source
+    assert [e.kind for e in f.events][:2] == ["trace", "compile"]
+    assert next(e for e in f.events if e.kind == "compile").backend == "cuda"
+
+
+@main_only
+def test_without_the_toolkit_the_message_says_how_to_install(monkeypatch):
+    from jitviz.backends import cuda as cb
+
+    def fail():
+        raise ImportError("No module named 'numba.cuda'")
+    monkeypatch.setattr(cb, "_import_numba_cuda", fail)
+    rt = cb._Runtime().load()
+    assert rt.mode is None and 'pip install "jitviz[cuda]"' in rt.why
+    monkeypatch.setattr(cb, "_RT", rt)
+    with pytest.raises(cb.CudaToolkitError, match="jitviz\\[cuda\\]"):
+        cb.kernel_ptx("def k(o0):\n    pass\n", "k", [(np.dtype(f32), 1)])
+    with pytest.raises(cb.CudaUnavailableError, match="jitviz\\[cuda\\]"):
+        rt.require()
+
+
+@main_only
+def test_importing_the_backend_does_not_import_numba_cuda():
+    code = ("import sys, jitviz, jitviz.backends.cuda, jitviz.backends.cuda_codegen; "
+            "print('numba.cuda' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert out.stdout.strip() == "False", out.stderr
