@@ -394,8 +394,6 @@ def test_static_argnames_by_position():
     trace_and_check(g_while, 10, 20, static_argnames=("n",), expected=np.int32(30))
 
 
-@pytest.mark.xfail(strict=True, reason="jitviz/api.py merge_static drops a static argument "
-                   "passed by keyword when static_argnames also implies its position")
 def test_static_argnames_by_keyword():
     trace_and_check(g_while, 10, n=20, static_argnames=("n",), expected=np.int32(30))
 
