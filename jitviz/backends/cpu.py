@@ -1,0 +1,313 @@
+"""The CPU backend: the optimized IR compiled to Numba kernels.
+
+    exe = get_backend("cpu").compile(stages[-1][1], fastmath=False, parallel=False)
+    outs = exe(*flat_leaves)
+    print(exe.kernels[0].source)       # the generated code, with the equations it covers
+    print(exe.kernels[0].llvm_ir())    # Numba's LLVM IR; .asm() for machine code
+    print(exe.driver_source)           # the Python driver that calls the kernels
+
+Three steps, kept apart: *render* (`cpu_kernels` for fused loop nests, `cpu_program` for the
+driver and control-flow regions) produces source text; *compile* (`cpu_cache`) turns text
+into a Numba dispatcher, reusing any earlier compile of the same text and argument types,
+in memory or on disk; *run* is the driver, plain Python calling the kernels.
+
+If Numba rejects generated code, `CompilationError` carries the generated source, the
+equation and the user's line. There is no fallback to another backend.
+"""
+from __future__ import annotations
+
+import itertools
+import linecache
+import re
+import warnings
+
+import numpy as np
+from numba import from_dtype, types
+from numba.core import errors as numba_errors
+
+from ..core.ir import ClosedJaxpr, Eqn, Literal, Var
+from ..errors import CompilationError
+from ..passes._ir import describe_eqn, literal_key, literal_value, sub_jaxprs
+from . import cpu_runtime, register_backend
+from .base import Backend, Cost, Executable, Kernel
+from .cpu_cache import default_cache
+from .cpu_kernels import ctor, function_name, render_fused
+from .cpu_program import FunctionBuilder, ModuleText
+
+_driver_ids = itertools.count()
+
+
+# --- argument normalization (the driver's first lines) -------------------------------------
+
+def prep_array(a, dtype):
+    """A C-contiguous, writable, native-endian array of exactly `dtype` (no copy if it is)."""
+    if type(a) is np.ndarray and a.dtype == dtype and a.flags.c_contiguous and \
+            a.flags.writeable:
+        return a
+    a = np.asarray(a)
+    if a.dtype == dtype and a.dtype.isnative and a.flags.c_contiguous and a.flags.writeable:
+        return a
+    with np.errstate(all="ignore"):
+        return np.array(a, dtype=dtype, order="C", copy=True)
+
+
+def prep_scalar(a, dtype):
+    """A NumPy scalar of `dtype` (Python scalars and weakly typed values as the jaxpr says)."""
+    if type(a) is dtype:
+        return a
+    with np.errstate(all="ignore"):
+        return np.asarray(a).astype(dtype)[()]
+
+
+class CpuExecutable(Executable):
+    def __init__(self, run, kernels, jaxpr, driver_source):
+        super().__init__(run, kernels, jaxpr, "cpu")
+        self.driver_source = driver_source
+
+
+# --- numba types -------------------------------------------------------------------------
+
+def _nb_type(aval, layout):
+    """The Numba type of a kernel argument (float16 travels as uint16 bits / float32)."""
+    dtype = aval.dtype
+    if dtype == np.float16:
+        dtype = np.dtype(np.uint16) if aval.ndim and layout != "S" else np.dtype(np.float32)
+    dt = from_dtype(dtype)
+    if aval.ndim == 0 or layout == "S":
+        return dt
+    return types.Array(dt, aval.ndim, layout if layout in ("C", "A") else "A")
+
+
+# --- the program ---------------------------------------------------------------------------
+
+class Program:
+    """Everything one `compile` builds: the driver's namespace, kernels and their records."""
+
+    def __init__(self, *, fastmath: bool, parallel: bool, cache):
+        self.fastmath, self.parallel, self.cache = fastmath, parallel, cache
+        self.options = (f"cache=True, fastmath={bool(fastmath)}, error_model='numpy', "
+                        "nogil=True")
+        self.namespace = {"np": np, "rt": cpu_runtime, "_prep_array": prep_array,
+                          "_prep_scalar": prep_scalar}
+        self.host_consts: dict = {}
+        self.kernels: list[Kernel] = []
+        self._host_kernels: dict[str, str] = {}  # module key -> driver name
+
+    # -- constants -------------------------------------------------------------------------
+    def host_const(self, lit: Literal) -> str:
+        k = literal_key(lit)
+        if k not in self.host_consts:
+            name = f"K{len(self.host_consts)}"
+            self.host_consts[k] = name
+            self.namespace[name] = literal_value(lit)[()]
+        return self.host_consts[k]
+
+    # -- fused kernels ---------------------------------------------------------------------
+    def kernel_for(self, fb: FunctionBuilder, body, name, operands):
+        if not fb.host:  # inside a region: the kernel is a function of the region's module
+            taken = {f[0] for f in fb.module.functions}
+            fname = _unique(function_name(name), taken)
+            code = render_fused(body, fname, parallel=False)
+            fb.module.add(fname, code.text, code.line_eqns)
+            return fname, code
+        code = render_fused(body, name, parallel=self.parallel)
+        module = ModuleText(self.options)
+        module.add(code.name, code.text, code.line_eqns,
+                   parallel=self.parallel and code.uses_prange)
+        arg_types = [_nb_type(a.aval, fb.layout(a)) for a in operands]
+        arg_types += [_nb_type(body.outvars[i].aval, "C") for i in code.array_outs]
+        arg_types += [_nb_type(lit.aval, "S") for lit in code.consts]
+        callee = self._build(module, code.name, tuple(arg_types), code.eqns, code.cost,
+                             code.consts)
+        return callee, code
+
+    # -- control-flow regions ---------------------------------------------------------------
+    def region_call(self, fb: FunctionBuilder, eqn: Eqn, inline_rule):
+        if any(v.aval.dtype == np.float16 for j in sub_jaxprs(eqn) for e in j.eqns
+               for v in list(e.invars) + list(e.outvars)) or \
+                any(a.aval.dtype == np.float16 for a in list(eqn.invars) + list(eqn.outvars)):
+            raise CompilationError(
+                f"the CPU backend does not support float16 values inside control flow "
+                f"({describe_eqn(eqn)}); compute in float32, or use backend='interpret'")
+        module = ModuleText(self.options)
+        rb = FunctionBuilder(self, host=False, module=module)
+        params, arg_names, arg_types = [], [], []
+        for a in eqn.invars:
+            if isinstance(a, Var) and a.id not in rb.names:
+                p = f"p{len(params)}"
+                rb.bind(a, p, fb.layout(a))
+                params.append(p)
+                arg_names.append(fb.atom(a))
+                arg_types.append(_nb_type(a.aval, fb.layout(a)))
+        inline_rule(rb, eqn)
+        outs = [rb.contiguous(v) for v in eqn.outvars]
+        name = f"{eqn.primitive.name}_region"
+        consts = [lit for _, lit in rb.consts.values()]
+        params += [c for c, _ in rb.consts.values()]
+        ret = f"    return ({', '.join(outs)}{',' if outs else ''})"
+        text, line_eqns = rb.text(f"def {name}({', '.join(params)}):", ret)
+        module.add(name, text, line_eqns)
+        arg_types += [_nb_type(lit.aval, "S") for lit in consts]
+        callee = self._build(module, name, tuple(arg_types), [eqn], _region_cost(eqn),
+                             consts)
+        args = arg_names + [fb.atom(lit) for lit in consts]
+        r = fb.fresh("r")
+        fb.emit(f"{r} = {callee}({', '.join(args)})", eqn)
+        for k, v in enumerate(eqn.outvars):
+            if v.aval.ndim == 0:
+                name_v = fb.define(v, "S")
+                fb.emit(f"{name_v} = {ctor(v.aval.dtype)}({r}[{k}])", eqn)
+            else:
+                name_v = fb.define(v, "C")
+                fb.emit(f"{name_v} = {r}[{k}]", eqn)
+
+    # -- compile one module ----------------------------------------------------------------
+    def _build(self, module: ModuleText, fname, sig, eqns, cost: Cost, consts) -> str:
+        text, line_eqns = module.render()
+        key = self.cache.key(text)
+        try:
+            mod = self.cache.module(text)
+            disp = getattr(mod, fname)
+            reused = self.cache.compile(text, disp, sig)
+        except numba_errors.NumbaError as e:
+            raise _compilation_error(e, fname, text, line_eqns, eqns, self.cache.path(key))
+        callee = self._host_kernels.get((key, fname))
+        if callee is None:
+            callee = _unique(fname, set(self.namespace))
+            self.namespace[callee] = disp
+            self._host_kernels[(key, fname)] = callee
+        self.kernels.append(Kernel(
+            fname, list(_flat_eqns(eqns)), _annotated(fname, text, eqns, consts, reused), cost,
+            reused, views={"llvm_ir": _view(disp, sig, "llvm"),
+                           "asm": _view(disp, sig, "asm")}))
+        return callee
+
+
+def _unique(name, taken):
+    if name not in taken:
+        return name
+    for i in itertools.count(1):
+        if f"{name}_{i}" not in taken:
+            return f"{name}_{i}"
+
+
+def _flat_eqns(eqns):
+    for e in eqns:
+        if e.primitive.name == "fused":
+            yield from e.params["jaxpr"].jaxpr.eqns
+        else:
+            yield e
+
+
+def _region_cost(eqn: Eqn) -> Cost:
+    """Static estimate: the fused kernels of the bodies, times the trip count where known."""
+    from .cpu_kernels import kernel_cost
+    trips = eqn.params.get("length", 1) if eqn.primitive.name == "scan" else 1
+    total = Cost()
+    for j in sub_jaxprs(eqn):
+        for e in j.eqns:
+            c = kernel_cost(e.params["jaxpr"].jaxpr) if e.primitive.name == "fused" else (
+                _region_cost(e) if any(True for _ in sub_jaxprs(e)) else Cost())
+            total.flops += c.flops * trips
+            total.bytes_moved += c.bytes_moved * trips
+    return total
+
+
+def _user_line(eqn: Eqn) -> str:
+    s = eqn.source
+    return f"{s.file}:{s.line}: {s.code}" if s is not None else "(no source line)"
+
+
+def _annotated(fname, text, eqns, consts, reused) -> str:
+    """The kernel's source as shown to users: which equations and lines it covers, then the
+    exact module text Numba compiled."""
+    head = [f"# kernel {fname}: " + ("reused from the kernel cache" if reused
+                                     else "compiled by Numba")]
+    for e in _flat_eqns(eqns):
+        head.append(f"#   {e.primitive.name:<22} {_user_line(e)}")
+    for i, lit in enumerate(consts):
+        head.append(f"#   c{i} = {lit!r}")
+    return "\n".join(head) + "\n" + text
+
+
+def _view(disp, sig, kind):
+    def show():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # "Inspection disabled for cached code"
+                out = disp.inspect_llvm(sig) if kind == "llvm" else disp.inspect_asm(sig)
+            if out:
+                return out
+        except Exception:
+            pass
+        # code loaded from the disk cache has no IR: compile a private copy to show it
+        from numba import njit
+        opts = {k: v for k, v in disp.targetoptions.items() if k != "nopython"}
+        fresh = njit(**{**opts, "cache": False})(disp.py_func)
+        fresh.compile(sig)
+        return fresh.inspect_llvm(sig) if kind == "llvm" else fresh.inspect_asm(sig)
+    return show
+
+
+def _compilation_error(e, fname, text, line_eqns, eqns, path) -> CompilationError:
+    msg = str(e)
+    eqn = None
+    for m in re.finditer(r'File "([^"]+)", line (\d+)', msg):
+        if m.group(1).endswith(path.rsplit("/", 1)[-1]):
+            eqn = line_eqns.get(int(m.group(2)), eqn)
+    eqn = eqn or next(iter(_flat_eqns(eqns)), None)
+    numbered = "\n".join(f"{i:4d}  {line}" for i, line in enumerate(text.split("\n"), 1))
+    where = describe_eqn(eqn) if eqn is not None else "?"
+    err = CompilationError(
+        f"Numba rejected the generated kernel {fname!r} for equation {where}.\n"
+        f"  user line: {_user_line(eqn) if eqn is not None else '?'}\n"
+        f"Numba said:\n  " + "\n  ".join(msg.strip().split("\n")[:30]) +
+        f"\nGenerated source ({path}):\n{numbered}")
+    err.source, err.eqn, err.kernel = text, eqn, fname
+    err.user_line = eqn.source if eqn is not None else None
+    return err
+
+
+# --- the backend ---------------------------------------------------------------------------
+
+class CpuBackend(Backend):
+    name = "cpu"
+
+    def __init__(self, cache=None):
+        self._cache = cache
+
+    @property
+    def cache(self):
+        return self._cache or default_cache()
+
+    def compile(self, closed: ClosedJaxpr, *, fastmath=False, parallel=False) -> Executable:
+        program = Program(fastmath=fastmath, parallel=parallel, cache=self.cache)
+        jaxpr = closed.jaxpr
+        fb = FunctionBuilder(program, host=True)
+        params = []
+        for i, v in enumerate(jaxpr.invars):
+            arg, name = f"a{i}", fb.define(v, "C", prefix="x")
+            params.append(arg)
+            prep = "_prep_scalar" if v.aval.ndim == 0 else "_prep_array"
+            fb.emit(f"{name} = {prep}({arg}, {ctor(v.aval.dtype)})")
+        for i, (v, c) in enumerate(zip(jaxpr.constvars, closed.consts)):
+            name = f"C{i}"
+            program.namespace[name] = (prep_scalar(c, v.aval.dtype) if v.aval.ndim == 0
+                                       else prep_array(c, v.aval.dtype))
+            fb.bind(v, name, "C")
+        fb.render_eqns(jaxpr.eqns)
+        outs = []
+        for o in jaxpr.outvars:
+            src = fb.atom(o)
+            outs.append(f"np.asarray({src}, {ctor(o.aval.dtype)})" if o.aval.ndim == 0
+                        else src)
+        fname = f"jitviz_driver_{next(_driver_ids)}"
+        text, _ = fb.text(f"def {fname}({', '.join(params)}):",
+                          f"    return [{', '.join(outs)}]")
+        filename = f"<{fname}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        exec(compile(text, filename, "exec"), program.namespace)
+        return CpuExecutable(program.namespace[fname], program.kernels, closed, text)
+
+
+register_backend(CpuBackend())

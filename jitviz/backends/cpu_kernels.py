@@ -1,0 +1,624 @@
+"""Render one `fused` equation's body into a Numba loop-nest function (source text only;
+compiling is `cpu_cache`'s job).
+
+A kernel takes `(inputs..., outputs..., constants...)`: array outputs are allocated by the
+caller with NumPy, rank-0 outputs are returned, and the program's literals arrive as
+arguments `c0, c1, ...`, so the text depends on shapes only through ranks and unit
+dimensions. Loop bounds are read from the arrays at run time, which is why a new shape of
+the same rank reuses the compiled kernel.
+
+Inside a kernel every value is either computed in registers at the current loop index
+(elementwise chains, broadcasts as index maps) or *materialized*: reduction results, values
+read through a different index (the small side of a broadcast, a rank-0 value used by an
+array operation), and outputs. A value materialized in phase p is usable from phase p+1, and
+each (phase, iteration shape) is one loop nest, so a reduction and the elementwise work that
+waits on it are consecutive loops of the same kernel:
+
+    def reduce_sum_div_sub(x0, out0, c0):     # X - X.mean(0)
+        n0 = x0.shape[0]; n1 = x0.shape[1]
+        t0 = np.empty((n1,), np.float32); t0.fill(np.float32(-0.0))
+        for i0 in range(n0):                   # phase 0: the sum
+            for i1 in range(n1):
+                t0[i1] = np.float32(t0[i1] + x0[i0, i1])
+        ...                                    # phase 1: divide; phase 2: subtract
+"""
+from __future__ import annotations
+
+import keyword
+import re
+from typing import NamedTuple
+
+import numpy as np
+
+from ..core.ir import Eqn, Jaxpr, Literal, Var
+from ..passes._ir import literal_key
+from .base import Cost
+
+
+class KernelCode(NamedTuple):
+    name: str
+    text: str  # the function's source (no decorator)
+    consts: list  # the literals passed as c0, c1, ... (Literal atoms)
+    n_inputs: int
+    array_outs: list  # output positions written into caller-allocated arrays
+    scalar_outs: list  # output positions returned (rank 0)
+    line_eqns: dict  # line number in `text` (1-based) -> Eqn it came from
+    uses_prange: bool
+    cost: Cost
+    eqns: list
+
+
+# --- dtypes in generated code ------------------------------------------------------------
+
+def ctor(dtype) -> str:
+    dtype = np.dtype(dtype)
+    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
+
+
+def is_half(dtype) -> bool:
+    return np.dtype(dtype) == np.float16
+
+
+def compute_dtype(dtype) -> np.dtype:
+    """Numba has no float16: half values are computed (and passed as scalars) in float32,
+    rounded to half after every operation, and stored in arrays as uint16 bits."""
+    return np.dtype(np.float32) if is_half(dtype) else np.dtype(dtype)
+
+
+def cast_text(dtype, text) -> str:
+    """`text` converted to exactly `dtype` (also restoring integer wrap-around)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return text
+    if is_half(dtype):
+        return f"rt.round_f16(np.float32({text}))"
+    return f"{ctor(dtype)}({text})"
+
+
+def typed_const(value, dtype) -> str:
+    """A constant of exactly `dtype` in generated code (`np.float32(-np.inf)`)."""
+    dtype = np.dtype(dtype)
+    if is_half(dtype):
+        return typed_const(np.float16(value).astype(np.float32), np.float32)
+    if dtype == np.bool_:
+        return repr(bool(value))
+    v = np.asarray(value, dtype)[()]
+    if dtype.kind == "f":
+        if np.isnan(v):
+            text = "np.nan"
+        elif np.isinf(v):
+            text = "np.inf" if v > 0 else "-np.inf"
+        else:
+            text = repr(float(v))
+    elif dtype.kind == "c":
+        text = repr(complex(v))
+    else:
+        text = repr(int(v))
+    return f"{ctor(dtype)}({text})"
+
+
+def _bits(dtype) -> int:
+    return np.dtype(dtype).itemsize * 8
+
+
+# --- elementwise expressions -------------------------------------------------------------
+# Each rule: (eqn, operand names) -> Python/Numba expression. Operands are always plain
+# names, so a rule may mention one twice. The caller casts the result to the output dtype,
+# which also restores integer wrap-around (Numba widens int32 arithmetic to int64).
+
+def _tmpl(template):
+    return lambda eqn, a: template.format(*a)
+
+
+def _in_dtype(eqn, i=0):
+    return eqn.invars[i].aval.dtype
+
+
+def _one(eqn):
+    return typed_const(1, eqn.outvars[0].aval.dtype)
+
+
+def _exp(eqn, a):
+    return f"rt.expf({a[0]})" if compute_dtype(_in_dtype(eqn)) == np.float32 \
+        else f"np.exp({a[0]})"
+
+
+def _logistic(eqn, a):
+    one = _one(eqn)
+    return f"{one} / ({one} + {_exp(eqn, ['-' + a[0]])})"
+
+
+def _not(eqn, a):
+    return f"(not {a[0]})" if _in_dtype(eqn) == np.bool_ else f"~{a[0]}"
+
+
+def _round(eqn, a):
+    if eqn.params.get("rounding_method", 0) == 1:
+        return f"np.rint({a[0]})"
+    dt = _in_dtype(eqn)
+    half, zero = typed_const(0.5, dt), typed_const(0, dt)
+    return (f"(np.floor({a[0]} + {half}) if {a[0]} >= {zero} "
+            f"else np.ceil({a[0]} - {half}))")
+
+
+def _power_text(x, n):
+    """x**n for n >= 1 by repeated squaring (what XLA emits for integer_pow)."""
+    if n == 1:
+        return x
+    half = _power_text(x, n // 2)
+    sq = f"({half} * {half})"
+    return f"({sq} * {x})" if n % 2 else sq
+
+
+def _integer_pow(eqn, a):
+    y = eqn.params["y"]
+    if y == 0:
+        return _one(eqn)
+    text = _power_text(a[0], abs(y))
+    return f"{_one(eqn)} / {text}" if y < 0 else text
+
+
+def _div(eqn, a):
+    kind = _in_dtype(eqn).kind
+    if kind in "iu":
+        return f"rt.idiv({a[0]}, {a[1]})"
+    if kind == "c":
+        return f"rt.cdiv({a[0]}, {a[1]})"
+    return f"{a[0]} / {a[1]}"
+
+
+def _rem(eqn, a):
+    return f"rt.irem({a[0]}, {a[1]})" if _in_dtype(eqn).kind in "iu" \
+        else f"np.fmod({a[0]}, {a[1]})"
+
+
+def _extremum(np_name, py_name, bool_op):
+    def rule(eqn, a):
+        kind = _in_dtype(eqn).kind
+        if kind == "b":
+            return f"({a[0]} {bool_op} {a[1]})"
+        if kind in "iu":
+            return f"{py_name}({a[0]}, {a[1]})"
+        return f"np.{np_name}({a[0]}, {a[1]})"
+    return rule
+
+
+def _shift(helper):
+    return lambda eqn, a: f"rt.{helper}({a[0]}, {a[1]}, {_bits(_in_dtype(eqn))})"
+
+
+def _compare(op, complex_helper=None):
+    def rule(eqn, a):
+        if _in_dtype(eqn).kind == "c" and complex_helper:
+            return complex_helper(a)
+        return f"{a[0]} {op} {a[1]}"
+    return rule
+
+
+def _convert(eqn, a):
+    src, dst = _in_dtype(eqn), np.dtype(eqn.params["new_dtype"])
+    x = a[0]
+    if dst == np.bool_:
+        return f"{x} != {typed_const(0, src)}"
+    if src.kind == "c" and dst.kind != "c":
+        x = f"{x}.real"
+    if src.kind in "fc" and dst.kind in "iu":  # NaN -> 0, as XLA
+        x = f"({x} if {x} == {x} else 0)"
+    return cast_text(dst, x)
+
+
+def _select_n(eqn, a):
+    which, cases = a[0], a[1:]
+    if len(cases) == 1:
+        return cases[0]
+    if _in_dtype(eqn).kind == "b":
+        return f"({cases[1]} if {which} else {cases[0]})"
+    text = cases[-1]
+    for i in range(len(cases) - 2, 0, -1):
+        text = f"({cases[i]} if {which} == {i} else {text})"
+    return f"({cases[0]} if {which} <= 0 else {text})"
+
+
+def _clamp(eqn, a):
+    lo, x, hi = a
+    if _in_dtype(eqn, 1).kind in "iub":
+        return f"min(max({x}, {lo}), {hi})"
+    return f"np.minimum(np.maximum({x}, {lo}), {hi})"
+
+
+def _np1(name):
+    return _tmpl(f"np.{name}({{0}})")
+
+
+ELEMENTWISE = {
+    "neg": _tmpl("-{0}"), "sign": _np1("sign"), "floor": _np1("floor"), "ceil": _np1("ceil"),
+    "is_finite": _np1("isfinite"), "exp": _exp, "exp2": _np1("exp2"), "log": _np1("log"),
+    "log1p": _np1("log1p"), "expm1": _np1("expm1"), "tanh": _np1("tanh"),
+    "logistic": _logistic, "sin": _np1("sin"), "cos": _np1("cos"), "tan": _np1("tan"),
+    "asin": _np1("arcsin"), "acos": _np1("arccos"), "atan": _np1("arctan"),
+    "sinh": _np1("sinh"), "cosh": _np1("cosh"), "asinh": _np1("arcsinh"),
+    "acosh": _np1("arccosh"), "atanh": _np1("arctanh"), "sqrt": _np1("sqrt"),
+    "rsqrt": lambda e, a: f"{_one(e)} / np.sqrt({a[0]})", "cbrt": _np1("cbrt"),
+    "square": _tmpl("{0} * {0}"), "not": _not, "abs": _np1("abs"),
+    "real": _tmpl("{0}.real"), "imag": _tmpl("{0}.imag"), "conj": _np1("conj"),
+    "round": _round, "integer_pow": _integer_pow,
+    "add": _tmpl("{0} + {1}"), "sub": _tmpl("{0} - {1}"), "mul": _tmpl("{0} * {1}"),
+    "div": _div, "rem": _rem, "pow": _tmpl("{0} ** {1}"),
+    "max": _extremum("maximum", "max", "or"), "min": _extremum("minimum", "min", "and"),
+    "atan2": _tmpl("np.arctan2({0}, {1})"), "nextafter": _tmpl("np.nextafter({0}, {1})"),
+    "and": _tmpl("{0} & {1}"), "or": _tmpl("{0} | {1}"), "xor": _tmpl("{0} ^ {1}"),
+    "shift_left": _shift("shl"), "shift_right_arithmetic": _shift("shr"),
+    "eq": _compare("=="), "ne": _compare("!="),
+    "lt": _compare("<", lambda a: f"rt.clt({a[0]}, {a[1]})"),
+    "gt": _compare(">", lambda a: f"rt.clt({a[1]}, {a[0]})"),
+    "le": _compare("<=", lambda a: f"not rt.clt({a[1]}, {a[0]})"),
+    "ge": _compare(">=", lambda a: f"not rt.clt({a[0]}, {a[1]})"),
+    "convert_element_type": _convert, "select_n": _select_n, "clamp": _clamp,
+}
+
+
+# --- reductions: (identity, combine) by primitive, per dtype kind -------------------------
+
+class Reducer(NamedTuple):
+    identity: object  # value, or a function of the dtype
+    combine: str  # template over (acc, value)
+
+
+def _lowest(dt):
+    return -np.inf if dt.kind == "f" else (False if dt.kind == "b" else np.iinfo(dt).min)
+
+
+def _highest(dt):
+    return np.inf if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
+
+
+def _all_ones(dt):
+    return True if dt.kind == "b" else (-1 if dt.kind == "i" else np.iinfo(dt).max)
+
+
+_SUM = Reducer(lambda dt: -0.0 if dt.kind in "fc" else 0, "{0} + {1}")  # -0.0: exact identity
+_PROD = Reducer(lambda dt: 1, "{0} * {1}")
+_MAX_F = Reducer(_lowest, "np.maximum({0}, {1})")
+_MIN_F = Reducer(_highest, "np.minimum({0}, {1})")
+_MAX_I = Reducer(_lowest, "max({0}, {1})")
+_MIN_I = Reducer(_highest, "min({0}, {1})")
+_OR = Reducer(lambda dt: False if dt.kind == "b" else 0, "{0} | {1}")
+_AND = Reducer(_all_ones, "{0} & {1}")
+
+REDUCERS = {
+    "reduce_sum": {"f": _SUM, "c": _SUM, "i": _SUM, "u": _SUM},
+    "reduce_prod": {"f": _PROD, "c": _PROD, "i": _PROD, "u": _PROD},
+    "reduce_max": {"f": _MAX_F, "c": _MAX_F, "i": _MAX_I, "u": _MAX_I, "b": _OR},
+    "reduce_min": {"f": _MIN_F, "c": _MIN_F, "i": _MIN_I, "u": _MIN_I, "b": _AND},
+    "reduce_and": {"i": _AND, "u": _AND, "b": _AND},
+    "reduce_or": {"i": _OR, "u": _OR, "b": _OR},
+}
+
+
+# --- index maps: how an operand is read at an output index -------------------------------
+
+def _bcast_index(eqn, idx):
+    x, out = eqn.invars[0].aval, eqn.outvars[0].aval
+    return tuple("0" if x.shape[k] == 1 and out.shape[d] != 1 else idx[d]
+                 for k, d in enumerate(eqn.params["broadcast_dimensions"]))
+
+
+def _squeeze_index(eqn, idx):
+    it = iter(idx)
+    dims = {d % max(eqn.invars[0].aval.ndim, 1) for d in eqn.params["dimensions"]}
+    return tuple("0" if k in dims else next(it) for k in range(eqn.invars[0].aval.ndim))
+
+
+def _reshape_index(eqn, idx):
+    """A reshape that only adds/drops unit dims: non-unit dims correspond in order."""
+    out = eqn.outvars[0].aval.shape
+    it = iter(i for i, d in zip(idx, out) if d != 1)
+    return tuple("0" if d == 1 else next(it) for d in eqn.invars[0].aval.shape)
+
+
+INDEX_MAPS = {"broadcast_in_dim": _bcast_index, "squeeze": _squeeze_index,
+              "reshape": _reshape_index}
+GENERATORS = {"iota": lambda eqn, idx: f"{ctor(eqn.params['dtype'])}("
+                                        f"{idx[eqn.params['dimension']]})"}
+
+
+def kernel_rule_names() -> set[str]:
+    """Every primitive a fused kernel can contain (checked against the registry in tests)."""
+    return set(ELEMENTWISE) | set(REDUCERS) | set(INDEX_MAPS) | set(GENERATORS)
+
+
+# --- the renderer ------------------------------------------------------------------------
+
+def _index_text(name, idx):
+    return f"{name}[{', '.join(idx)}]"
+
+
+class _Nest:
+    def __init__(self, phase, shape):
+        self.phase, self.shape = phase, shape
+        self.roots: list[Eqn] = []
+
+
+class FusedRenderer:
+    """Turns a fused body (a Jaxpr of fusable equations) into kernel source."""
+
+    def __init__(self, body: Jaxpr, name: str, *, parallel: bool = False):
+        self.body, self.name, self.parallel = body, name, parallel
+        self.lines: list[str] = []
+        self.line_eqns: dict[int, Eqn] = {}
+        self.inputs = {v.id: f"x{i}" for i, v in enumerate(body.invars)}
+        # arrays holding float16 bits (inputs and outputs; temps hold float32 values)
+        self.half = {f"x{i}" for i, v in enumerate(body.invars) if v.aval.ndim and
+                     is_half(v.aval.dtype)}
+        self.half |= {f"out{i}" for i, v in enumerate(body.outvars) if v.aval.ndim and
+                      is_half(v.aval.dtype)}
+        self.consts: dict = {}  # literal key -> (name, Literal)
+        self.counter = 0
+        self.producer = {v.id: e for e in body.eqns for v in e.outvars}
+        self.out_pos = {}
+        for i, v in enumerate(body.outvars):
+            self.out_pos.setdefault(v.id, i)
+        self.uses_prange = False
+        self._analyse()
+
+    # -- analysis --------------------------------------------------------------------------
+    def _analyse(self):
+        self.materialize: set[int] = set()
+        for eqn in self.body.eqns:
+            name = eqn.primitive.name
+            out_shape = eqn.outvars[0].aval.shape
+            for u in eqn.invars:
+                if not isinstance(u, Var) or u.id in self.inputs:
+                    continue
+                if name in INDEX_MAPS or (name in ELEMENTWISE and u.aval.shape != out_shape):
+                    self.materialize.add(u.id)
+            if name in REDUCERS:
+                self.materialize.add(eqn.outvars[0].id)
+        # index maps and generators are transparent: reading one at any index reads its
+        # operand (materialized by the rule above) or computes the index, so they never
+        # need a buffer of their own
+        self.materialize -= {e.outvars[0].id for e in self.body.eqns
+                             if e.primitive.name in INDEX_MAPS or e.primitive.name in GENERATORS}
+        self.phase: dict[int, int] = {}  # eqn output id -> phase of its equation
+        avail: dict[int, int] = {}
+        for eqn in self.body.eqns:
+            p = max([avail.get(u.id, 0) for u in eqn.invars if isinstance(u, Var)] + [0])
+            v = eqn.outvars[0]
+            self.phase[v.id] = p
+            avail[v.id] = p + 1 if v.id in self.materialize else p
+        nests: dict[tuple, _Nest] = {}
+        for eqn in self.body.eqns:
+            v = eqn.outvars[0]
+            if v.id not in self.materialize and v.id not in self.out_pos:
+                continue
+            shape = self._domain(eqn)
+            key = (self.phase[v.id], shape)
+            nests.setdefault(key, _Nest(*key)).roots.append(eqn)
+        self.nests = sorted(nests.values(), key=lambda n: n.phase)
+        self.storage: dict[int, str] = {}
+        for n, eqn in enumerate(e for nest in self.nests for e in nest.roots):
+            v = eqn.outvars[0]
+            if v.id in self.out_pos:
+                pos = self.out_pos[v.id]
+                self.storage[v.id] = f"out{pos}" if v.aval.ndim else f"r{pos}"
+            else:
+                self.storage[v.id] = f"t{n}" if v.aval.ndim else f"s{n}"
+
+    @staticmethod
+    def _domain(eqn):
+        if eqn.primitive.name in REDUCERS:
+            return eqn.invars[0].aval.shape
+        return eqn.outvars[0].aval.shape
+
+    # -- emission helpers ------------------------------------------------------------------
+    def emit(self, depth, text, eqn=None):
+        self.block.append((depth, text, eqn))
+
+    def fresh(self, prefix="v"):
+        self.counter += 1
+        return f"{prefix}{self.counter - 1}"
+
+    def const(self, lit: Literal) -> str:
+        k = literal_key(lit)
+        if k not in self.consts:
+            self.consts[k] = (f"c{len(self.consts)}", lit)
+        return self.consts[k][0]
+
+    def note_sizes(self, array, idx):
+        """Loop bounds come from arrays indexed by the loop variable (shape-generic code)."""
+        for k, i in enumerate(idx):
+            if i.startswith("i") and int(i[1:]) not in self.size_src:
+                self.size_src[int(i[1:])] = f"{array}.shape[{k}]"
+
+    def load(self, array, idx):
+        key = ("load", array, idx)
+        if key in self.memo:
+            return self.memo[key]
+        self.note_sizes(array, idx)
+        name = self.fresh()
+        self.emit(self.depth, f"{name} = {self.read(array, idx)}")
+        self.memo[key] = name
+        return name
+
+    def read(self, array, idx) -> str:
+        cell = _index_text(array, idx)
+        return f"rt.half_to_float({cell})" if array in self.half else cell
+
+    def write(self, array, idx, value) -> str:
+        if array in self.half:
+            value = f"rt.float_to_half({value})"
+        return f"{_index_text(array, idx)} = {value}"
+
+    # -- values ----------------------------------------------------------------------------
+    def value(self, a, idx) -> str:
+        if isinstance(a, Literal):
+            return self.const(a)
+        if a.id in self.inputs:
+            return self.inputs[a.id] if a.aval.ndim == 0 else self.load(self.inputs[a.id], idx)
+        st = self.storage.get(a.id)
+        if st is not None and (a.id in self.materialize or self.phase[a.id] < self.cur_phase):
+            return st if a.aval.ndim == 0 else self.load(st, idx)
+        key = (a.id, idx)
+        if key not in self.memo:
+            self.memo[key] = self._compute(self.producer[a.id], idx)
+        return self.memo[key]
+
+    def _compute(self, eqn, idx) -> str:
+        name = eqn.primitive.name
+        if name in INDEX_MAPS:
+            return self.value(eqn.invars[0], INDEX_MAPS[name](eqn, idx))
+        out = eqn.outvars[0].aval
+        if name in GENERATORS:
+            text = GENERATORS[name](eqn, idx)
+        else:
+            rule = ELEMENTWISE.get(name)
+            if rule is None:
+                raise NotImplementedError(f"no CPU kernel rule for primitive {name!r}")
+            args = [self.value(u, self._operand_index(u, out.shape, idx)) for u in eqn.invars]
+            text = cast_text(out.dtype, rule(eqn, args))
+        v = self.fresh()
+        self.emit(self.depth, f"{v} = {text}  # {name}", eqn)
+        return v
+
+    @staticmethod
+    def _operand_index(u, out_shape, idx):
+        shape = u.aval.shape
+        if shape == ():
+            return ()
+        return tuple("0" if s == 1 and o != 1 else i for s, o, i in zip(shape, out_shape, idx))
+
+    # -- nests -----------------------------------------------------------------------------
+    def render_nest(self, nest: _Nest):
+        rank = len(nest.shape)
+        idx = tuple(f"i{d}" for d in range(rank))
+        self.block, self.memo, self.size_src, self.cur_phase = [], {}, {}, nest.phase
+        self.depth = 1 + rank
+        pre: dict[int, list] = {}
+        post: dict[int, list] = {}
+        setup: list = []
+        for eqn in nest.roots:
+            v = eqn.outvars[0]
+            st = self.storage[v.id]
+            if eqn.primitive.name in REDUCERS:
+                self._reduction(eqn, st, idx, pre, post, setup)
+                continue
+            val = self._compute(eqn, idx)  # a root is computed here, not loaded
+            self.memo[(v.id, idx)] = val
+            if rank and not st.startswith("t"):
+                self.note_sizes(st, idx)
+            self.emit(self.depth, self.write(st, idx, val) if rank else f"{st} = {val}", eqn)
+            if st.startswith("t"):
+                shape = ", ".join(f"n{d}" for d in range(rank))
+                dt = ctor(compute_dtype(v.aval.dtype))
+                setup.append((1, f"{st} = np.empty(({shape},), {dt})", eqn))
+        body = self.block
+        prange_ok = self.parallel and rank > 0 and not any(
+            e.primitive.name in REDUCERS and 0 in e.params["axes"] for e in nest.roots)
+        sizes = [self.size_src.get(d, str(nest.shape[d])) for d in range(rank)]
+        self.block = []
+        for d, s in enumerate(sizes):
+            self.emit(1, f"n{d} = {s}")
+        for item in setup:
+            self.emit(*item)
+        for d in range(rank):
+            for line in pre.get(d, []):
+                self.emit(1 + d, *line)
+            loop = "prange" if (d == 0 and prange_ok) else "range"
+            self.uses_prange |= loop == "prange"
+            self.emit(1 + d, f"for i{d} in {loop}(n{d}):")
+        for line in pre.get(rank, []):
+            self.emit(1 + rank, *line)
+        self.block.extend(body)
+        for d in range(rank, -1, -1):
+            for line in post.get(d, []):
+                self.emit(1 + d, *line)
+        return self.block
+
+    def _reduction(self, eqn, st, idx, pre, post, setup):
+        x = eqn.invars[0].aval
+        dt = eqn.outvars[0].aval.dtype
+        axes = sorted(a % max(x.ndim, 1) for a in eqn.params["axes"])
+        red = REDUCERS[eqn.primitive.name][dt.kind]
+        init = typed_const(red.identity(dt) if callable(red.identity) else red.identity, dt)
+        kept = tuple(i for d, i in enumerate(idx) if d not in axes)
+        val = self.value(eqn.invars[0], idx)
+        rank = len(idx)
+        suffix = axes == list(range(rank - len(axes), rank))
+        if suffix:  # accumulate in a scalar, store once per output element
+            r = rank - len(axes)
+            acc = st if not kept else self.fresh("a")
+            pre.setdefault(r, []).append((f"{acc} = {init}", eqn))
+            self.emit(self.depth, f"{acc} = {cast_text(dt, red.combine.format(acc, val))}", eqn)
+            if kept:
+                post.setdefault(r, []).append((self.write(st, kept, acc), eqn))
+                if not st.startswith("t"):
+                    self.note_sizes(st, kept)
+        else:  # accumulate into the output array (reduced axes outside kept ones)
+            cell = self.read(st, kept)
+            if not st.startswith("t"):
+                self.note_sizes(st, kept)
+            self.emit(self.depth, self.write(st, kept, cast_text(dt, red.combine.format(cell, val))),
+                      eqn)
+            fill = f"rt.float_to_half({init})" if st in self.half else init
+            setup.append((1, f"{st}.fill({fill})", eqn))
+        if st.startswith("t"):
+            shape = ", ".join(f"n{d}" for d in range(rank) if d not in axes)
+            setup.insert(0, (1, f"{st} = np.empty(({shape},), {ctor(compute_dtype(dt))})", eqn))
+
+    def render(self) -> KernelCode:
+        blocks = []
+        for nest in self.nests:
+            blocks.extend(self.render_nest(nest))
+        params = list(self.inputs.values())
+        outs = [(i, v) for i, v in enumerate(self.body.outvars)]
+        array_outs = [i for i, v in outs if v.aval.ndim]
+        scalar_outs = [i for i, v in outs if not v.aval.ndim]
+        params += [f"out{i}" for i in array_outs]
+        params += [name for name, _ in self.consts.values()]
+        lines = [f"def {self.name}({', '.join(params)}):"]
+        line_eqns = {}
+        for depth, text, eqn in blocks:
+            lines.append("    " * depth + text)
+            if eqn is not None:
+                line_eqns[len(lines)] = eqn
+        if scalar_outs:
+            rets = [self._scalar_result(self.body.outvars[i], i) for i in scalar_outs]
+            lines.append(f"    return {', '.join(rets)}" + ("," if len(rets) == 1 else ""))
+        if len(lines) == 1:
+            lines.append("    pass")
+        return KernelCode(self.name, "\n".join(lines) + "\n",
+                          [lit for _, lit in self.consts.values()], len(self.inputs),
+                          array_outs, scalar_outs, line_eqns, self.uses_prange,
+                          kernel_cost(self.body), list(self.body.eqns))
+
+    def _scalar_result(self, v, pos):
+        if isinstance(v, Literal):
+            return self.const(v)
+        return self.storage.get(v.id) or self.inputs[v.id]
+
+
+def kernel_cost(body: Jaxpr) -> Cost:
+    """Flops: one per element per elementwise op, one per element reduced. Bytes: what the
+    kernel reads and writes in memory (its inputs and outputs, once)."""
+    flops = 0
+    for e in body.eqns:
+        if e.primitive.name in REDUCERS:
+            flops += e.invars[0].aval.size
+        elif e.primitive.name not in INDEX_MAPS:
+            flops += e.outvars[0].aval.size
+    nbytes = sum(v.aval.size * v.aval.dtype.itemsize for v in body.invars)
+    nbytes += sum(v.aval.size * v.aval.dtype.itemsize for v in body.outvars
+                  if isinstance(v, Var))
+    return Cost(flops=int(flops), bytes_moved=int(nbytes))
+
+
+def function_name(name: str) -> str:
+    """A kernel name usable as a Python identifier (`and` -> `and_`)."""
+    name = re.sub(r"\W", "_", name) or "kernel"
+    if name[0].isdigit() or keyword.iskeyword(name):
+        name = f"{name}_" if not name[0].isdigit() else f"k_{name}"
+    return name
+
+
+def render_fused(body: Jaxpr, name: str, *, parallel: bool = False) -> KernelCode:
+    return FusedRenderer(body, function_name(name), parallel=parallel).render()

@@ -1,0 +1,315 @@
+"""Numba helpers the generated CPU kernels call (as `rt.name`), each matching the NumPy
+implementation of its primitive in `jitviz/lax/primitives.py`.
+
+They live in one importable module so Numba can cache kernels that use them. Most are tiny
+scalar functions that LLVM inlines into the kernel loop; `expf` is a branch-free float32
+exponential, so loops calling it vectorize (libm's `expf` does not, and `exp` dominates
+SELU-like kernels).
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+_jit = njit(cache=True, error_model="numpy", nogil=True)
+_inline = njit(cache=True, error_model="numpy", nogil=True, inline="always")
+
+
+# --- bit casts ---------------------------------------------------------------------------
+
+@intrinsic
+def i32_as_f32(typingctx, x):
+    """Reinterpret the bits of an int32 as a float32 (vectorizes, unlike a 1-element view)."""
+    if x != types.int32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType())
+    return types.float32(types.int32), codegen
+
+
+# --- float32 exp ---------------------------------------------------------------------------
+
+_F = np.float32
+
+
+@_inline
+def expf(x):
+    """exp for float32: Cody-Waite reduction x = n*ln2 + r, a degree-6 polynomial for e^r,
+    and 2^n built from exponent bits in two halves (so subnormal results stay right).
+    Max error about 1 ulp (NumPy's SIMD expf is within 2.5 ulp of the exact value)."""
+    xc = min(max(x, _F(-104.0)), _F(88.8))
+    n = np.floor(xc * _F(1.4426950408889634) + _F(0.5))
+    r = xc - n * _F(0.693145751953125)
+    r = r - n * _F(1.428606765330187045e-06)
+    p = _F(1.9875691500e-4)
+    p = p * r + _F(1.3981999507e-3)
+    p = p * r + _F(8.3334519073e-3)
+    p = p * r + _F(4.1665795894e-2)
+    p = p * r + _F(1.6666665459e-1)
+    p = p * r + _F(5.0000001201e-1)
+    p = p * r * r + r + _F(1.0)
+    k = np.int32(n)
+    h = np.int32(k >> 1)
+    res = p * i32_as_f32(np.int32((h + 127) << 23)) * i32_as_f32(np.int32((k - h + 127) << 23))
+    return res if x == x else x  # NaN stays NaN
+
+
+# --- integer arithmetic with NumPy/XLA semantics -----------------------------------------
+
+@_inline
+def idiv(a, b):
+    """Integer division rounding toward zero; x / 0 is 0 (lax.div)."""
+    if b == 0:
+        return a - a
+    q = abs(a) // abs(b)
+    return -q if (a < 0) != (b < 0) else q
+
+
+@_inline
+def irem(a, b):
+    """C remainder (np.fmod on integers): the sign of the dividend; x % 0 is 0."""
+    if b == 0:
+        return a - a
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+@_inline
+def shl(a, b, bits):
+    """np.left_shift: shifting by the bit width or more (or a negative amount) gives 0."""
+    return a << b if 0 <= b < bits else a - a
+
+
+@_inline
+def shr(a, b, bits):
+    """np.right_shift (arithmetic): an oversized shift gives -1 for negatives, else 0."""
+    if 0 <= b < bits:
+        return a >> b
+    return (a - a - 1) if a < 0 else a - a
+
+
+@_inline
+def cdiv(a, b):
+    """Complex division that gives inf/nan for a zero divisor (as NumPy) instead of raising."""
+    if b == 0:
+        re = a.real / b.real if a.real != 0 else np.nan
+        im = a.imag / b.real if a.imag != 0 else np.nan
+        return complex(re, im) if a != 0 else complex(np.nan, np.nan)
+    return a / b
+
+
+@_inline
+def clt(a, b):
+    """Complex `<` as NumPy orders complex numbers: lexicographically (real, then imag)."""
+    return a.real < b.real or (a.real == b.real and a.imag < b.imag)
+
+
+# --- argmax / argmin over the middle axis of (pre, n, post) ------------------------------
+
+@_jit
+def argmax3(x3, out2):
+    """First index of the maximum along axis 1; a NaN counts as the maximum (np.argmax)."""
+    pre, n, post = x3.shape
+    for i in range(pre):
+        for k in range(post):
+            best = x3[i, 0, k]
+            at = 0
+            if best == best:
+                for j in range(1, n):
+                    v = x3[i, j, k]
+                    if v != v:
+                        at = j
+                        break
+                    if v > best:
+                        best = v
+                        at = j
+            out2[i, k] = at
+
+
+@_jit
+def argmin3(x3, out2):
+    pre, n, post = x3.shape
+    for i in range(pre):
+        for k in range(post):
+            best = x3[i, 0, k]
+            at = 0
+            if best == best:
+                for j in range(1, n):
+                    v = x3[i, j, k]
+                    if v != v:
+                        at = j
+                        break
+                    if v < best:
+                        best = v
+                        at = j
+            out2[i, k] = at
+
+
+# --- cumulative ops along the middle axis of (pre, n, post), in place ---------------------
+
+def _make_cumulative(op):
+    @_jit
+    def cumulative(x3, reverse):
+        pre, n, post = x3.shape
+        for i in range(pre):
+            for k in range(post):
+                if reverse:
+                    for j in range(n - 2, -1, -1):
+                        x3[i, j, k] = op(x3[i, j + 1, k], x3[i, j, k])
+                else:
+                    for j in range(1, n):
+                        x3[i, j, k] = op(x3[i, j - 1, k], x3[i, j, k])
+    return cumulative
+
+
+@_inline
+def _add(a, b):
+    return a + b
+
+
+@_inline
+def _mul(a, b):
+    return a * b
+
+
+@_inline
+def _max(a, b):
+    return np.maximum(a, b)
+
+
+@_inline
+def _min(a, b):
+    return np.minimum(a, b)
+
+
+@_inline
+def _bool_or(a, b):
+    return a or b
+
+
+@_inline
+def _bool_and(a, b):
+    return a and b
+
+
+cumsum3 = _make_cumulative(_add)
+cumprod3 = _make_cumulative(_mul)
+cummax3 = _make_cumulative(_max)
+cummin3 = _make_cumulative(_min)
+cumor3 = _make_cumulative(_bool_or)  # cummax/cumsum of booleans
+cumand3 = _make_cumulative(_bool_and)
+
+
+# --- gather / scatter over (pre, m, post) rows with flat indices --------------------------
+
+@_jit
+def gather3(x3, flat, out3):
+    pre, m, post = x3.shape
+    for i in range(pre):
+        for j in range(flat.shape[0]):
+            r = flat[j]
+            for k in range(post):
+                out3[i, j, k] = x3[i, r, k]
+
+
+def _make_scatter(op):
+    @_jit
+    def scatter(out3, flat, upd3):
+        pre, m, post = out3.shape
+        for i in range(pre):
+            for j in range(flat.shape[0]):
+                r = flat[j]
+                for k in range(post):
+                    out3[i, r, k] = op(out3[i, r, k], upd3[i, j, k])
+    return scatter
+
+
+@_inline
+def _second(a, b):
+    return b
+
+
+scatter_set3 = _make_scatter(_second)
+scatter_add3 = _make_scatter(_add)
+scatter_mul3 = _make_scatter(_mul)
+scatter_max3 = _make_scatter(_max)
+scatter_min3 = _make_scatter(_min)
+scatter_or3 = _make_scatter(_bool_or)
+scatter_and3 = _make_scatter(_bool_and)
+
+
+# --- batched matrix products (B, M, K) x (B, K, N) ---------------------------------------
+
+@_jit
+def matmul3_blas(a3, b3, out3):
+    """BLAS gemm through Numba's np.dot (float and complex)."""
+    for i in range(a3.shape[0]):
+        np.dot(a3[i], b3[i], out3[i])
+
+
+@_jit
+def matmul3_loops(a3, b3, out3):
+    """Integer and boolean products: loops (BLAS has none), accumulating in the output type."""
+    bsz, m, kk = a3.shape
+    n = b3.shape[2]
+    for i in range(bsz):
+        for r in range(m):
+            for c in range(n):
+                out3[i, r, c] = 0
+            for k in range(kk):
+                a = a3[i, r, k]
+                for c in range(n):
+                    out3[i, r, c] += a * b3[i, k, c]
+
+
+# --- float16 (Numba has no half type: kernels see uint16 bits and compute in float32) -----
+
+@intrinsic
+def f32_as_i32(typingctx, x):
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+    return types.int32(types.float32), codegen
+
+
+@_inline
+def half_to_float(bits):
+    """IEEE binary16 bits -> float32 (exact)."""
+    h = np.int32(bits)
+    sign = np.int32((h & 0x8000) << 16)
+    e = (h >> 10) & 0x1F
+    m = h & 0x3FF
+    if e == 0:  # zero or subnormal: m * 2**-24
+        f = np.float32(m) * np.float32(5.9604644775390625e-08)
+        return -f if sign else f
+    if e == 31:  # inf or nan
+        return i32_as_f32(np.int32(sign | 0x7F800000 | (m << 13)))
+    return i32_as_f32(np.int32(sign | ((e + 112) << 23) | (m << 13)))
+
+
+@_inline
+def float_to_half(f):
+    """float32 -> binary16 bits, rounding to nearest even (as NumPy's npy_float_to_half)."""
+    x = f32_as_i32(np.float32(f))
+    sign = np.uint16((x >> 16) & 0x8000)
+    x = x & 0x7FFFFFFF
+    if x >= 0x7F800000:  # inf or nan
+        return np.uint16(sign | 0x7C00 | (0x200 if x > 0x7F800000 else 0))
+    if x >= 0x477FF000:  # rounds to inf
+        return np.uint16(sign | 0x7C00)
+    if x < 0x38800000:  # subnormal half (or zero): round |f| * 2**24 to an integer
+        m = np.int32(np.rint(i32_as_f32(np.int32(x)) * np.float32(16777216.0)))
+        return np.uint16(sign | m)
+    m = x + 0xFFF + ((x >> 13) & 1)
+    return np.uint16(sign | ((m - 0x38000000) >> 13))
+
+
+@_inline
+def round_f16(f):
+    """Round a float32 to the nearest float16 value (kept as float32)."""
+    return half_to_float(float_to_half(f))

@@ -1,0 +1,67 @@
+"""The compiler pipeline: a named list of passes, each a pure `ClosedJaxpr -> ClosedJaxpr`
+function (a closed jaxpr, because constant folding turns equations into constants).
+
+    stages = run_pipeline(closed, fastmath=False)   # [(pass name, ClosedJaxpr), ...]
+
+Every snapshot is kept for the explorer (`Lowered.stages`). Each pass recurses into
+control-flow bodies. After every pass the result is type-checked, so a broken rewrite is
+reported as "pass 'cse' produced an ill-typed jaxpr: ..." instead of a wrong answer later.
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from ..core.ir import ClosedJaxpr
+from ..core.typecheck import typecheck_jaxpr
+from ..errors import JitvizError
+from . import cse, dce, fold, fuse, inline, simplify
+
+
+class PassError(JitvizError):
+    """A compiler pass failed or produced an ill-typed jaxpr; names the pass."""
+
+
+class Pass(NamedTuple):
+    name: str
+    run: Callable[..., ClosedJaxpr]  # (closed, *, fastmath) -> closed
+    fastmath_only: bool = False
+
+
+PIPELINE: list[Pass] = [
+    Pass("inline", inline.inline_calls),  # nested jit calls join the caller
+    Pass("fold", fold.fold_constants),  # known operands -> literals and constants
+    Pass("simplify", simplify.simplify, fastmath_only=True),  # reassociating algebra
+    Pass("cse", cse.cse),  # equal equations computed once
+    Pass("dce", dce.dce),  # unused results and constants dropped
+    Pass("fuse", fuse.fuse),  # elementwise/broadcast/reduction chains -> one kernel
+]
+
+
+def run_pipeline(closed: ClosedJaxpr, *, fastmath: bool = False, check: bool = True,
+                 pipeline=None) -> list[tuple[str, ClosedJaxpr]]:
+    """Run every pass in order; returns each pass's output, named."""
+    stages = []
+    for p in PIPELINE if pipeline is None else pipeline:
+        if p.fastmath_only and not fastmath:
+            continue
+        try:
+            closed = p.run(closed, fastmath=fastmath)
+        except Exception as e:
+            raise PassError(f"compiler pass {p.name!r} failed: {type(e).__name__}: {e}") from e
+        if check:
+            try:
+                typecheck_jaxpr(closed, f"after pass {p.name!r}")
+            except TypeError as e:
+                raise PassError(f"compiler pass {p.name!r} produced an ill-typed jaxpr: "
+                                f"{e}") from e
+        stages.append((p.name, closed))
+    return stages
+
+
+def optimize(closed: ClosedJaxpr, *, fastmath: bool = False) -> ClosedJaxpr:
+    """The final stage of the pipeline."""
+    stages = run_pipeline(closed, fastmath=fastmath)
+    return stages[-1][1] if stages else closed
+
+
+__all__ = ["PIPELINE", "Pass", "PassError", "run_pipeline", "optimize"]

@@ -1,0 +1,278 @@
+"""Loop fusion: connected elementwise, broadcast and reduction equations become one `fused`
+equation holding their sub-jaxpr, which a backend compiles into one kernel.
+
+    fused[name=mul_add jaxpr={ lambda ; a:f32[5000,5000]. let
+        b = mul a a; c = mul a 2.0; d = add b c in (d,) }] x
+
+What fuses: every elementwise primitive, `broadcast_in_dim`, `iota`, `squeeze`, reshapes that
+only add or drop unit dimensions, and the associative reductions (`reduce_sum`, `_prod`,
+`_max`, `_min`, `_and`, `_or`). A reduction may feed later elementwise work in the same kernel
+(the seed's `norm` is one kernel: the backend runs one loop nest per reduction it waits on).
+`dot_general`, gathers, cumulative ops and control flow are kernel boundaries; control-flow
+bodies are fused recursively, so loops run fused kernels.
+
+Legality: two groups merge only if no path leads from one to the other through an equation
+outside them (that would make the kernel wait on itself). Every fusable equation ends up in
+some `fused` equation, even alone, so a backend only ever compiles kernels.
+"""
+from __future__ import annotations
+
+import heapq
+
+from ..core.interpreter import eval_jaxpr
+from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
+from ..core.primitives import PRIMITIVES, Primitive
+from ._ir import Subst, is_effectful, map_sub_jaxprs
+
+MAX_KERNEL_EQNS = 256  # bounds Numba compile time of one kernel
+
+
+# --- the `fused` primitive -----------------------------------------------------------------
+
+def _fused_rule(*avals, name, jaxpr):
+    ins = jaxpr.jaxpr.in_avals
+    if len(ins) != len(avals) or not all(a.same_type(b) for a, b in zip(ins, avals)):
+        got = ", ".join(a.str_short() for a in avals)
+        want = ", ".join(a.str_short() for a in ins)
+        raise TypeError(f"fused kernel {name}: operands ({got}) do not match its body ({want})")
+    return jaxpr.jaxpr.out_avals
+
+
+def _fused_impl(*args, name, jaxpr):
+    return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+
+
+def _fused_pp(params):
+    return [("name", params["name"]), ("jaxpr", params["jaxpr"])]
+
+
+fused_p = PRIMITIVES.get("fused") or Primitive(
+    "fused", abstract_eval=_fused_rule, impl=_fused_impl, multiple_results=True,
+    pp_params=_fused_pp, kind="other")
+
+
+# --- what fuses ----------------------------------------------------------------------------
+
+REDUCERS = {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
+            "reduce_or"}
+
+
+def _unit_reshape(eqn) -> bool:
+    """A reshape that only inserts or removes size-1 dimensions is a pure index remap."""
+    (x,), (y,) = [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars]
+    return [d for d in x.shape if d != 1] == [d for d in y.shape if d != 1]
+
+
+def _always(eqn) -> bool:
+    return True
+
+
+# primitive name -> predicate on the equation; elementwise primitives fuse by their kind
+FUSABLE = {"broadcast_in_dim": _always, "iota": _always, "squeeze": _always,
+           "reshape": _unit_reshape, **{name: _always for name in REDUCERS}}
+
+
+def is_fusable(eqn: Eqn) -> bool:
+    prim = eqn.primitive
+    if is_effectful(eqn) or PRIMITIVES.get(prim.name) is not prim:
+        return False
+    if prim.kind == "elementwise":
+        return True
+    rule = FUSABLE.get(prim.name)
+    return rule is not None and rule(eqn)
+
+
+# --- partition -----------------------------------------------------------------------------
+
+class _UnionFind:
+    def __init__(self):
+        self.parent: dict[int, int] = {}
+
+    def add(self, x):
+        self.parent[x] = x
+
+    def find(self, x):
+        root = x
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[x] != root:
+            self.parent[x], x = root, self.parent[x]
+        return root
+
+    def union(self, a, b):
+        a, b = self.find(a), self.find(b)
+        if a != b:
+            self.parent[max(a, b)] = min(a, b)
+        return min(a, b)
+
+
+class _Partition:
+    """Greedy, in program order: a fusable equation joins the groups of its fusable producers
+    when that keeps the graph of kernels acyclic."""
+
+    def __init__(self, eqns):
+        self.eqns = eqns
+        self.uf = _UnionFind()
+        self.group: list[int | None] = [None] * len(eqns)
+        self.producer: dict[int, int] = {}
+        self.deps: dict[int, frozenset] = {}  # var -> groups it depends on (maybe stale ids)
+        self.ext_deps: dict[int, set] = {}  # group root -> groups its inputs depend on
+        self.size: dict[int, int] = {}
+
+    def canon(self, groups):
+        return {self.uf.find(g) for g in groups}
+
+    def group_of_var(self, a):
+        i = self.producer.get(a.id)
+        if i is None or self.group[i] is None:
+            return None
+        return self.uf.find(self.group[i])
+
+    def legal(self, eqn, trial) -> bool:
+        trial = set(trial)
+        for a in eqn.invars:
+            if isinstance(a, Var) and self.group_of_var(a) not in trial:
+                if self.canon(self.deps.get(a.id, ())) & trial:
+                    return False
+        return all(not (self.canon(self.ext_deps[g]) & trial) for g in trial)
+
+    def run(self):
+        for i, eqn in enumerate(self.eqns):
+            in_vars = [a for a in eqn.invars if isinstance(a, Var)]
+            in_deps = set()
+            for a in in_vars:
+                in_deps |= self.canon(self.deps.get(a.id, ()))
+            if is_fusable(eqn):
+                in_deps.add(self.join(i, eqn, in_vars))
+            frozen = frozenset(in_deps)
+            for v in eqn.outvars:
+                self.deps[v.id] = frozen
+                self.producer[v.id] = i
+        return [None if g is None else self.uf.find(g) for g in self.group]
+
+    def join(self, i, eqn, in_vars) -> int:
+        cands = list(dict.fromkeys(g for g in map(self.group_of_var, in_vars) if g is not None))
+        chosen: list[int] = []
+        for g in cands:
+            total = 1 + sum(self.size[c] for c in chosen) + self.size[g]
+            if total <= MAX_KERNEL_EQNS and self.legal(eqn, chosen + [g]):
+                chosen.append(g)
+        ext = set()
+        for a in in_vars:
+            if self.group_of_var(a) not in chosen:
+                ext |= self.canon(self.deps.get(a.id, ()))
+        self.uf.add(i)
+        self.group[i] = i
+        root, size = i, 1
+        for g in chosen:
+            ext |= self.ext_deps.pop(g)
+            size += self.size.pop(g)
+            root = self.uf.union(root, g)
+        self.ext_deps[root] = self.canon(ext) - {root}
+        self.size[root] = size
+        return root
+
+
+# --- assemble ------------------------------------------------------------------------------
+
+def _kernel_name(members) -> str:
+    names = list(dict.fromkeys(e.primitive.name for e in members))
+    name = "_".join(names[:4])
+    return name + (f"_and_{len(names) - 4}_more" if len(names) > 4 else "")
+
+
+def _make_fused(members, used_outside) -> Eqn:
+    inside = {v.id for e in members for v in e.outvars}
+    ext_inputs, seen = [], set()
+    for e in members:
+        for a in e.invars:
+            if isinstance(a, Var) and a.id not in inside and a.id not in seen:
+                seen.add(a.id)
+                ext_inputs.append(a)
+    outputs = [v for e in members for v in e.outvars if v.id in used_outside]
+    env = Subst()
+    body_in = []
+    for a in ext_inputs:
+        body_in.append(Var(a.aval))
+        env[a] = body_in[-1]
+    body_eqns = []
+    for e in members:
+        outs = [Var(v.aval) for v in e.outvars]
+        body_eqns.append(e.replace(invars=env.atoms(e.invars), outvars=outs))
+        for v, n in zip(e.outvars, outs):
+            env[v] = n
+    body = Jaxpr((), body_in, env.atoms(outputs), body_eqns)
+    return Eqn(fused_p, ext_inputs, outputs,
+               {"name": _kernel_name(members), "jaxpr": ClosedJaxpr(body, ())},
+               members[-1].source)
+
+
+def _assemble(jaxpr: Jaxpr, eqns, groups) -> Jaxpr:
+    members: dict[int, list] = {}
+    for e, g in zip(eqns, groups):
+        if g is not None:
+            members.setdefault(g, []).append(e)
+    # nodes: ("g", root) for a group, ("e", index) for an equation left alone
+    node_of = [("g", g) if g is not None else ("e", i) for i, g in enumerate(groups)]
+    first_index = {}
+    for i, node in enumerate(node_of):
+        first_index.setdefault(node, i)
+    producer = {v.id: node_of[i] for i, e in enumerate(eqns) for v in e.outvars}
+    used_outside: set[int] = {a.id for a in jaxpr.outvars if isinstance(a, Var)}
+    preds: dict[tuple, set] = {n: set() for n in first_index}
+    last_effect = None
+    for i, e in enumerate(eqns):
+        node = node_of[i]
+        for a in e.invars:
+            p = producer.get(a.id) if isinstance(a, Var) else None
+            if p is not None and p != node:
+                preds[node].add(p)
+                used_outside.add(a.id)
+        if is_effectful(e):  # effects keep their program order
+            if last_effect is not None:
+                preds[node].add(last_effect)
+            last_effect = node
+    order = _toposort(preds, first_index)
+    out = []
+    for kind, key in order:
+        out.append(eqns[key] if kind == "e" else _make_fused(members[key], used_outside))
+    return jaxpr.replace(eqns=out)
+
+
+def _toposort(preds, priority):
+    succs: dict[tuple, list] = {n: [] for n in preds}
+    missing = {n: len(p) for n, p in preds.items()}
+    for n, ps in preds.items():
+        for p in ps:
+            succs[p].append(n)
+    ready = [(priority[n], n) for n, k in missing.items() if k == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, n = heapq.heappop(ready)
+        order.append(n)
+        for s in succs[n]:
+            missing[s] -= 1
+            if missing[s] == 0:
+                heapq.heappush(ready, (priority[s], s))
+    if len(order) != len(preds):
+        raise AssertionError("fusion produced a cyclic kernel graph")
+    return order
+
+
+def fuse_jaxpr(jaxpr: Jaxpr, memo=None) -> Jaxpr:
+    memo = {} if memo is None else memo
+    # control-flow bodies are fused in turn; a kernel's own body is already final
+    eqns = [e if e.primitive is fused_p else map_sub_jaxprs(e, lambda j: fuse_jaxpr(j, memo), memo)
+            for e in jaxpr.eqns]
+    groups = _Partition(eqns).run()
+    if all(g is None for g in groups):
+        if all(a is b for a, b in zip(eqns, jaxpr.eqns)):
+            return jaxpr
+        return jaxpr.replace(eqns=eqns)
+    return _assemble(jaxpr, eqns, groups)
+
+
+def fuse(closed: ClosedJaxpr, *, fastmath: bool = False) -> ClosedJaxpr:
+    j = fuse_jaxpr(closed.jaxpr)
+    return closed if j is closed.jaxpr else closed.replace_jaxpr(j)

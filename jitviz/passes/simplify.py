@@ -1,0 +1,164 @@
+"""Algebraic simplification that reassociates: run only with `fastmath=True`.
+
+Chains of `add`/`sub`/`neg` (and of `mul`/`div` on inexact types) whose intermediate
+results have no other use are flattened into signed terms; a term and its inverse cancel,
+and literal terms are combined. So the seed's `x + y - x` becomes exactly `y` (old XLA's
+answer, 0.001 in float32), where IEEE evaluation in order gives 0.0010000467. Like LLVM's
+fast-math flags this assumes no NaN/inf and ignores the sign of zero; without fastmath the
+pass does not run and results are those of NumPy, operation by operation.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
+from ..core.primitives import PRIMITIVES
+from ._ir import Subst, atom_key, literal_value, make_literal, map_sub_jaxprs, use_counts
+
+
+class Algebra(NamedTuple):
+    """A group under one operation: how each primitive splits into (sign, operand) terms and
+    how a list of terms is rebuilt."""
+    name: str
+    combine: str  # the primitive of `a op b`
+    inverse_combine: str  # the primitive of `a op b^-1`
+    identity: float
+    accepts: str  # dtype kinds it applies to
+    split: dict  # primitive name -> signs of its operands (+1 / -1)
+    unary_inverse: str | None  # the primitive of `b^-1` alone (neg), or None
+
+
+ADDITIVE = Algebra("additive", "add", "sub", 0, "fciu",
+                   {"add": (1, 1), "sub": (1, -1), "neg": (-1,)}, "neg")
+# integer `div` truncates, so it is no inverse of `mul`: the multiplicative group is inexact only
+MULTIPLICATIVE = Algebra("multiplicative", "mul", "div", 1, "fc",
+                         {"mul": (1, 1), "div": (1, -1)}, None)
+ALGEBRAS = {name: alg for alg in (ADDITIVE, MULTIPLICATIVE) for name in alg.split}
+
+
+def _prim(name):
+    return PRIMITIVES[name]
+
+
+class _Simplifier:
+    def __init__(self, jaxpr: Jaxpr):
+        self.uses = use_counts(jaxpr)
+        self.producer = {v.id: e for e in jaxpr.eqns for v in e.outvars}
+
+    def terms(self, alg: Algebra, atom, sign, out, root: bool):
+        """Flatten `atom` into (sign, atom) terms through single-use equations of `alg`."""
+        eqn = self.producer.get(atom.id) if isinstance(atom, Var) else None
+        expandable = eqn is not None and eqn.primitive.name in alg.split and \
+            ALGEBRAS[eqn.primitive.name] is alg and (root or self.uses.get(atom.id, 0) == 1)
+        if not expandable:
+            out.append((sign, atom))
+            return
+        for s, a in zip(alg.split[eqn.primitive.name], eqn.invars):
+            self.terms(alg, a, sign * s, out, False)
+
+    def simplify_eqn(self, eqn: Eqn, env: Subst):
+        """New equations and the atom replacing `eqn`'s output, or None to keep it."""
+        alg = ALGEBRAS.get(eqn.primitive.name)
+        out_aval = eqn.outvars[0].aval if eqn.outvars else None
+        if alg is None or out_aval.dtype.kind not in alg.accepts:
+            return None
+        terms: list = []
+        self.terms(alg, eqn.outvars[0], 1, terms, True)
+        # leaves may be outputs of equations this pass already replaced
+        terms = [(sign, env(a)) for sign, a in terms]
+        reduced = _cancel(terms)
+        reduced, changed_lits = _combine_literals(alg, reduced, out_aval)
+        if len(reduced) == len(terms) and not changed_lits:
+            return None
+        return _rebuild(alg, reduced, eqn, out_aval)
+
+
+def _cancel(terms):
+    """Drop pairs (+x, -x) of the same atom."""
+    pending: dict = {}
+    out = []
+    for sign, a in terms:
+        k = atom_key(a)
+        opposite = pending.get((k, -sign))
+        if opposite:
+            out[opposite.pop()] = None
+            continue
+        pending.setdefault((k, sign), []).append(len(out))
+        out.append((sign, a))
+    return [t for t in out if t is not None]
+
+
+def _combine_literals(alg: Algebra, terms, aval):
+    lits = [(s, a) for s, a in terms if isinstance(a, Literal)]
+    if len(lits) < 2:
+        return terms, False
+    op = np.add if alg is ADDITIVE else np.multiply
+    inv = np.negative if alg is ADDITIVE else np.reciprocal
+    acc = np.asarray(alg.identity, aval.dtype)
+    with np.errstate(all="ignore"):
+        for s, a in lits:
+            v = literal_value(a)
+            acc = op(acc, v if s > 0 else inv(v)).astype(aval.dtype)
+    rest = [(s, a) for s, a in terms if not isinstance(a, Literal)]
+    return rest + [(1, make_literal(acc, ShapedArray((), aval.dtype, aval.weak_type)))], True
+
+
+def _rebuild(alg: Algebra, terms, eqn: Eqn, out_aval: ShapedArray):
+    """Equations computing the product/sum of `terms`, typed exactly as `eqn`'s output."""
+    new: list[Eqn] = []
+
+    def emit(prim, args, aval, **params):
+        v = Var(aval)
+        new.append(Eqn(_prim(prim), args, [v], params, eqn.source))
+        return v
+
+    def joined(a, b):
+        shape = a.aval.shape if len(a.aval.shape) >= len(b.aval.shape) else b.aval.shape
+        return ShapedArray(shape, out_aval.dtype, a.aval.weak_type and b.aval.weak_type)
+
+    positive = [a for s, a in terms if s > 0]
+    negative = [a for s, a in terms if s < 0]
+    if positive:
+        acc = positive[0]
+        for a in positive[1:]:
+            acc = emit(alg.combine, [acc, a], joined(acc, a))
+    elif negative and alg.unary_inverse:
+        first = negative.pop(0)
+        acc = emit(alg.unary_inverse, [first], first.aval)
+    else:
+        acc = make_literal(alg.identity, ShapedArray((), out_aval.dtype, True))
+    for a in negative:
+        acc = emit(alg.inverse_combine, [acc, a], joined(acc, a))
+    if acc.aval.shape != out_aval.shape:
+        acc = emit("broadcast_in_dim", [acc], acc.aval.update(shape=out_aval.shape),
+                   shape=out_aval.shape, broadcast_dimensions=())
+    if acc.aval.weak_type != out_aval.weak_type:
+        acc = emit("convert_element_type", [acc], out_aval, new_dtype=out_aval.dtype,
+                   weak_type=out_aval.weak_type)
+    return new, acc
+
+
+def simplify_jaxpr(jaxpr: Jaxpr, memo=None) -> Jaxpr:
+    memo = {} if memo is None else memo
+    simp = _Simplifier(jaxpr)
+    env, eqns = Subst(), []
+    for eqn in jaxpr.eqns:
+        eqn = map_sub_jaxprs(env.eqn(eqn), lambda j: simplify_jaxpr(j, memo), memo)
+        # terms are read from the original producers: substitutions only replace roots
+        result = simp.simplify_eqn(eqn, env)
+        if result is None:
+            eqns.append(eqn)
+            continue
+        new_eqns, atom = result
+        eqns.extend(new_eqns)
+        env[eqn.outvars[0]] = atom
+        simp.producer.update({v.id: e for e in new_eqns for v in e.outvars})
+    return jaxpr.replace(eqns=eqns, outvars=env.atoms(jaxpr.outvars))
+
+
+def simplify(closed: ClosedJaxpr, *, fastmath: bool = False) -> ClosedJaxpr:
+    if not fastmath:
+        return closed
+    return closed.replace_jaxpr(simplify_jaxpr(closed.jaxpr))

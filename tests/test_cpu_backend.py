@@ -1,0 +1,428 @@
+"""The Numba CPU backend: differential tests (cpu == interpret == NumPy eager) on every
+primitive, on generated programs, on control flow and on odd arrays; the kernel cache (in
+memory and on disk); errors; views. No timing is asserted here (see benchmarks/)."""
+from __future__ import annotations
+
+import glob
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import jitviz
+import jitviz.debug
+import jitviz.numpy as jnp
+import jitviz.passes  # noqa: F401  (registers `fused` before the primitive table is built)
+from jitviz import lax
+from jitviz.backends import get_backend
+from jitviz.backends import cpu as cpu_mod
+from jitviz.backends import cpu_kernels
+from jitviz.backends.cpu_cache import KernelCache
+from jitviz.backends.cpu_kernels import kernel_rule_names
+from jitviz.backends.cpu_program import statement_rule_names
+from jitviz.core.primitives import PRIMITIVES
+from jitviz.errors import CompilationError
+from jitviz.passes import run_pipeline
+
+from cpu_helpers import assert_same, compile_cpu, leaves, run_cpu, run_interpret, trace
+from test_primitives import CASES
+
+f32, f64, i32 = np.float32, np.float64, np.int32
+rng = np.random.default_rng(2)
+X = rng.standard_normal((4, 5)).astype(f32)
+CPU = get_backend("cpu")
+
+
+# --- every primitive -----------------------------------------------------------------------
+
+def test_every_primitive_has_a_cpu_rule():
+    rules = kernel_rule_names() | statement_rule_names()
+    missing = sorted(set(PRIMITIVES) - rules)
+    assert not missing, f"primitives without a CPU lowering rule: {missing}"
+
+
+def test_every_primitive_has_a_differential_case():
+    missing = sorted(set(PRIMITIVES) - {c.prim for c in CASES})
+    assert not missing, f"primitives without a case in tests/test_primitives.py: {missing}"
+
+
+def _case_id(c):
+    return f"{c.prim}-{c.id}" if c.id else c.prim
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_primitive_cpu_matches_interpret_and_numpy(case, capsys):
+    prim = PRIMITIVES[case.prim]
+
+    def f(*args):
+        return prim.bind(*args, **case.params)
+    ref = case.ref(*case.args)
+    ref = ref if isinstance(ref, list) else [ref]
+    interp = run_interpret(f, *case.args)
+    for fuse in (False, True):
+        got = run_cpu(f, *case.args, fuse=fuse)
+        assert len(got) == len(ref) == len(interp)
+        for g, r, i in zip(got, ref, interp):
+            r = np.asarray(r)
+            assert_same(g, i)
+            assert_same(g.astype(r.dtype), r, rtol=2e-5 if r.dtype != np.float16 else 2e-3)
+
+
+def test_debug_print_runs_every_call_at_top_level_and_in_loops(capsys):
+    def f(x):
+        jitviz.debug.print("top {}", x)
+        return lax.fori_loop(0, 3, lambda i, c: (jitviz.debug.print("i={} c={}", i, c),
+                                                 c + 1.0)[1], x)
+    exe, _ = compile_cpu(f, f32(0.5))
+    capsys.readouterr()
+    for _ in range(2):
+        assert_same(exe(f32(0.5))[0], np.asarray(3.5, f32))
+    out = capsys.readouterr().out.splitlines()
+    want = ["top 0.5", "i=0 c=0.5", "i=1 c=1.5", "i=2 c=2.5"]
+    assert out == want * 2
+
+
+# --- seeds ---------------------------------------------------------------------------------
+
+def seed_f(x, y):
+    return x + y - x
+
+
+def test_seed_x_plus_y_minus_x_is_ieee_exact_without_fastmath():
+    args = (f32(1.0), f32(0.001))
+    assert run_cpu(seed_f, *args)[0] == f32(0.0010000467)
+    assert run_cpu(seed_f, *args, fastmath=True)[0] == f32(0.001)
+
+
+def test_seed_selu_norm_forward_and_fori_loop():
+    def selu(x, alpha=1.67, lambda_=1.05):
+        return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
+
+    def norm(x):
+        x = x - x.mean(0)
+        return x / x.std(0)
+
+    def forward(w, x):
+        return jnp.maximum(0.0, jnp.dot(w, x))
+
+    def f_loop(x, n):
+        return lax.fori_loop(0, n, lambda i, y: y + x, 0.)
+    y = rng.standard_normal(1000).astype(f32)
+    assert_same(run_cpu(selu, y)[0], run_interpret(selu, y)[0])
+    z = rng.random((300, 10)).astype(f32)
+    assert_same(run_cpu(norm, z)[0], run_interpret(norm, z)[0], rtol=1e-5, atol=1e-5)
+    w, x = rng.standard_normal((20, 30)).astype(f32), rng.standard_normal((30, 40)).astype(f32)
+    assert_same(run_cpu(forward, w, x)[0], np.maximum(0, w @ x), rtol=1e-5, atol=1e-5)
+    exe, _ = compile_cpu(f_loop, np.float32(2), np.int32(15))  # traced bound: a while loop
+    assert_same(exe(np.float32(2), np.int32(15))[0], np.asarray(30.0, f32))
+    assert_same(exe(np.float32(2), np.int32(1000))[0], np.asarray(2000.0, f32))
+
+
+def test_jitviz_jit_uses_the_cpu_backend():
+    f = jitviz.jit(lambda x: x * x + x * 2.0)
+    assert_same(np.asarray(f(X)), X * X + X * f32(2))
+    compiled = f.lower(X).compile()
+    assert [k.name for k in compiled.kernels] == ["mul_add"]
+    assert compiled.kernels[0].cost.flops == 3 * X.size
+
+
+# --- control flow --------------------------------------------------------------------------
+
+V = rng.standard_normal(6).astype(f32)
+
+CONTROL = {
+    "cond": (lambda x: lax.cond(x.sum() > 0, lambda a: a * 2.0 + 1.0, lambda a: -a, x), (V,)),
+    "switch": (lambda i, x: lax.switch(i, [lambda a: a + 1.0, lambda a: a * a,
+                                           lambda a: jnp.sin(a)], x), (np.int32(2), V)),
+    "switch clamped": (lambda i, x: lax.switch(i, [lambda a: a + 1.0, lambda a: a * a], x),
+                       (np.int32(7), V)),
+    "while tuple": (lambda x: lax.while_loop(lambda c: c[0] < 10,
+                                             lambda c: (c[0] + 1, c[1] * 1.1 + c[2], c[2]),
+                                             (0, x, f32(0.5))), (V,)),
+    "fori traced bound": (lambda n, x: lax.fori_loop(0, n, lambda i, c: c + i, x),
+                          (np.int32(5), V)),
+    "scan": (lambda x: lax.scan(lambda c, xi: (c * 0.5 + xi, c + xi.sum()), jnp.zeros(3, f32),
+                                x), (rng.standard_normal((4, 3)).astype(f32),)),
+    "scan reverse consts": (lambda x, k: lax.scan(lambda c, xi: (c + k * xi, c), 0.0, x,
+                                                  reverse=True), (V, f32(3))),
+    "scan no xs": (lambda x: lax.scan(lambda c, _: (c * 2.0, c), x, None, length=5), (V,)),
+    "nested": (lambda x: lax.fori_loop(0, 4, lambda i, c: lax.cond(
+        i % 2 == 0, lambda v: v + jnp.max(v), lambda v: lax.fori_loop(
+            0, 2, lambda j, w: w * 0.5, v), c), x), (V,)),
+    "loop with structure": (lambda x: lax.fori_loop(0, 3, lambda i, c: jnp.concatenate(
+        [c[1:], c[:1]]) @ jnp.ones((6, 6), f32) * 0.1, x), (V,)),
+    "loop with indexing": (lambda x: lax.fori_loop(0, 3, lambda i, c: lax.dynamic_update_slice(
+        c, jnp.reshape(jnp.cumsum(c)[i], (1,)), (i,)) + jnp.argmax(c), x), (V,)),
+    "cond of scalars": (lambda a, b: lax.cond(a > b, lambda u, v: u - v, lambda u, v: v * u,
+                                              a, b), (f32(1.5), f32(2.5))),
+    "nested jit": (lambda x: jitviz.jit(lambda v: lax.fori_loop(0, 3, lambda i, c: c + v, v))
+                   (x) * 2.0, (V,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTROL))
+def test_control_flow(name):
+    f, args = CONTROL[name]
+    want = run_interpret(f, *args)
+    for fuse in (True, False):
+        got = run_cpu(f, *args, fuse=fuse)
+        for g, w in zip(got, want):
+            assert_same(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_loops_are_loops_in_the_generated_code():
+    f, args = CONTROL["nested"]
+    exe, _ = compile_cpu(f, *args)
+    src = "\n".join(k.source for k in exe.kernels)
+    assert "for step" in src and "if " in src
+    assert src.count("def ") < 12  # not unrolled
+
+
+def test_fori_loop_of_many_steps_is_one_region():
+    exe, _ = compile_cpu(lambda x: lax.fori_loop(0, 200_000, lambda i, y: y + x, 0.), f32(2))
+    assert [k.name for k in exe.kernels] == ["scan_region"]
+    assert_same(exe(f32(2))[0], np.asarray(400000.0, f32))
+
+
+# --- odd arrays ----------------------------------------------------------------------------
+
+def _odd_arrays():
+    base = rng.standard_normal((6, 8)).astype(f32)
+    ro = base.copy()
+    ro.flags.writeable = False
+    nan = base.copy()
+    nan[0, 0], nan[1, 1], nan[2, 2] = np.nan, np.inf, -np.inf
+    return {
+        "strided": base[::2, ::3],
+        "transposed": base.T,
+        "zero-size": np.zeros((0, 8), f32),
+        "nan and inf": nan,
+        "big-endian": base.astype(">f4"),
+        "read-only": ro,
+        "fortran": np.asfortranarray(base),
+        "broadcast view": np.broadcast_to(base[0], (6, 8)),
+    }
+
+
+ODD = _odd_arrays()
+
+
+def _odd_program(x):
+    return jnp.where(x > 0, x * 2.0, jnp.exp(x)) - x.sum(axis=0) / (x.shape[0] + 1), \
+        jnp.max(x, axis=1, initial=-np.inf), x.T @ x
+
+
+@pytest.mark.parametrize("name", sorted(ODD))
+def test_odd_arrays_match_numpy(name):
+    x = ODD[name]
+    native = np.array(x, dtype=f32)
+    with np.errstate(all="ignore"):
+        want = _odd_program(native)
+    exe, _ = compile_cpu(_odd_program, native)
+    before = np.array(x)
+    got = exe(x)
+    for g, w in zip(got, want):
+        assert_same(g, np.asarray(w), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(np.asarray(x), before)  # inputs untouched
+
+
+def test_python_scalars_and_weak_types_follow_the_jaxpr():
+    exe, closed = compile_cpu(lambda x, s: x * s + 1, X, 2.5)
+    assert closed.in_avals[1].weak_type
+    assert_same(exe(X, 2.5)[0], X * f32(2.5) + f32(1))
+    exe, _ = compile_cpu(lambda n: n * 3 + 1, 5)
+    assert_same(exe(5)[0], np.asarray(16, np.int32))
+
+
+def test_integer_wraparound_and_division_semantics():
+    a = np.array([2**31 - 1, -7, 7, -(2**31)], i32)
+    b = np.array([2, 2, -2, -1], i32)
+    got = run_cpu(lambda a, b: (a + a, lax.div(a, b), lax.rem(a, b), a * b), a, b)
+    want = run_interpret(lambda a, b: (a + a, lax.div(a, b), lax.rem(a, b), a * b), a, b)
+    for g, w in zip(got, want):
+        assert_same(g, w)
+
+
+# --- generated programs --------------------------------------------------------------------
+
+UNARY = {
+    "neg": lambda a: -a, "abs": jnp.abs, "sin": jnp.sin, "tanh": jnp.tanh,
+    "square": lambda a: a * a, "exp": lambda a: jnp.exp(jnp.minimum(a, 4.0)),
+    "sqrt": lambda a: jnp.sqrt(jnp.abs(a)), "floor": jnp.floor,
+}
+BINARY = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "max": jnp.maximum, "min": jnp.minimum, "where": lambda a, b: jnp.where(a > b, a, b * 0.5),
+}
+REDUCE = {
+    "sum0": lambda a: jnp.sum(a, axis=0, keepdims=True),
+    "max1": lambda a: jnp.max(a, axis=1, keepdims=True),
+    "mean": lambda a: jnp.mean(a),
+}
+STEP = st.one_of(
+    st.tuples(st.just("unary"), st.sampled_from(sorted(UNARY)), st.integers(0, 20)),
+    st.tuples(st.just("binary"), st.sampled_from(sorted(BINARY)), st.integers(0, 20),
+              st.integers(0, 20)),
+    st.tuples(st.just("reduce"), st.sampled_from(sorted(REDUCE)), st.integers(0, 20)),
+    st.tuples(st.just("literal"), st.sampled_from([0.5, -2.0, 3.0]), st.integers(0, 20)),
+)
+
+
+def _build(steps, n_out):
+    def program(x, y):
+        vals = [x, y]
+        for step in steps:
+            pick = lambda k: vals[k % len(vals)]  # noqa: E731
+            if step[0] == "unary":
+                vals.append(UNARY[step[1]](pick(step[2])))
+            elif step[0] == "binary":
+                vals.append(BINARY[step[1]](pick(step[2]), pick(step[3])))
+            elif step[0] == "reduce":
+                vals.append(REDUCE[step[1]](pick(step[2])))
+            else:
+                vals.append(pick(step[2]) * step[1] + 1.0)
+        return tuple(vals[-n_out:])
+    return program
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(STEP, min_size=1, max_size=8), n_out=st.integers(1, 3),
+       seed=st.integers(0, 2**16))
+def test_generated_programs_cpu_equals_interpret_and_eager(steps, n_out, seed):
+    r = np.random.default_rng(seed)
+    x = r.standard_normal((3, 4)).astype(f32)
+    y = r.standard_normal((3, 4)).astype(f32)
+    program = _build(steps, n_out)
+    with np.errstate(all="ignore"):
+        eager = [np.asarray(v) for v in program(x, y)]
+    interp = run_interpret(program, x, y)
+    for fuse in (True, False):
+        got = run_cpu(program, x, y, fuse=fuse)
+        for g, i, e in zip(got, interp, eager):
+            assert_same(g, i, rtol=1e-4, atol=1e-5)
+            assert_same(g, e.astype(g.dtype), rtol=1e-4, atol=1e-5)
+
+
+# --- the kernel cache ----------------------------------------------------------------------
+
+def test_new_shape_of_same_rank_reuses_the_compiled_kernel():
+    def f(x):
+        return jnp.tanh(x) * 3.0 - x / 7.0
+    first, _ = compile_cpu(f, rng.standard_normal((3, 4)).astype(f32))
+    second, _ = compile_cpu(f, rng.standard_normal((30, 41)).astype(f32))
+    assert second.kernels[0].reused
+    assert first.kernels[0].source.split("\n", 1)[1] == second.kernels[0].source.split("\n", 1)[1]
+    x = rng.standard_normal((30, 41)).astype(f32)
+    assert_same(second(x)[0], run_interpret(f, x)[0])
+
+
+def test_literal_values_do_not_change_the_kernel():
+    a, _ = compile_cpu(lambda x: x * 3.0 + 1.0, X)
+    b, _ = compile_cpu(lambda x: x * 5.0 + 2.0, X)
+    assert b.kernels[0].reused
+    assert_same(b(X)[0], X * f32(5) + f32(2))
+
+
+def _fresh_cache(tmp_path):
+    return cpu_mod.CpuBackend(KernelCache(str(tmp_path)))
+
+
+def test_disk_cache_survives_a_restart_and_rebuilds_corrupt_entries(tmp_path):
+    def f(x):
+        return jnp.cos(x) * 1.25 + jnp.abs(x) ** 1.5
+    closed = run_pipeline(trace(f, X))[-1][1]
+    exe = _fresh_cache(tmp_path).compile(closed)
+    assert not exe.kernels[0].reused
+    files = glob.glob(str(tmp_path / "*" / "__pycache__" / "*.nb*"))
+    assert files, "Numba wrote no cache files"
+    # a new cache object has nothing in memory: it must load from disk
+    exe2 = _fresh_cache(tmp_path).compile(closed)
+    assert exe2.kernels[0].reused
+    # corrupt every cache file: ignored, rebuilt, still right
+    for path in files:
+        with open(path, "wb") as fh:
+            fh.write(b"not a numba cache file")
+    cache = KernelCache(str(tmp_path))
+    exe3 = cpu_mod.CpuBackend(cache).compile(closed)
+    assert cache.rebuilt >= 1 and not exe3.kernels[0].reused
+    assert_same(exe3(X)[0], run_interpret(f, X)[0])
+
+
+def test_foreign_module_file_is_replaced(tmp_path):
+    closed = run_pipeline(trace(lambda x: x * 9.0 - 4.0, X))[-1][1]
+    exe = _fresh_cache(tmp_path).compile(closed)
+    (module,) = glob.glob(str(tmp_path / "*" / "jk_*.py"))
+    with open(module, "w") as fh:
+        fh.write("raise RuntimeError('somebody else wrote this')\n")
+    cache = KernelCache(str(tmp_path))
+    exe2 = cpu_mod.CpuBackend(cache).compile(closed)
+    assert cache.rebuilt == 1
+    assert_same(exe2(X)[0], exe(X)[0])
+
+
+def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
+    from jitviz.backends.cpu_cache import default_cache
+    monkeypatch.setenv("JITVIZ_CACHE_DIR", str(tmp_path))
+    assert default_cache().root == str(tmp_path)
+
+
+# --- errors and views ----------------------------------------------------------------------
+
+def test_numba_rejecting_a_kernel_is_a_compilation_error(tmp_path, monkeypatch):
+    monkeypatch.setitem(cpu_kernels.ELEMENTWISE, "sin", lambda eqn, a: f"no_such_fn({a[0]})")
+
+    def f(x):
+        return jnp.sin(x) + 1.0  # the user's line
+    closed = run_pipeline(trace(f, X))[-1][1]
+    with pytest.raises(CompilationError) as info:
+        _fresh_cache(tmp_path).compile(closed)
+    err = info.value
+    msg = str(err)
+    assert "no_such_fn" in msg and "sin" in msg
+    assert "return jnp.sin(x) + 1.0  # the user's line" in msg
+    assert err.eqn.primitive.name == "sin" and "no_such_fn" in err.source
+
+
+def test_llvm_ir_and_asm_views():
+    exe, _ = compile_cpu(lambda x: x * 4.0 + 3.0, X)
+    k = exe.kernels[0]
+    assert "define" in k.llvm_ir()
+    assert len(k.asm()) > 100
+    assert k.cost.flops == 2 * X.size and k.cost.bytes_moved == 2 * X.nbytes
+
+
+def test_driver_source_is_readable():
+    exe, _ = compile_cpu(lambda x: jnp.dot(x, x.T) + 1.0, X)
+    assert "np.matmul" in exe.driver_source or "np.dot" in exe.driver_source
+    assert "np.empty((4, 4,), np.float32)" in exe.driver_source.replace("(4, 4)", "(4, 4,)")
+
+
+def test_parallel_kernels_use_prange_and_agree():
+    x = rng.standard_normal((64, 33)).astype(f32)
+
+    def f(x):
+        return jnp.exp(x) * 2.0 + x.sum(axis=1, keepdims=True)
+    exe, _ = compile_cpu(f, x, parallel=True)
+    assert "prange" in exe.kernels[0].source and "parallel=True" in exe.kernels[0].source
+    assert_same(exe(x)[0], run_interpret(f, x)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_float16_inside_control_flow_is_an_explicit_error():
+    def f(x):
+        return lax.fori_loop(0, 3, lambda i, c: c * 2, x)
+    with pytest.raises(CompilationError, match="float16"):
+        compile_cpu(f, np.ones(3, np.float16))
+
+
+def test_executable_outputs_are_fresh_arrays():
+    exe, _ = compile_cpu(lambda x: x + 1.0, X)
+    a, b = exe(X)[0], exe(X)[0]
+    assert a is not b and not np.shares_memory(a, b)
+
+
+def test_leaves_helper_flattens_pytrees():
+    assert len(leaves(X, (X, {"a": X}))) == 3
+    assert os.path.basename(__file__) == "test_cpu_backend.py"

@@ -1,0 +1,216 @@
+"""Fusion: which equations become one kernel, and that the kernels are right."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import jitviz
+import jitviz.debug
+import jitviz.numpy as jnp
+from jitviz import lax
+from jitviz.core.typecheck import typecheck_jaxpr
+from jitviz.passes import fuse as fuse_mod
+from jitviz.passes import run_pipeline
+from jitviz.passes.fuse import fused_p, is_fusable
+
+from cpu_helpers import all_eqns, assert_same, compile_cpu, optimized, prim_names, trace
+
+f32 = np.float32
+rng = np.random.default_rng(1)
+X = rng.standard_normal((6, 5)).astype(f32)
+
+
+def slow_f(x):
+    return x * x + x * 2.0
+
+
+def selu(x, alpha=1.67, lambda_=1.05):
+    return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
+
+
+def norm(x):
+    x = x - x.mean(0)
+    return x / x.std(0)
+
+
+def fused_eqns(closed):
+    return [e for e in all_eqns(closed) if e.primitive is fused_p]
+
+
+def test_slow_f_is_one_kernel():
+    out = optimized(slow_f, X)
+    (eqn,) = out.jaxpr.eqns
+    assert eqn.primitive is fused_p and eqn.params["name"] == "mul_add"
+    assert prim_names(eqn.params["jaxpr"]) == ["mul", "mul", "add"]
+    exe, _ = compile_cpu(slow_f, X)
+    assert len(exe.kernels) == 1
+    assert_same(exe(X)[0], X * X + X * f32(2))
+
+
+def test_selu_is_one_kernel():
+    exe, _ = compile_cpu(selu, X)
+    assert len(exe.kernels) == 1
+    assert_same(exe(X)[0], selu(X))
+
+
+def test_norm_is_at_most_three_kernels():
+    x = rng.random((200, 10)).astype(f32)
+    exe, closed = compile_cpu(norm, x)
+    assert len(exe.kernels) <= 3
+    assert len(fused_eqns(closed)) <= 3
+    ref = (x - x.mean(0)) / (x - x.mean(0)).std(0)
+    assert_same(exe(x)[0], ref, rtol=1e-5, atol=1e-5)
+
+
+def test_forward_pass_dot_is_a_boundary_and_relu_one_kernel():
+    w = rng.standard_normal((5, 7)).astype(f32)
+    exe, closed = compile_cpu(lambda x, w: jnp.maximum(0.0, jnp.dot(x, w)), X, w)
+    assert prim_names(closed, top_only=True) == ["dot_general", "fused"]
+    assert len(exe.kernels) == 1
+    assert_same(exe(X, w)[0], np.maximum(0, X @ w), rtol=1e-5, atol=1e-6)
+
+
+def test_every_fusable_equation_ends_up_in_a_kernel():
+    def f(x):
+        y = lax.fori_loop(0, 3, lambda i, c: jnp.sin(c) * 2.0 + i, x)
+        return jnp.argmax(y, axis=1), jnp.cumsum(y * 3.0, axis=0), y.T @ y
+    out = optimized(f, X)
+    typecheck_jaxpr(out)
+
+    def bare(jaxpr):
+        for e in jaxpr.eqns:
+            if e.primitive is fused_p:
+                continue
+            yield from ([e] if is_fusable(e) else [])
+            for p in e.params.values():
+                for j in (p if isinstance(p, tuple) else (p,)):
+                    if hasattr(j, "jaxpr") and hasattr(j, "consts"):
+                        yield from bare(j.jaxpr)
+    assert list(bare(out.jaxpr)) == []
+    loop = next(e for e in out.jaxpr.eqns if e.primitive.name in ("scan", "while"))
+    assert any(e.primitive is fused_p for e in all_eqns(loop.params["jaxpr"]))
+
+
+def test_no_cycle_through_a_non_fusable_equation():
+    w = rng.standard_normal((5, 5)).astype(f32)
+
+    def f(x):
+        a = x * 2.0
+        b = jnp.dot(a, w)  # depends on a
+        return a + b  # depends on a and b: a's kernel must come before the dot
+    out = optimized(f, X)
+    typecheck_jaxpr(out)
+    names = prim_names(out, top_only=True)
+    assert names == ["fused", "dot_general", "fused"]
+    exe, _ = compile_cpu(f, X)
+    assert_same(exe(X)[0], X * 2 + (X * 2) @ w, rtol=1e-5, atol=1e-5)
+
+
+def test_values_used_outside_become_kernel_outputs():
+    def f(x):
+        a = jnp.exp(x)
+        return a.sum(axis=1), a * 3.0
+    out = optimized(f, X)
+    (k,) = fused_eqns(out)
+    assert len(k.outvars) == 2
+    exe, _ = compile_cpu(f, X)
+    got = exe(X)
+    assert_same(got[0], np.exp(X).sum(1), rtol=1e-5)
+    assert_same(got[1], np.exp(X) * 3, rtol=1e-5)
+
+
+def test_reduction_then_elementwise_in_one_kernel():
+    def f(x):
+        y = x * 2.0
+        return y - jnp.max(y, axis=1, keepdims=True), jnp.sum(y) * 2.0
+    out = optimized(f, X)
+    assert len(fused_eqns(out)) == 1
+    exe, _ = compile_cpu(f, X)
+    got = exe(X)
+    y = X * 2
+    assert_same(got[0], y - y.max(1, keepdims=True))
+    assert_same(got[1], np.asarray(y.sum() * 2, f32), rtol=1e-5)
+
+
+def test_kernel_size_is_bounded(monkeypatch):
+    monkeypatch.setattr(fuse_mod, "MAX_KERNEL_EQNS", 10)
+
+    def f(x):
+        for _ in range(25):
+            x = x * 1.01 + 0.5
+        return x
+    out = optimized(f, X)
+    ks = fused_eqns(out)
+    assert len(ks) >= 5 and all(len(k.params["jaxpr"].jaxpr.eqns) <= 10 for k in ks)
+    want = X
+    for _ in range(25):
+        want = want * f32(1.01) + f32(0.5)
+    assert_same(jitviz.eval_jaxpr(out.jaxpr, out.consts, X)[0], want)
+
+
+def test_effects_keep_their_order(capsys):
+    def f(x):
+        jitviz.debug.print("first {}", x[0, 0])
+        y = x * 2.0
+        jitviz.debug.print("second {}", y[0, 0])
+        return y + 1.0
+    exe, closed = compile_cpu(f, X)
+    names = prim_names(closed, top_only=True)
+    assert names.index("debug_print") < len(names) - 1
+    capsys.readouterr()
+    exe(X)
+    lines = capsys.readouterr().out.splitlines()
+    assert [l.split()[0] for l in lines] == ["first", "second"]
+
+
+def test_fused_prints_as_a_kernel_with_its_body():
+    text = str(optimized(slow_f, X))
+    assert "fused[" in text and "name=mul_add" in text and "jaxpr={ lambda" in text
+
+
+def test_unit_reshapes_and_squeezes_fuse():
+    def f(x):
+        m = jnp.sum(x, axis=1).reshape(6, 1)
+        return (x - m) * 2.0
+    out = optimized(f, X)
+    assert len(fused_eqns(out)) == 1
+    exe, _ = compile_cpu(f, X)
+    assert_same(exe(X)[0], (X - X.sum(1, keepdims=True)) * 2, rtol=1e-5, atol=1e-6)
+
+
+def test_iota_and_broadcasts_fuse_without_buffers():
+    def f(x):
+        return x + lax.broadcasted_iota(np.float32, x.shape, 1) + jnp.arange(6.0).reshape(6, 1)
+    exe, closed = compile_cpu(f, X)
+    assert len(fused_eqns(closed)) == 1
+    src = exe.kernels[0].source
+    assert "np.empty" not in src  # no temporaries: index maps compute in registers
+    want = X + np.arange(5, dtype=f32)[None, :] + np.arange(6, dtype=f32)[:, None]
+    assert_same(exe(X)[0], want)
+
+
+def test_kernel_source_shows_equations_and_user_lines():
+    exe, _ = compile_cpu(slow_f, X)
+    src = exe.kernels[0].source
+    assert "test_fusion.py" in src and "return x * x + x * 2.0" in src
+    assert "def mul_add(" in src and "@njit(" in src
+    assert [e.primitive.name for e in exe.kernels[0].eqns] == ["mul", "mul", "add"]
+
+
+def test_norm_kernel_runs_consecutive_loop_nests():
+    x = rng.random((50, 3)).astype(f32)
+    exe, _ = compile_cpu(norm, x)
+    (k,) = exe.kernels
+    assert k.source.count("for i0 in range(n0):") >= 4  # 3 sums and the output pass
+
+
+@pytest.mark.parametrize("fastmath", [False, True])
+def test_fastmath_reaches_the_kernels(fastmath):
+    exe, _ = compile_cpu(slow_f, X, fastmath=fastmath)
+    assert f"fastmath={fastmath}" in exe.kernels[0].source
+
+
+def test_fused_equation_runs_on_the_interpreter():
+    out = run_pipeline(trace(norm, X))[-1][1]
+    got = jitviz.backends.get_backend("interpret").compile(out)(X)[0]
+    assert_same(got, norm(X), rtol=1e-5, atol=1e-5)
