@@ -64,13 +64,26 @@ def test_one_node_per_equation_with_dataflow_inputs_and_outputs():
     assert graph["stats"]["equations"] == len(closed.eqns)
 
 
-def test_variable_names_match_the_printed_jaxpr():
-    closed = jitviz.make_jaxpr(polynomial)(np.float32(3))
+def shared_body(x):
+    body = lambda i, c: c * 2.0 + jnp.sin(c) - jnp.cos(c) + c * c + 1.0 + jnp.exp(c) * 0.5
+    y = lax.fori_loop(0, 2, body, x)
+    return lax.fori_loop(0, 3, body, y) + jitviz.jit(lambda v: v - 1)(x)
+
+
+@pytest.mark.parametrize("fun", [polynomial, with_control_flow, shared_body])
+def test_variable_names_match_the_printed_jaxpr(fun):
+    closed = jitviz.make_jaxpr(fun)(np.ones(3, np.float32))
     graph = build_graph(closed)
     text = str(closed)
-    for n in nodes_of(graph, "equation"):
-        for out in n["outputs"]:
-            assert re.search(rf"\b{out['name']}:\S+ = {n['primitive']}\b", text), (out, text)
+    for n in nodes_of(graph, "equation") + nodes_of(graph, "cluster"):
+        if "outputs" not in n:
+            continue
+        names = " ".join(f"{o['name']}:{o['type']}" for o in n["outputs"])
+        assert re.search(rf"(^|\s){re.escape(names)} = {n['primitive']}\b", text, re.M), \
+            (names, n["primitive"], text)
+    inputs = " ".join(f"{n['var']}:{n['type']}" for n in nodes_of(graph, "input")
+                      if not n.get("inner"))
+    assert f"; {inputs}. let" in text
 
 
 def test_equations_carry_params_types_and_source_line():

@@ -128,7 +128,7 @@ def node_lines(node: dict, size_hint: bool = False) -> list[str]:
         return [node["label"], _shorten(outs, 48)]
     if kind in ("input", "output"):
         name = node.get("var") or node["label"]
-        head = node["label"] if kind == "input" and not node.get("inner") else name
+        head = name if node.get("inner") else node["label"]
         return [head if head == name else f"{head} ({name})", node.get("type", "")]
     if kind == "constant":
         lines = [f"{node['label']} = {_shorten(node.get('value', ''), 40)}",
@@ -138,8 +138,9 @@ def node_lines(node: dict, size_hint: bool = False) -> list[str]:
         return lines
     if kind == "effect":
         head, _, tail = node["label"].partition(" \u2014 ")
+        ran, _, skipped = tail.partition(", ")
         text = (node.get("text") or "").strip().splitlines()
-        return [f"\u26a0 {head}", tail, _shorten(text[0], 40) if text else ""]
+        return [f"\u26a0 {head}: {ran}", skipped, _shorten(text[0], 32) if text else ""]
     if kind == "cluster":
         n = node.get("size", 0)
         lines = [node["label"], f"{n} equation{'s' if n != 1 else ''} (collapsed)"]
@@ -240,7 +241,7 @@ def _edge_ends(source, target, v: View) -> tuple[str, str]:
 def _edge_attrs(index, kind, source, target, v: View) -> dict:
     attrs = {"id": f"x-{index}", "class": f"jv-edge jv-edge-{kind}"}
     if kind == "effect":
-        attrs.update(style="dashed", color="#b45309", arrowhead="none", constraint="false")
+        attrs.update(style="dashed", color="#b45309", arrowhead="none")
     elif kind == "constant":
         attrs.update(color="#ca8a04")
     if source in v.anchors:

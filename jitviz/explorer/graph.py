@@ -17,6 +17,7 @@ they can open collapsed. Strings are kept raw here: escaping is the renderer's j
 from __future__ import annotations
 
 import collections
+import functools
 import os
 from typing import Any, Iterable
 
@@ -49,8 +50,20 @@ def aval_fields(aval) -> dict:
 def source_fields(source) -> dict | None:
     if source is None:
         return None
-    return {"file": source.file, "line": source.line, "function": source.function,
-            "code": shorten(source.code, 400)}
+    fields = {"file": source.file, "line": source.line, "function": source.function,
+              "code": shorten(source.code, 400)}
+    cell = notebook_cell(source.file)
+    if cell:
+        fields["where"] = f"{cell}, line {source.line}"
+    return fields
+
+
+@functools.lru_cache(maxsize=4096)
+def notebook_cell(path: str) -> str | None:
+    """`cell 3` for the file IPython compiled a notebook cell into, else None."""
+    from ..diagnostics import describe_line
+    where = describe_line(path, 0)
+    return where.rsplit(",", 1)[0] if where.startswith("cell ") else None
 
 
 def value_summary(value) -> str:
@@ -95,19 +108,50 @@ def _sub_name(eqn, key, index, count) -> str:
 
 
 def printed_names(jaxpr: Jaxpr) -> dict[int, str]:
-    """var id -> the name `print(jaxpr)` gives it (a, b, ..., `_` for unused results)."""
+    """var id -> the name `print(jaxpr)` gives it (a, b, ..., `_` for unused results).
+
+    Names are handed out in the order the printer meets variables; this walks the jaxpr in
+    that order without building the printed text (tests/test_explorer_graph.py checks the
+    names against the printer's)."""
     try:
         from ..core import pretty
         shared = pretty._shared_jaxprs(jaxpr)
         ctx = pretty.NameContext(reserved=[n for n, _ in shared],
                                  dropped=pretty._dropped_vars(jaxpr))
-        for name, sub in shared:
-            pretty._skeleton(sub, ctx)
-            ctx.shared[id(sub)] = name
-        pretty._skeleton(jaxpr, ctx)
-        return dict(ctx.names)
     except Exception:  # the printer changed shape: fall back to our own order
         return {}
+    for name, sub in shared:
+        _name_in_print_order(sub, ctx)
+        ctx.shared[id(sub)] = name
+    _name_in_print_order(jaxpr, ctx)
+    return dict(ctx.names)
+
+
+def _name_in_print_order(jaxpr: Jaxpr, ctx) -> None:
+    if id(jaxpr) in ctx.shared:
+        return
+    for var in (*jaxpr.constvars, *jaxpr.invars):
+        ctx.name(var)
+    for eqn in jaxpr.eqns:
+        for var in eqn.outvars:
+            ctx.name(var)
+        if eqn.primitive.name == "jit" and "jaxpr" in eqn.params:
+            sub = eqn.params["jaxpr"]
+            sub = sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub
+            if id(sub) not in ctx.shared:
+                ctx.suggest(sub.invars, eqn.invars)
+                ctx.suggest(sub.outvars, eqn.outvars)
+        for _, value in eqn.primitive.printed_params(eqn.params):
+            for item in (value if isinstance(value, tuple) else (value,)):
+                if isinstance(item, (Jaxpr, ClosedJaxpr)):
+                    _name_in_print_order(item.jaxpr if isinstance(item, ClosedJaxpr) else item,
+                                         ctx)
+        for atom in eqn.invars:
+            if isinstance(atom, Var):
+                ctx.name(atom)
+    for atom in jaxpr.outvars:
+        if isinstance(atom, Var):
+            ctx.name(atom)
 
 
 class _Names:

@@ -60,18 +60,14 @@ export class GraphIndex {
   }
 
   /** Nodes whose label, primitive, variable names, source or value contain `query`. */
-  search(query: string, limit = 500): GraphNode[] {
+  search(query: string): GraphNode[] {
     const q = query.trim().toLowerCase();
     if (!q) return [];
-    const out: GraphNode[] = [];
-    for (const node of this.graph.nodes) {
-      if (searchText(node).includes(q)) {
-        out.push(node);
-        if (out.length >= limit) break;
-      }
-    }
-    return out;
+    if (!this.texts) this.texts = this.graph.nodes.map(searchText);
+    return this.graph.nodes.filter((_, i) => this.texts![i].includes(q));
   }
+
+  private texts: string[] | null = null;
 
   /** Clusters to expand so that every node in `ids` is visible. */
   clustersHiding(ids: string[]): string[] {

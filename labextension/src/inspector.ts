@@ -81,7 +81,8 @@ export function shapeText(shape: number[] | undefined): string {
 
 function sourceSection(node: GraphNode): HTMLElement {
   const src = node.source!;
-  const where = `${shortFile(src.file)}, line ${src.line}` + (src.function ? ` in ${src.function}` : "");
+  const where = (src.where ?? `${shortFile(src.file)}, line ${src.line}`) +
+    (src.function ? ` in ${src.function}` : "");
   return section("Source", el("div", { class: "jv-source" },
     el("div", { class: "jv-source-where", title: src.file }, where),
     el("pre", { class: "jv-code" }, el("span", { class: "jv-lineno" }, `${src.line}  `),

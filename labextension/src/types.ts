@@ -5,6 +5,7 @@ export interface SourceLine {
   line: number;
   function: string;
   code: string;
+  where?: string; // "cell 3, line 2" in a notebook
 }
 
 export interface Operand {

@@ -27,6 +27,11 @@ describe("inspector", () => {
     expect(renderInspector(byId("fx0"), graph).textContent).toContain(XSS);
   });
 
+  it("names the notebook cell when there is one", () => {
+    const cell = { ...byId("e0")!, source: { ...byId("e0")!.source!, where: "cell 4, line 7" } };
+    expect(renderInspector(cell, graph).textContent).toContain("cell 4, line 7 in");
+  });
+
   it("warns about stale constants", () => {
     const text = renderInspector(byId("lit0"), graph).textContent!;
     expect(text).toContain("Stale");
