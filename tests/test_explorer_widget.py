@@ -163,6 +163,10 @@ def test_live_events_reach_the_widget():
     for _ in range(5):
         f(np.ones(5, np.float32))
     assert wait_for(lambda: w.specializations[1]["hits"] == 5)
+    effect = next(n for n in w.graph["nodes"] if n["kind"] == "effect")
+    assert wait_for(lambda: "skipped on 5 cache hits" in next(
+        n for n in w.graph["nodes"] if n["kind"] == "effect")["label"]), effect
+    assert wait_for(lambda: "skipped on 5 cache hits" in w.dot)
     w.close()
 
 

@@ -190,6 +190,23 @@ def inner_results(eqn, key: str, sub: Jaxpr) -> list:
     return outs if len(outs) == len(sub.outvars) else [None] * len(sub.outvars)
 
 
+def effect_label(effect: str, times: int, cache_hits: int | None) -> str:
+    """`print — ran at trace only, skipped on 12 cache hits`."""
+    repeat = f" \u00d7{times}" if times > 1 else ""
+    if cache_hits:
+        skipped = f"skipped on {cache_hits} cache hit{'s' if cache_hits != 1 else ''}"
+    else:
+        skipped = "skipped on every cache hit"
+    return f"{effect}{repeat} \u2014 ran at trace only, {skipped}"
+
+
+def with_cache_hits(graph: dict, cache_hits: int) -> dict:
+    """The graph with its effect nodes recounted for `cache_hits` (a new dict)."""
+    nodes = [dict(n, label=effect_label(n["effect"], n.get("times", 1), cache_hits),
+                  skipped=cache_hits) if n["kind"] == "effect" else n for n in graph["nodes"]]
+    return dict(graph, nodes=nodes)
+
+
 # --- the builder ---------------------------------------------------------------------------
 
 class _Scope:
@@ -433,13 +450,8 @@ class GraphBuilder:
 
     def _effect_node(self, node_id, group):
         effect, source, texts = group["effect"], group["source"], group["texts"]
-        times = f" \u00d7{len(texts)}" if len(texts) > 1 else ""
-        if self.cache_hits:
-            skipped = f"skipped on {self.cache_hits} cache hit{'s' if self.cache_hits != 1 else ''}"
-        else:
-            skipped = "skipped on every cache hit"
-        label = f"{effect}{times} \u2014 ran at trace only, {skipped}"
-        self.add_node(node_id, "effect", label, None, effect=effect,
+        self.add_node(node_id, "effect", effect_label(effect, len(texts), self.cache_hits),
+                      None, effect=effect, times=len(texts),
                       text=shorten("".join(texts) if effect == "print" else "\n".join(texts)),
                       skipped=self.cache_hits or 0, source=source_fields(source))
         self.add_edge(node_id, self._eqn_near(source), "effect", "")

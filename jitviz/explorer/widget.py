@@ -17,7 +17,7 @@ from .. import api
 from ..diagnostics import subscribe
 from ..jit import JitFunction
 from . import dot as dotlib
-from .graph import build_graph, stale_bindings
+from .graph import build_graph, stale_bindings, with_cache_hits
 
 STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
 BUNDLE = STATIC / "explorer.js"
@@ -328,6 +328,13 @@ class Explorer(anywidget.AnyWidget):
                 spec.hits = entry.hits
         self.specializations = [dict(row, hits=spec.hits)
                                 for row, spec in zip(self.specializations, self._specs)]
+        current = self._current()
+        shown = next((n["skipped"] for n in self.graph.get("nodes", ()) if n["kind"] == "effect"),
+                     None)
+        if current is not None and shown is not None and shown != (current.hits or 0):
+            with self.hold_sync():
+                self.graph = with_cache_hits(self.graph, current.hits or 0)
+                self._render()
 
     def close(self):
         if self._unsubscribe is not None:
