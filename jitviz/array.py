@@ -13,12 +13,14 @@ class Array(np.ndarray):
     # as JAX does; a 0-d Array made before the trace and closed over is a constvar).
     in_trace = False
     py_value = None  # the Python scalar `jnp.array(0.1)` was made from (printed `0.1`)
+    derived_from = None  # the user's value this one was converted from (for const origins)
 
     def __array_finalize__(self, obj):
         # Results of NumPy operations on Arrays are strongly typed, like any NumPy array.
         self.weak_type = False
         self.in_trace = False
         self.py_value = None
+        self.derived_from = None
 
     def block_until_ready(self):
         """CPU results are ready when returned; kept for code written for JAX."""
@@ -43,10 +45,11 @@ def _rebuild(arr, weak):
     return out
 
 
-def as_array(value, weak_type: bool = False, py_value=None) -> Array:
+def as_array(value, weak_type: bool = False, py_value=None, derived_from=None) -> Array:
     from .core.trace import current_trace
     out = np.asarray(value).view(Array)
     out.weak_type = weak_type
     out.in_trace = current_trace() is not None
     out.py_value = py_value
+    out.derived_from = derived_from
     return out

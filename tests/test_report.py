@@ -204,3 +204,68 @@ def test_a_structured_loop_is_one_equation_per_line():
     closed = jitviz.make_jaxpr(f)(1.0)
     assert max(closed.report.eqns_per_line.values()) < 10
     assert closed.report.hot_lines(200) == []
+
+
+# --- provenance: equations point at the user's line, constants say where they came from ------
+
+W_GLOBAL = np.arange(12, dtype=np.float32).reshape(3, 4)
+W_INT = np.arange(12, dtype=np.int32).reshape(3, 4)
+OFFSET = 3
+
+
+def uses_globals(x):
+    y = x @ W_GLOBAL + OFFSET  # MARK globals
+    return y + x @ W_INT + 2.5  # MARK converted
+
+
+def test_constants_name_their_global():
+    from helpers import trace_and_check
+    x = np.ones((2, 3), np.float32)
+    ref = (x @ W_GLOBAL + 3 + x @ W_INT.astype(np.float32) + 2.5).astype(np.float32)
+    closed = trace_and_check(uses_globals, x, expected=ref, eager=False)
+    origins = {(v.origin.kind, v.origin.name) for v in closed.jaxpr.constvars}
+    assert origins == {("global", "W_GLOBAL"), ("global", "W_INT")}  # W_INT was converted
+    literals = {str(a): a.origin for e in closed.jaxpr.eqns for a in e.invars
+                if isinstance(a, jitviz.Literal)}
+    assert (literals["3.0:f32[]"].kind, literals["3.0:f32[]"].name) == ("global", "OFFSET")
+    assert literals["2.5:f32[]"].kind == "literal"
+    w = next(v for v in closed.jaxpr.constvars if v.origin.name == "W_GLOBAL")
+    assert w.origin.source.line == line_of(uses_globals, "MARK globals")
+    assert "W_GLOBAL" in w.origin.describe()
+
+
+def test_closure_constants_name_their_variable():
+    def make():
+        scale = np.full(4, 2, np.float32)
+        return lambda x: x * scale
+    closed = jitviz.make_jaxpr(make())(np.ones(4, np.float32))
+    (v,) = closed.jaxpr.constvars
+    assert (v.origin.kind, v.origin.name) == ("closure", "scale")
+
+
+def test_arrays_computed_while_tracing_are_marked_computed():
+    closed = jitviz.make_jaxpr(lambda x: x + np.arange(3.0))(np.ones(3))
+    (v,) = closed.jaxpr.constvars
+    assert v.origin.kind == "computed" and v.origin.source.file == HERE
+
+
+def provenance(x):
+    a = jnp.sin(x)  # MARK sin
+    b = np.cos(a) + a[0]  # MARK numpy
+    c = b.sum() * 2  # MARK method
+    return lax.fori_loop(0, 3, lambda i, v: v * 2 + i, c)  # MARK loop
+
+
+def test_every_equation_points_at_the_users_line():
+    from helpers import all_eqns
+    closed = jitviz.make_jaxpr(provenance)(np.ones(3, np.float32))
+    lines = {}
+    for eqn in all_eqns(closed):
+        assert eqn.source.file == HERE, (eqn, eqn.source)
+        lines.setdefault(eqn.source.line, set()).add(eqn.primitive.name)
+        assert eqn.source.code == inspect.getsource(provenance).splitlines()[
+            eqn.source.line - provenance.__code__.co_firstlineno].strip()
+    assert lines[line_of(provenance, "MARK sin")] == {"sin"}
+    assert {"cos", "slice", "squeeze", "add"} <= lines[line_of(provenance, "MARK numpy")]
+    assert {"reduce_sum", "mul"} <= lines[line_of(provenance, "MARK method")]
+    assert {"scan", "mul", "add"} <= lines[line_of(provenance, "MARK loop")]

@@ -173,10 +173,12 @@ class JaxprTrace:
 
     def _origin_of(self, x) -> ConstOrigin:
         src = source_info_of_frame(user_frame(sys._getframe(2)))
-        for kind, name, fp in self.origins.get(id(x), ()):
-            # small ints and floats are shared objects: only trust the name if the line uses it
-            if isinstance(x, np.ndarray) or (src is not None and _mentions(src.code, name)):
-                return ConstOrigin(kind, name, fp, src)
+        for obj in _provenance(x):  # x, then the user's value it was converted from
+            for kind, name, fp in self.origins.get(id(obj), ()):
+                # small ints and floats are shared objects: trust the name if the line uses it
+                if isinstance(obj, np.ndarray) or (src is not None and
+                                                   _mentions(src.code, name)):
+                    return ConstOrigin(kind, name, fp, src)
         return ConstOrigin("literal" if np.ndim(x) == 0 else "computed", None, None, src)
 
     def emit(self, prim, args, params):
@@ -359,3 +361,11 @@ def stage(x):
     if trace is None or isinstance(x, Tracer):
         return x
     return Tracer(trace, trace.to_atom(x))
+
+
+def _provenance(x, depth=4):
+    """`x` and the values it was converted from (jitviz Arrays remember `derived_from`)."""
+    while x is not None and depth:
+        yield x
+        x = getattr(x, "derived_from", None)
+        depth -= 1

@@ -35,7 +35,8 @@ def to_dtype(x, dtype, weak: bool = False):
         return x
     if is_traced(x):
         return lax.convert_element_type(x, dtype, weak)
-    return as_array(np.asarray(x).astype(dtype), weak)
+    # a converted constant remembers its source, so the jaxpr can say "global 'W'"
+    return as_array(np.asarray(x).astype(dtype), weak, derived_from=x)
 
 
 def promote(*args, inexact: bool = False):
