@@ -451,7 +451,7 @@ class _Run:
         for v in prog.consts:
             if v not in env:
                 env[v] = self.exe.const_array(v, prog.consts[v])
-        for step in prog.steps:
+        for i, step in enumerate(prog.steps):
             if isinstance(step, KernelStep):
                 self.launch(step.kernel, env)
             elif isinstance(step, HostPrint):
@@ -465,6 +465,9 @@ class _Run:
                 self.host_while(step, env)
             elif isinstance(step, HostScan):
                 self.host_scan(step, env)
+            if prog.release:
+                for v in prog.release[i]:
+                    env.pop(v, None)
         return [self.read(env, a) for a in prog.outvars]
 
     def host_value(self, env, atom):

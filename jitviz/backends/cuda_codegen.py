@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var, literal_value
+from ..passes._ir import Subst, rename_jaxpr_copy
 from . import cuda_ops as ops
 
 # --- options ---------------------------------------------------------------------------------
@@ -87,6 +88,17 @@ LOWERINGS: dict[str, str] = {
 _CHEAP = STRUCTURAL_PULL | {"convert_element_type"}
 
 
+def register_lowerings():
+    """Record the CUDA lowering of each registered primitive in `Primitive.lowerings["cuda"]`
+    (the elementwise expression rule, or a description of the kernel template)."""
+    from ..core.primitives import PRIMITIVES
+    for name, how in LOWERINGS.items():
+        prim = PRIMITIVES.get(name)
+        if prim is not None:
+            prim.lowerings.setdefault("cuda", ops.ELEMENTWISE.get(name) or
+                                      (lambda *a, _how=how, **k: _how))
+
+
 class Conflict(Exception):
     """A kernel cannot compute this here (needs another kernel or the host)."""
 
@@ -114,34 +126,28 @@ class Flat:
 
 
 def flatten(jaxpr: Jaxpr, consts: dict) -> Flat:
-    """Inline `jit` and `fused` equations of `jaxpr` (recursively); `consts` maps its
-    constvars to values and receives the constants of inlined bodies."""
-    env: dict = {}
-    eqns: list = []
+    """Inline the `jit` and `fused` equations of `jaxpr`, recursively (with the optimizer's
+    `rename_jaxpr_copy`: fresh variables for each inlined body); `consts` maps constvars to
+    values and receives the constants of inlined bodies."""
+    eqns, env = _inline(jaxpr.eqns, consts)
+    return Flat(jaxpr.invars, env.atoms(jaxpr.outvars), eqns, consts)
 
-    def sub(a):
-        return env.get(a, a) if isinstance(a, Var) else a
 
-    def walk(j: Jaxpr):
-        for e in j.eqns:
-            ins = [sub(a) for a in e.invars]
-            if e.primitive.name in INLINED and isinstance(e.params.get("jaxpr"), ClosedJaxpr):
-                body = e.params["jaxpr"]
-                for cv, c in zip(body.jaxpr.constvars, body.consts):
-                    consts[cv] = c
-                for v, a in zip(body.jaxpr.invars, ins):
-                    env[v] = a
-                walk(body.jaxpr)
-                for v, o in zip(e.outvars, body.jaxpr.outvars):
-                    env[v] = sub(o)
-                continue
-            outs = [Var(v.aval) for v in e.outvars]
-            for v, n in zip(e.outvars, outs):
-                env[v] = n
-            eqns.append(e.replace(invars=ins, outvars=outs))
-
-    walk(jaxpr)
-    return Flat(jaxpr.invars, [sub(a) for a in jaxpr.outvars], eqns, consts)
+def _inline(eqns, consts):
+    out, env = [], Subst()
+    for e in eqns:
+        e = env.eqn(e)
+        body = e.params.get("jaxpr") if e.primitive.name in INLINED else None
+        if not isinstance(body, ClosedJaxpr):
+            out.append(e)
+            continue
+        consts.update(zip(body.jaxpr.constvars, body.consts))
+        new, outs = rename_jaxpr_copy(body.jaxpr, e.invars)
+        new, inner = _inline(new, consts)
+        out.extend(n if n.source is not None else n.replace(source=e.source) for n in new)
+        for v, o in zip(e.outvars, inner.atoms(outs)):
+            env[v] = o
+    return out, env
 
 
 def _has_print(eqn) -> bool:
@@ -235,6 +241,7 @@ class Program:
     outvars: list  # atoms
     consts: dict  # Var -> value
     steps: list = field(default_factory=list)
+    release: list = field(default_factory=list)  # per step: values dead after it
 
     def kernels(self):
         """Every kernel of this program and of the programs its host loops run."""
@@ -994,6 +1001,7 @@ class Planner:
             else:
                 getattr(self, "_root_" + cat)(e)
         self.flush_all()
+        _plan_release(self.program)
         return self.program
 
     # -- groups of materialized elementwise values ------------------------------------------------
@@ -1050,12 +1058,19 @@ class Planner:
                 r.emit(f"{o}[{'i' if g.shape else '0'}] = {name}")
         self._finish(g.kind, r, g.outputs[0][0], outs, g.n,
                      ["for i in range(cuda.grid(1), %d, cuda.gridsize(1)):" % g.n],
-                     self._grid1(g.n), (self.target.threads,))
+                     self._grid1(g.n), self._block1(g.n))
         self.available.update(outs)
 
     def _grid1(self, n):
-        t = self.target.threads
+        t = self._block1(n)[0]
         return (max(1, min(-(-n // t), self.target.max_blocks)),)
+
+    def _block1(self, n):
+        """Threads per block: the target's, or fewer (whole warps) for a small launch."""
+        t = self.target.threads
+        if n >= t:
+            return (t,)
+        return (max(1, n),) if self.target.simulator else (max(32, -(-n // 32) * 32),)
 
     def _finish(self, kind, r, first_var, outs, n, head, grid, block, eqns=None):
         """Assemble the kernel function around the renderer's body and add the launch."""
@@ -1114,7 +1129,7 @@ class Planner:
         r.members.update(e.outvars)
         self._finish("control", r, e.outvars[0] if e.outvars else None, list(e.outvars), n,
                      ["for i in range(cuda.grid(1), %d, cuda.gridsize(1)):" % n],
-                     self._grid1(n), (self.target.threads,), eqns=r.eqns)
+                     self._grid1(n), self._block1(n), eqns=r.eqns)
         self.available.update(e.outvars)
 
     def _sub_program(self, closed: ClosedJaxpr, what: str) -> Program:
@@ -1409,7 +1424,7 @@ class Planner:
         r.pop()
         self._finish("cumulative", r, out, [out], _size(shape),
                      [f"for line in range(cuda.grid(1), {L}, cuda.gridsize(1)):"],
-                     self._grid1(L), (self.target.threads,), eqns=[e])
+                     self._grid1(L), self._block1(L), eqns=[e])
         self.available.add(out)
 
     # -- scatter ---------------------------------------------------------------------------------
@@ -1464,8 +1479,43 @@ class Planner:
         NS = _size(list(pre) + list(post))
         self._finish("scatter", r, out, [out], _size(shape),
                      [f"for sl in range(cuda.grid(1), {NS}, cuda.gridsize(1)):"],
-                     self._grid1(NS), (self.target.threads,), eqns=[e])
+                     self._grid1(NS), self._block1(NS), eqns=[e])
         self.available.add(out)
+
+
+def _step_reads(step):
+    if isinstance(step, KernelStep):
+        return step.kernel.inputs
+    if isinstance(step, HostPrint):
+        return step.atoms
+    if isinstance(step, HostCond):
+        return [step.index] + step.operands
+    if isinstance(step, HostWhile):
+        return step.cond_consts + step.body_consts + step.init
+    return step.consts + step.init + step.xs
+
+
+def _step_writes(step):
+    if isinstance(step, KernelStep):
+        return step.kernel.outputs
+    return getattr(step, "outvars", [])
+
+
+def _plan_release(program: Program):
+    """`program.release[i]`: values no step after step i reads (dropped from the run's
+    environment then, so the device memory of intermediates is freed as early as possible)."""
+    last = {}
+    for i, step in enumerate(program.steps):
+        for v in _step_writes(step):
+            last.setdefault(v, i)
+        for v in _step_reads(step):
+            if isinstance(v, Var):
+                last[v] = i
+    keep = {a for a in program.outvars if isinstance(a, Var)} | set(program.consts)
+    program.release = [[] for _ in program.steps]
+    for v, i in last.items():
+        if v not in keep:
+            program.release[i].append(v)
 
 
 def _label(eqns) -> str:
@@ -1482,5 +1532,6 @@ def _label(eqns) -> str:
 
 
 def plan_program(closed: ClosedJaxpr, target: Target, name="k") -> Program:
+    register_lowerings()
     consts = dict(zip(closed.jaxpr.constvars, closed.consts))
     return Planner(closed.jaxpr, consts, target, name=name).plan()

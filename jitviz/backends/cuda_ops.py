@@ -14,13 +14,9 @@ import math
 
 import numpy as np
 
+from .cpu_kernels import ctor  # the CPU backend's `np.float32` constructor text
+
 # --- literals and casts ----------------------------------------------------------------------
-
-
-def ctor(dtype) -> str:
-    """The Numba-typable constructor of a dtype: `np.float32`."""
-    dt = np.dtype(dtype)
-    return "np.bool_" if dt == np.bool_ else f"np.{dt.name}"
 
 
 def literal(value, dtype) -> str:
@@ -68,8 +64,8 @@ def cast(expr: str, src, dst) -> str:
 def identity(op: str, dtype) -> str:
     """The identity of a reduction monoid, as a typed literal."""
     dt = np.dtype(dtype)
-    if op == "sum":
-        return literal(0, dt)
+    if op == "sum":  # -0.0 is the exact identity: a sum of -0.0 stays -0.0, as in NumPy
+        return literal(-0.0 if dt.kind in "fc" else 0, dt)
     if op == "prod":
         return literal(1, dt)
     if op in ("max", "min"):
