@@ -20,3 +20,29 @@ def _restore_x64():
     before = jitviz.config.enable_x64
     yield
     jitviz.config.update("enable_x64", before)
+
+
+# The tracing-core test modules: every jaxpr they trace with `jitviz.make_jaxpr` is also
+# checked with `jitviz.typecheck_jaxpr` (helpers.trace_and_check does more: eval vs NumPy).
+TRACING_CORE_TESTS = {
+    "test_primitives", "test_jnp", "test_hypothesis_programs", "test_seeds_tracing",
+    "test_tracing_errors", "test_bad_input", "test_pytrees", "test_control_flow",
+    "test_printing", "test_report",
+}
+
+
+@pytest.fixture(autouse=True)
+def _typecheck_every_traced_jaxpr(request, monkeypatch):
+    if request.module.__name__.rpartition(".")[2] in TRACING_CORE_TESTS:
+        real = jitviz.make_jaxpr
+
+        def make_jaxpr(fun, *args, **kwargs):
+            make = real(fun, *args, **kwargs)
+
+            def traced(*a, **kw):
+                closed = make(*a, **kw)
+                jitviz.typecheck_jaxpr(closed)
+                return closed
+            return traced
+        monkeypatch.setattr(jitviz, "make_jaxpr", make_jaxpr)
+    yield
