@@ -263,3 +263,14 @@ def test_escaping_in_the_browser(tmp_path, driver_env, monkeypatch):
     assert result["problems"] == [] and result["injected"] == 0
     assert result["state"] == "ready"
     assert XSS in result["inspector"]  # the source line of sin is in a function named so
+
+
+# --- the front end's unit tests and types ----------------------------------------------------
+
+def test_front_end_unit_tests_and_types(driver_env):
+    """labextension/test/*.test.ts (vitest, happy-dom) and `tsc --noEmit`."""
+    bin_dir = LABEXTENSION / "node_modules" / ".bin"
+    for command in ([str(bin_dir / "vitest"), "run"], [str(bin_dir / "tsc"), "--noEmit"]):
+        proc = subprocess.run(command, cwd=LABEXTENSION, env={**driver_env, "CI": "true"},
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"{' '.join(command)} failed:\n{proc.stdout[-5000:]}\n{proc.stderr[-3000:]}"

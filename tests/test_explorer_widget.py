@@ -235,3 +235,17 @@ def test_bundle_is_built_from_the_current_sources():
     assert bundle.bundle_is_current(ROOT / "labextension", ROOT / "jitviz" / "static"), (
         "jitviz/static/explorer.js is out of date with labextension/: run "
         "`cd labextension && npm ci && npm run build` and commit the result")
+
+
+def test_nbconvert_html_shows_the_static_graph_without_widget_state(server_svg):
+    """A saved notebook without widget state (JupyterLab's default) still shows the graph."""
+    nbformat = pytest.importorskip("nbformat")
+    nbconvert = pytest.importorskip("nbconvert")
+    w = jitviz.explore(xss_function(), np.ones(3))
+    data, metadata = w._repr_mimebundle_()
+    cell = nbformat.v4.new_code_cell("jitviz.explore(probe, np.ones(3))", outputs=[
+        nbformat.v4.new_output("display_data", data=data, metadata=metadata)])
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    html, _ = nbconvert.HTMLExporter().from_notebook_node(nb)
+    assert 'class="jitviz-static"' in html and 'id="jv-graph"' in html
+    assert "<img src=x" not in html
