@@ -221,8 +221,9 @@ def pp_params(pairs, ctx) -> Doc:
 def pp_eqn(eqn, ctx) -> Doc:
     prim = eqn.primitive
     lhs = pp_vars(eqn.outvars, ctx, typed=True)
-    if prim.name == "jit" and "jaxpr" in eqn.params:
-        sub = eqn.params["jaxpr"]
+    call_param = getattr(prim, "call_param", None)
+    if call_param and call_param in eqn.params:
+        sub = eqn.params[call_param]
         sub = sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub
         if id(sub) not in ctx.shared:
             ctx.suggest(sub.invars, eqn.invars)

@@ -16,7 +16,7 @@ class Primitive:
     def __init__(self, name: str, *, abstract_eval: Callable, impl: Callable,
                  multiple_results: bool = False, pp_params: Callable | None = None,
                  scalar: str | Callable | None = None, kind: str = "other",
-                 effectful: bool = False):
+                 effectful: bool = False, call_param: str | None = None):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is defined twice")
         self.name = name
@@ -27,6 +27,9 @@ class Primitive:
         self.scalar = scalar  # elementwise template, e.g. "np.exp({0})"
         self.kind = kind  # "elementwise" | "reduction" | "structural" | "control" | "other"
         self.effectful = effectful  # never removed by DCE, runs on every call
+        # a call primitive (jit): the param holding the called jaxpr, which is printed with
+        # the caller's variable names for its inputs and outputs (JAX's jit printing rule)
+        self.call_param = call_param
         self.lowerings: dict[str, Callable] = {}
         PRIMITIVES[name] = self
 

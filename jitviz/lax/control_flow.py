@@ -508,7 +508,7 @@ def _jit_pp(params):
 
 
 jit_p = primitive("jit", abstract_eval=_jit_rule, impl=_jit_impl, multiple_results=True,
-                  pp_params=_jit_pp, kind="control")
+                  pp_params=_jit_pp, kind="control", call_param="jaxpr")
 
 
 def bind_jit_call(name, jaxpr: Jaxpr, hoisted, leaves):
