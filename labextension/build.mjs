@@ -36,7 +36,7 @@ export function sourcesHash() {
 }
 
 await build({
-  entryPoints: { explorer: join(here, "src", "index.ts") },
+  entryPoints: { explorer: join(here, "src", "index.ts"), graphviz: join(here, "src", "graphviz.ts") },
   bundle: true,
   format: "esm",
   target: "es2020",

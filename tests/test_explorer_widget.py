@@ -66,12 +66,14 @@ def test_plain_function(server_svg):
     prims = [n["primitive"] for n in w.graph["nodes"] if n["kind"] == "equation"]
     assert prims == ["dot_general", "add"]
     assert w.dot.startswith("digraph") and w.svg.startswith("<svg") and w.renderer == "dot"
+    assert w.graphviz_wasm == b""  # the browser needs no Graphviz of its own
     assert "dot_general" in w.jaxpr
 
 
 def test_without_dot_the_browser_lays_out(no_dot):
     w = jitviz.explore(lambda x: jnp.sin(x), np.ones(3))
     assert w.svg == "" and w.renderer == "wasm"
+    assert w.graphviz_wasm == widget.GRAPHVIZ_WASM.read_bytes()
     assert "jv-equation" in w.dot
 
 
@@ -223,8 +225,20 @@ def test_explore_rejects_non_functions():
 
 # --- the front-end bundle ----------------------------------------------------------------------
 
+def test_the_browser_gets_graphviz_webassembly_on_request(no_dot):
+    w = jitviz.explore(lambda x: jnp.sin(x), np.ones(3))
+    sent = []
+    w.send = lambda content, buffers=None: sent.append((content, buffers))
+    widget._answer_front_end(w, {"type": "graphviz"}, [])
+    widget._answer_front_end(w, {"type": "something else"}, [])
+    ((content, buffers),) = sent
+    assert content == {"type": "graphviz"}
+    assert buffers[0] == widget.GRAPHVIZ_WASM.read_bytes() and b"renderDot" in buffers[0]
+
+
 def test_widgets_load_the_built_bundle():
-    assert widget.BUNDLE.is_file() and widget.STYLES.is_file()
+    assert widget.BUNDLE.is_file() and widget.STYLES.is_file() and widget.GRAPHVIZ_WASM.is_file()
+    assert widget.BUNDLE.stat().st_size < 200_000  # WebAssembly Graphviz is loaded on demand
     assert "render" in widget.BUNDLE.read_text()
     assert "jitviz explorer" not in str(widget.Explorer._esm)  # not the missing-bundle stub
 

@@ -22,6 +22,7 @@ from .graph import build_graph, stale_bindings, with_cache_hits
 STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
 BUNDLE = STATIC / "explorer.js"
 STYLES = STATIC / "explorer.css"
+GRAPHVIZ_WASM = STATIC / "graphviz.js"  # sent to the browser only when it has to lay out
 MAX_EVENTS = 500
 LIVE_REFRESH_S = 0.25
 
@@ -202,6 +203,8 @@ class Explorer(anywidget.AnyWidget):
     collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
+    # Graphviz compiled to WebAssembly, synced only when the kernel has no `dot` to draw with
+    graphviz_wasm = traitlets.Bytes(b"").tag(sync=True)
 
     def __init__(self, subject: Subject, **kwargs):
         super().__init__(**kwargs)
@@ -209,6 +212,7 @@ class Explorer(anywidget.AnyWidget):
         self._specs: list[Specialization] = []
         self._busy = False
         self.title = subject.name
+        self.on_msg(_answer_front_end)
         self._load_specializations(select=None)
         self._unsubscribe = None
         if subject.jitted is not None:
@@ -297,6 +301,8 @@ class Explorer(anywidget.AnyWidget):
         self.dot = text
         self.svg = svg
         self.renderer = "dot" if svg else "wasm"
+        if not svg and not self.graphviz_wasm and GRAPHVIZ_WASM.is_file():
+            self.graphviz_wasm = GRAPHVIZ_WASM.read_bytes()
 
     @traitlets.observe("collapsed")
     def _on_collapsed(self, change):
@@ -414,6 +420,15 @@ class Monitor(anywidget.AnyWidget):
             self._unsubscribe()
             self._unsubscribe = None
         super().close()
+
+
+def _answer_front_end(widget, content, buffers):
+    """The browser asks for Graphviz compiled to WebAssembly when the kernel sent no SVG."""
+    if isinstance(content, dict) and content.get("type") == "graphviz":
+        if GRAPHVIZ_WASM.is_file():
+            widget.send({"type": "graphviz"}, [GRAPHVIZ_WASM.read_bytes()])
+        else:
+            widget.send({"type": "graphviz"}, [])
 
 
 def _registry_caches():

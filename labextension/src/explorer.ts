@@ -5,14 +5,16 @@ import { append, clear, el } from "./dom";
 import { clusterIdOf, GraphIndex, nodeIdOf } from "./graphIndex";
 import { renderInspector } from "./inspector";
 import { PanZoom } from "./panzoom";
-import { renderGraph } from "./render";
+import { graphvizLoader } from "./graphvizLoader";
+import { type GraphvizLoader, renderGraph } from "./render";
 import { renderTimeline } from "./timeline";
 import type { Graph, GraphView, JitEvent, SpecializationRow, StageRow, WidgetModel } from "./types";
 
 /** Above this many nodes "expand all" is refused (lay clusters out one at a time). */
 export const EXPAND_ALL_LIMIT = 1500;
 
-export function renderExplorer(model: WidgetModel, host: HTMLElement): () => void {
+export function renderExplorer(model: WidgetModel, host: HTMLElement,
+                               loadGraphviz: GraphvizLoader = graphvizLoader(model)): () => void {
   const ui = buildLayout();
   host.appendChild(ui.root);
   const state = {
@@ -54,7 +56,8 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement): () => voi
     ui.root.dataset.state = "rendering";
     showStatus("laying out the graph\u2026");
     try {
-      const rendered = await renderGraph(model.get("dot") ?? "", model.get("svg") ?? "");
+      const rendered = await renderGraph(model.get("dot") ?? "", model.get("svg") ?? "",
+        loadGraphviz);
       if (token !== state.token) return;
       mount(rendered.svg);
       ui.root.dataset.renderer = rendered.renderer;

@@ -11,24 +11,22 @@ export interface Rendered {
   millis: number;
 }
 
-type VizInstance = { renderString(dot: string, options?: object): string };
-let vizPromise: Promise<VizInstance> | null = null;
-
-async function viz(): Promise<VizInstance> {
-  if (!vizPromise) {
-    vizPromise = import("@viz-js/viz").then((m) => m.instance() as Promise<VizInstance>);
-  }
-  return vizPromise;
+/** The WebAssembly Graphviz module (jitviz/static/graphviz.js), however it is fetched. */
+export interface GraphvizModule {
+  renderDot(dot: string): Promise<string>;
 }
 
-export async function renderGraph(dot: string, serverSvg: string): Promise<Rendered> {
+export type GraphvizLoader = () => Promise<GraphvizModule>;
+
+export async function renderGraph(dot: string, serverSvg: string,
+                                  loadGraphviz: GraphvizLoader): Promise<Rendered> {
   const start = performance.now();
   if (serverSvg) {
     const svg = parseSvg(serverSvg);
     if (svg) return { svg, renderer: "server", millis: performance.now() - start };
   }
   if (!dot) throw new Error("nothing to draw");
-  const text = (await viz()).renderString(dot, { format: "svg", engine: "dot" });
+  const text = await (await loadGraphviz()).renderDot(dot);
   const svg = parseSvg(text);
   if (!svg) throw new Error("Graphviz (WebAssembly) returned no SVG");
   return { svg, renderer: "wasm", millis: performance.now() - start };

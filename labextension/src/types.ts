@@ -147,6 +147,7 @@ export interface WidgetModel {
   get(name: string): any;
   set(name: string, value: unknown): void;
   save_changes(): void;
-  on(event: string, callback: () => void): void;
-  off(event: string, callback: () => void): void;
+  on(event: string, callback: (...args: any[]) => void): void;
+  off(event: string, callback: (...args: any[]) => void): void;
+  send(content: object, callbacks?: unknown, buffers?: ArrayBuffer[]): void;
 }

@@ -79,6 +79,10 @@ export class FakeModel implements WidgetModel {
   off(event: string, fn: () => void) {
     this.handlers.set(event, (this.handlers.get(event) ?? []).filter((f) => f !== fn));
   }
+  readonly sent: object[] = [];
+  send(content: object) {
+    this.sent.push(content);
+  }
   trigger(name: string, value: unknown) {
     this.state[name] = value;
     for (const fn of this.handlers.get(`change:${name}`) ?? []) fn();
