@@ -68,6 +68,8 @@ def test_plain_function(server_svg):
     assert w.dot.startswith("digraph") and w.svg.startswith("<svg") and w.renderer == "dot"
     assert w.graphviz_wasm == b""  # the browser needs no Graphviz of its own
     assert "dot_general" in w.jaxpr
+    w.stage = "kernels"  # nothing compiled: the last stage there is
+    assert w.stage == w.stages[-1]["name"]
 
 
 def test_without_dot_the_browser_lays_out(no_dot):
@@ -117,6 +119,8 @@ def test_stages_and_kernels():
     for name in names:
         w.stage = name
         assert w.graph["nodes"] and w.dot.startswith("digraph")
+    w.stage = "optimized"  # %jaxpr --stage optimized: the last pass
+    assert w.stage == [n for n in names if n != "kernels"][-1]
     w.stage = "kernels"
     assert any(n["kind"] == "cluster" and n.get("role") == "kernel" for n in w.graph["nodes"])
     assert any(n.get("kernel") for n in w.graph["nodes"])

@@ -4,6 +4,7 @@ built from `labextension/`.
 """
 from __future__ import annotations
 
+import functools
 import html
 import pathlib
 import threading
@@ -181,6 +182,15 @@ def _event_json(index, event) -> dict:
 
 # --- the explorer widget ------------------------------------------------------------------------
 
+def _locked(method):
+    """Run under the widget's lock: live updates come from a timer thread."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return run
+
+
 class Explorer(anywidget.AnyWidget):
     """The jaxpr of a function as an interactive graph (see `jitviz.explore`)."""
 
@@ -208,6 +218,7 @@ class Explorer(anywidget.AnyWidget):
 
     def __init__(self, subject: Subject, **kwargs):
         super().__init__(**kwargs)
+        self._lock = threading.RLock()
         self._subject = subject
         self._specs: list[Specialization] = []
         self._busy = False
@@ -221,6 +232,7 @@ class Explorer(anywidget.AnyWidget):
                 _weak_event_callback(self, self._live))
 
     # -- specializations and stages --
+    @_locked
     def _load_specializations(self, select: int | None):
         specs = self._subject.specializations()
         self._specs = specs
@@ -238,6 +250,7 @@ class Explorer(anywidget.AnyWidget):
         index = self._subject.preferred(specs) if select is None else select
         self._select_specialization(index)
 
+    @_locked
     def _select_specialization(self, index: int):
         self._busy = True
         try:
@@ -258,6 +271,7 @@ class Explorer(anywidget.AnyWidget):
             self._busy = False
         self._show_stage()
 
+    @_locked
     def _show_stage(self):
         spec = self._current()
         if spec is None:
@@ -304,10 +318,23 @@ class Explorer(anywidget.AnyWidget):
         if not svg and not self.graphviz_wasm and GRAPHVIZ_WASM.is_file():
             self.graphviz_wasm = GRAPHVIZ_WASM.read_bytes()
 
+    @traitlets.validate("stage")
+    def _valid_stage(self, proposal):
+        """Stage names as listed; "optimized" means the last pass, "kernels" falls back to
+        it when nothing was compiled."""
+        names = [row["name"] for row in self.stages]
+        value = proposal["value"]
+        if value in names or not names:
+            return value
+        passes = [n for n in names if n != "kernels"]
+        if value in ("optimized", "kernels"):
+            return passes[-1]
+        return names[0]
+
     @traitlets.observe("collapsed")
     def _on_collapsed(self, change):
         if not self._busy and self.graph:
-            with self.hold_sync():
+            with self._lock, self.hold_sync():
                 self._render()
 
     @traitlets.observe("stage")
@@ -321,6 +348,7 @@ class Explorer(anywidget.AnyWidget):
             self._select_specialization(change["new"])
 
     # -- live updates from the jit event log --
+    @_locked
     def _refresh_live(self):
         known = [s.signature for s in self._specs if s.compiled]
         current = [e.signature for e in self._subject.jitted._cache.entries.values()]
