@@ -216,7 +216,7 @@ _caches_lock = threading.Lock()
 _registry: "weakref.WeakSet[FunctionCache]" = weakref.WeakSet()
 # Keyed by the identity of code objects: code objects compare equal by value, and a notebook
 # cell run twice makes equal (but distinct) code that is not retrace churn.
-_compiles_by_code: dict = {}  # id(code) -> (code, [(weakref to function, signature key)])
+_compiles_by_code: dict = {}  # id(code) -> (code, [(weakref to function, key, jit options)])
 _churn_reported: set = set()  # ids of code objects already warned about (once per cause)
 
 
@@ -278,7 +278,7 @@ def forget_compile_records(code, only=None) -> int:
     if entry is None or entry[0] is not code:
         return 0
     records = entry[1]
-    kept = [(r, k) for r, k in records if only is not None and r() is not only]
+    kept = [rec for rec in records if only is not None and rec[0]() is not only]
     dropped = len(records) - len(kept)
     if kept:
         records[:] = kept
@@ -488,8 +488,9 @@ class JitFunction:
             closest = min(reversed(entries), key=lambda e: _distance(e.key, key))
             return describe_key_change(closest.key, key, closest.paths, split.leaf_paths)
         code = getattr(self.__wrapped__, "__code__", None)
-        others = [r for r, k in _compiles_by_code.get(id(code), (None, []))[1]
-                  if r() is not self.__wrapped__]
+        opts = self._cache.options
+        others = [r for r, k, o in _compiles_by_code.get(id(code), (None, []))[1]
+                  if r() is not self.__wrapped__ and o == opts]
         if code is not None and others:
             return ("a new function object for the same code "
                     f"({describe_code_location(code)}): jit caches per function object")
@@ -528,9 +529,10 @@ class JitFunction:
         records = _compiles_by_code.setdefault(id(code), (code, []))[1]
         if _weakrefable(fun):
             # dead refs stay: a lambda made in a loop is gone by the next iteration
-            records.append((weakref.ref(fun), entry.key))
+            records.append((weakref.ref(fun), entry.key, self._cache.options))
             del records[:-256]
-        n = len({id(r) for r, k in records if k == entry.key})
+        opts = self._cache.options
+        n = len({id(r) for r, k, o in records if k == entry.key and o == opts})
         if n >= config.retrace_churn_threshold:
             first = id(code) not in _churn_reported
             _churn_reported.add(id(code))

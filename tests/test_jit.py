@@ -11,7 +11,7 @@ import jitviz
 import jitviz.numpy as jnp
 from jitviz import jit, lax
 
-BACKENDS = ["interpret"]
+BACKENDS = ["interpret", "cpu"]
 
 
 @pytest.fixture(params=BACKENDS)

@@ -8,7 +8,7 @@ import jitviz
 import jitviz.numpy as jnp
 from jitviz import jit
 
-BACKENDS = ["interpret"]
+BACKENDS = ["interpret", "cpu"]
 
 
 def program(x):
