@@ -104,17 +104,18 @@ def _unique_kernels(cases, target):
 
 
 def test_every_differential_kernel_compiles_to_ptx():
-    """Every kernel the differential table produces, for a GPU-sized and a tiny target (so
-    both the serial and the block reductions, tiles and grids are covered), is valid Numba
-    CUDA: it compiles to sm_90 PTX."""
+    """Every kernel the differential table produces is valid Numba CUDA: it compiles to
+    sm_90 PTX. The target is the simulator's tiny one (so block reductions, second passes and
+    serial reductions all occur on the table's small arrays) with GPU semantics; the seed
+    programs above cover GPU-sized launch parameters."""
     from jitviz.backends.cuda import kernel_ptx
-    from jitviz.backends.cuda_codegen import SIMULATOR_TARGET, Target
+    from jitviz.backends.cuda_codegen import SIMULATOR_TARGET
     from test_cuda_backend import DIFF_CASES
     from test_primitives import _case_id
     tiny = SIMULATOR_TARGET.__class__(**{**SIMULATOR_TARGET.__dict__, "simulator": False})
     failures = []
     n = 0
-    for target in (Target(), tiny):
+    for target in (tiny,):
         for spec, case in _unique_kernels(DIFF_CASES, target):
             n += 1
             try:
@@ -123,5 +124,5 @@ def test_every_differential_kernel_compiles_to_ptx():
             except Exception as e:  # collect them all
                 failures.append(f"{_case_id(case)} {spec.name}: {type(e).__name__}: "
                                 f"{str(e).splitlines()[0]}")
-    assert n > 150
+    assert n > 100
     assert not failures, "\n".join(failures)

@@ -48,7 +48,9 @@ class Target:
     max_threads: int = 1024
     threads: int = 256  # elementwise block size
     reduce_threads: int = 256  # block size of tree reductions (a power of two)
-    tile: int = 16  # dot_general tile edge (tile x tile threads)
+    tile: int = 16  # dot_general: tile x tile threads per block
+    reg: int = 4  # dot_general: each thread computes reg x reg outputs
+    dot_depth: int = 16  # dot_general: depth of the shared-memory operand tiles
     blocks_per_sm: int = 8
     serial_reduce_max: int = 32  # reductions this small are a loop inside the consumer
     max_grid: int = 65535
@@ -59,7 +61,7 @@ class Target:
 
 
 SIMULATOR_TARGET = Target(simulator=True, sm_count=1, threads=4, reduce_threads=4, tile=2,
-                          blocks_per_sm=2, serial_reduce_max=4)
+                          reg=2, dot_depth=2, blocks_per_sm=2, serial_reduce_max=4)
 
 
 # --- categories ------------------------------------------------------------------------------
@@ -1310,6 +1312,9 @@ class Planner:
 
     # -- matmul ----------------------------------------------------------------------------------
     def _root_dot(self, e):
+        """A register-tiled matmul: a block of tile x tile threads computes a (tile*reg)^2
+        output tile, each thread a reg x reg sub-block kept in registers; operand tiles of
+        depth `dot_depth` are staged in shared memory, loaded cooperatively and coalesced."""
         lhs, rhs = e.invars
         out = e.outvars[0]
         (lc, rc), (lb, rb) = e.params["dimension_numbers"]
@@ -1321,77 +1326,105 @@ class Planner:
         nshape = [rs[a] for a in rfree]
         kshape = [ls[a] for a in lc]
         B, M, N, Kc = _size(bshape), _size(mshape), _size(nshape), _size(kshape)
-        T = self.target.tile
-        in_dt = lhs.aval.dtype
-        out_dt = out.aval.dtype
+        t = self.target
+        T, R, BK = t.tile, t.reg, t.dot_depth
+        BM = BN = T * R
+        nthreads = T * T
+        in_dt, out_dt = lhs.aval.dtype, out.aval.dtype
+        c = ops.ctor(in_dt)
+        zero = ops.literal(0, in_dt)
         r = Renderer(self)
         r.note_eqn(e)
-        zero = ops.literal(0, in_dt)
-        r.emit(f"sa = cuda.shared.array(({T}, {T}), {ops.ctor(in_dt)})")
-        r.emit(f"sb = cuda.shared.array(({T}, {T}), {ops.ctor(in_dt)})")
+        # the lhs tile is stored transposed; one column of padding avoids bank conflicts
+        r.emit(f"sa = cuda.shared.array(({BK}, {BM + 1}), {c})")
+        r.emit(f"sb = cuda.shared.array(({BK}, {BN}), {c})")
+        r.emit(f"acc = cuda.local.array(({R}, {R}), {c})")
+        r.emit(f"ra = cuda.local.array({R}, {c})")
+        r.emit(f"rb = cuda.local.array({R}, {c})")
         r.emit("tx = cuda.threadIdx.x")
         r.emit("ty = cuda.threadIdx.y")
-        MB, NB = -(-M // T), -(-N // T)
-        r.emit(f"for bz in range(cuda.blockIdx.z, {B}, cuda.gridDim.z):")
+        r.emit(f"tid = ty * {T} + tx")
+        MB, NB = -(-M // BM), -(-N // BN)
+        loops = [("bz", "z", B), ("by", "y", MB), ("bx", "x", NB)]
+        for var, axis, n in loops:
+            r.emit(f"for {var} in range(cuda.blockIdx.{axis}, {n}, cuda.gridDim.{axis}):")
+            r.ind += 1
+            r.push()
+            if var == "bz":
+                bcomps = r.decompose("bz", bshape, "b")
+        r.emit(f"m0 = by * {BM}")
+        r.emit(f"n0 = bx * {BN}")
+        r.emit(f"for u in range({R}):")
+        r.emit(f"    for v in range({R}):")
+        r.emit(f"        acc[u, v] = {zero}")
+        r.emit(f"for k0 in range(0, {Kc}, {BK}):")
         r.ind += 1
-        r.push()
-        bcomps = r.decompose("bz", bshape, "b")
-        r.emit(f"for by in range(cuda.blockIdx.y, {MB}, cuda.gridDim.y):")
-        r.ind += 1
-        r.push()
-        r.emit(f"for bx in range(cuda.blockIdx.x, {NB}, cuda.gridDim.x):")
-        r.ind += 1
-        r.push()
-        r.emit(f"m = by * {T} + ty")
-        r.emit(f"n = bx * {T} + tx")
-        r.emit(f"acc = {zero}")
-        r.emit(f"for k0 in range(0, {Kc}, {T}):")
-        r.ind += 1
-        r.push()
 
-        def load(operand, shape, free, free_comps, contract, batch, row, col, kk, guard, sm):
-            r.emit(f"kk = k0 + {kk}")
-            r.emit(f"if {guard} and kk < {Kc}:")
+        def load(operand, shape, free, contract, batch, sm, rows, cols, row_is_k, fshape,
+                 fsize):
+            # consecutive threads take consecutive elements of the operand's fast dimension
+            r.emit(f"for el in range(tid, {rows * cols}, {nthreads}):")
+            r.ind += 1
+            r.push()
+            r.emit(f"ii = el // {cols}")
+            r.emit(f"jj = el % {cols}")
+            if row_is_k:  # rhs tile: rows are k, columns are n
+                r.emit("kk = k0 + ii")
+                r.emit(f"ff = n0 + jj")
+                dst = "sb[ii, jj]"
+            else:  # lhs tile: rows are m, columns are k; stored transposed
+                r.emit("ff = m0 + ii")
+                r.emit("kk = k0 + jj")
+                dst = "sa[jj, ii]"
+            r.emit(f"if ff < {fsize} and kk < {Kc}:")
             r.ind += 1
             r.push()
             kc = r.decompose("kk", kshape, "c")
+            fc = r.decompose("ff", fshape, "f")
             idx = [None] * len(shape)
-            for a, c in zip(batch, bcomps):
-                idx[a] = c
-            for a, c in zip(contract, kc):
-                idx[a] = c
-            for a, c in zip(free, free_comps):
-                idx[a] = c
+            for a, cc in zip(batch, bcomps):
+                idx[a] = cc
+            for a, cc in zip(contract, kc):
+                idx[a] = cc
+            for a, cc in zip(free, fc):
+                idx[a] = cc
             v = r.value(operand, tuple(idx))
-            r.emit(f"{sm}[{row}, {col}] = {v}")
+            r.emit(f"{dst} = {v}")
             r.pop()
             r.ind -= 1
             r.emit("else:")
-            r.emit(f"    {sm}[{row}, {col}] = {zero}")
+            r.emit(f"    {dst} = {zero}")
+            r.pop()
+            r.ind -= 1
 
-        # indices of rows/columns past the edge are computed too; only the loads are guarded
-        mc = r.decompose("m", mshape, "m")
-        nc_ = r.decompose("n", nshape, "n")
-        load(lhs, ls, lfree, mc, lc, lb, "ty", "tx", "tx", f"m < {M}", "sa")
-        load(rhs, rs, rfree, nc_, rc, rb, "ty", "tx", "ty", f"n < {N}", "sb")
+        load(lhs, ls, lfree, lc, lb, "sa", BM, BK, False, mshape, M)
+        load(rhs, rs, rfree, rc, rb, "sb", BK, BN, True, nshape, N)
         r.emit("cuda.syncthreads()")
-        r.emit(f"for kt in range({T}):")
+        r.emit(f"for kt in range({BK}):")
+        r.emit(f"    for u in range({R}):")
+        r.emit(f"        ra[u] = sa[kt, ty + u * {T}]")
+        r.emit(f"    for v in range({R}):")
+        r.emit(f"        rb[v] = sb[kt, tx + v * {T}]")
+        r.emit(f"    for u in range({R}):")
+        r.emit(f"        for v in range({R}):")
         if in_dt == np.bool_:
-            r.emit("    acc = acc | (sa[ty, kt] & sb[kt, tx])")
+            r.emit("            acc[u, v] = acc[u, v] | (ra[u] & rb[v])")
         else:
-            r.emit(f"    acc = {ops.combine('sum', 'acc', '(sa[ty, kt] * sb[kt, tx])', in_dt)}")
+            r.emit("            acc[u, v] = "
+                   + ops.combine("sum", "acc[u, v]", "ra[u] * rb[v]", in_dt))
         r.emit("cuda.syncthreads()")
-        r.pop()
         r.ind -= 1
-        r.emit(f"if m < {M} and n < {N}:")
-        r.emit(f"    o0[(bz * {M} + m) * {N} + n] = {ops.cast('acc', in_dt, out_dt)}")
-        r.pop()
-        r.ind -= 1
-        r.pop()
-        r.ind -= 1
-        r.pop()
-        r.ind -= 1
-        lim = 2 if self.target.simulator else self.target.max_grid
+        r.emit(f"for u in range({R}):")
+        r.emit(f"    m = m0 + ty + u * {T}")
+        r.emit(f"    for v in range({R}):")
+        r.emit(f"        n = n0 + tx + v * {T}")
+        r.emit(f"        if m < {M} and n < {N}:")
+        r.emit(f"            o0[(bz * {M} + m) * {N} + n] = "
+               f"{ops.cast('acc[u, v]', in_dt, out_dt)}")
+        for _ in loops:
+            r.pop()
+            r.ind -= 1
+        lim = 2 if t.simulator else t.max_grid
         grid = (max(1, min(NB, lim)), max(1, min(MB, lim)), max(1, min(B, lim)))
         self._finish("dot", r, out, [out], B * M * N, [], grid, (T, T), eqns=[e])
         self.available.add(out)
