@@ -287,9 +287,9 @@ def _build(steps, n_out):
     return program
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
+@settings(max_examples=15, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
-@given(steps=st.lists(STEP, min_size=1, max_size=8), n_out=st.integers(1, 3),
+@given(steps=st.lists(STEP, min_size=1, max_size=6), n_out=st.integers(1, 3),
        seed=st.integers(0, 2**16))
 def test_generated_programs_cpu_equals_interpret_and_eager(steps, n_out, seed):
     r = np.random.default_rng(seed)

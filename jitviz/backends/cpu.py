@@ -28,7 +28,7 @@ from numba.core import errors as numba_errors
 from ..core.ir import ClosedJaxpr, Eqn, Literal, Var
 from ..errors import CompilationError
 from ..passes._ir import describe_eqn, literal_key, literal_value, sub_jaxprs
-from . import cpu_runtime, register_backend
+from . import cpu_buffers, cpu_runtime, register_backend
 from .base import Backend, Cost, Executable, Kernel
 from .cpu_cache import default_cache
 from .cpu_kernels import ctor, function_name, render_fused
@@ -88,7 +88,7 @@ class Program:
         self.options = (f"cache=True, fastmath={bool(fastmath)}, error_model='numpy', "
                         "nogil=True")
         self.namespace = {"np": np, "rt": cpu_runtime, "_prep_array": prep_array,
-                          "_prep_scalar": prep_scalar}
+                          "_prep_scalar": prep_scalar, "_empty": cpu_buffers.empty}
         self.host_consts: dict = {}
         self.kernels: list[Kernel] = []
         self._host_kernels: dict[str, str] = {}  # module key -> driver name
@@ -107,10 +107,10 @@ class Program:
         if not fb.host:  # inside a region: the kernel is a function of the region's module
             taken = {f[0] for f in fb.module.functions}
             fname = _unique(function_name(name), taken)
-            code = render_fused(body, fname, parallel=False)
+            code = render_fused(body, fname, parallel=False, fastmath=self.fastmath)
             fb.module.add(fname, code.text, code.line_eqns)
             return fname, code
-        code = render_fused(body, name, parallel=self.parallel)
+        code = render_fused(body, name, parallel=self.parallel, fastmath=self.fastmath)
         module = ModuleText(self.options)
         module.add(code.name, code.text, code.line_eqns,
                    parallel=self.parallel and code.uses_prange)

@@ -179,6 +179,8 @@ def _extremum(np_name, py_name, bool_op):
             return f"({a[0]} {bool_op} {a[1]})"
         if kind in "iu":
             return f"{py_name}({a[0]}, {a[1]})"
+        if kind == "f":  # branch-free, NaN-propagating (vectorizes)
+            return f"rt.f{py_name}({a[0]}, {a[1]})"
         return f"np.{np_name}({a[0]}, {a[1]})"
     return rule
 
@@ -223,6 +225,8 @@ def _clamp(eqn, a):
     lo, x, hi = a
     if _in_dtype(eqn, 1).kind in "iub":
         return f"min(max({x}, {lo}), {hi})"
+    if _in_dtype(eqn, 1).kind == "f":
+        return f"rt.fmin(rt.fmax({x}, {lo}), {hi})"
     return f"np.minimum(np.maximum({x}, {lo}), {hi})"
 
 
@@ -278,8 +282,10 @@ def _all_ones(dt):
 
 _SUM = Reducer(lambda dt: -0.0 if dt.kind in "fc" else 0, "{0} + {1}")  # -0.0: exact identity
 _PROD = Reducer(lambda dt: 1, "{0} * {1}")
-_MAX_F = Reducer(_lowest, "np.maximum({0}, {1})")
-_MIN_F = Reducer(_highest, "np.minimum({0}, {1})")
+_MAX_F = Reducer(_lowest, "rt.fmax({0}, {1})")
+_MIN_F = Reducer(_highest, "rt.fmin({0}, {1})")
+_MAX_C = Reducer(_lowest, "np.maximum({0}, {1})")
+_MIN_C = Reducer(_highest, "np.minimum({0}, {1})")
 _MAX_I = Reducer(_lowest, "max({0}, {1})")
 _MIN_I = Reducer(_highest, "min({0}, {1})")
 _OR = Reducer(lambda dt: False if dt.kind == "b" else 0, "{0} | {1}")
@@ -288,8 +294,8 @@ _AND = Reducer(_all_ones, "{0} & {1}")
 REDUCERS = {
     "reduce_sum": {"f": _SUM, "c": _SUM, "i": _SUM, "u": _SUM},
     "reduce_prod": {"f": _PROD, "c": _PROD, "i": _PROD, "u": _PROD},
-    "reduce_max": {"f": _MAX_F, "c": _MAX_F, "i": _MAX_I, "u": _MAX_I, "b": _OR},
-    "reduce_min": {"f": _MIN_F, "c": _MIN_F, "i": _MIN_I, "u": _MIN_I, "b": _AND},
+    "reduce_max": {"f": _MAX_F, "c": _MAX_C, "i": _MAX_I, "u": _MAX_I, "b": _OR},
+    "reduce_min": {"f": _MIN_F, "c": _MIN_C, "i": _MIN_I, "u": _MIN_I, "b": _AND},
     "reduce_and": {"i": _AND, "u": _AND, "b": _AND},
     "reduce_or": {"i": _OR, "u": _OR, "b": _OR},
 }
@@ -333,6 +339,23 @@ def _index_text(name, idx):
     return f"{name}[{', '.join(idx)}]"
 
 
+BLOCK = 128  # = cpu_runtime.BLOCK
+# reduction -> (block/cascade helper suffix, combine blocks by cascade?)
+BLOCKED = {"reduce_sum": ("add", True), "reduce_prod": ("mul", True),
+           "reduce_max": ("max", False), "reduce_min": ("min", False)}
+
+
+class _Hooks:
+    """Lines a nest places around its loops: before the loops (setup), before/after the
+    loop over dimension d (pre/post), and after each block of the innermost loop."""
+
+    def __init__(self):
+        self.setup: list = []
+        self.pre: dict[int, list] = {}
+        self.post: dict[int, list] = {}
+        self.after_block: list = []
+
+
 class _Nest:
     def __init__(self, phase, shape):
         self.phase, self.shape = phase, shape
@@ -342,8 +365,9 @@ class _Nest:
 class FusedRenderer:
     """Turns a fused body (a Jaxpr of fusable equations) into kernel source."""
 
-    def __init__(self, body: Jaxpr, name: str, *, parallel: bool = False):
-        self.body, self.name, self.parallel = body, name, parallel
+    def __init__(self, body: Jaxpr, name: str, *, parallel: bool = False,
+                 fastmath: bool = False):
+        self.body, self.name, self.parallel, self.fastmath = body, name, parallel, fastmath
         self.lines: list[str] = []
         self.line_eqns: dict[int, Eqn] = {}
         self.inputs = {v.id: f"x{i}" for i, v in enumerate(body.invars)}
@@ -492,15 +516,14 @@ class FusedRenderer:
         rank = len(nest.shape)
         idx = tuple(f"i{d}" for d in range(rank))
         self.block, self.memo, self.size_src, self.cur_phase = [], {}, {}, nest.phase
-        self.depth = 1 + rank
-        pre: dict[int, list] = {}
-        post: dict[int, list] = {}
-        setup: list = []
+        blocked = rank > 0 and any(self._blocked(e) for e in nest.roots)
+        self.depth = 1 + rank + blocked
+        hooks = _Hooks()
         for eqn in nest.roots:
             v = eqn.outvars[0]
             st = self.storage[v.id]
             if eqn.primitive.name in REDUCERS:
-                self._reduction(eqn, st, idx, pre, post, setup)
+                self._reduction(eqn, st, idx, hooks, blocked)
                 continue
             val = self._compute(eqn, idx)  # a root is computed here, not loaded
             self.memo[(v.id, idx)] = val
@@ -510,31 +533,72 @@ class FusedRenderer:
             if st.startswith("t"):
                 shape = ", ".join(f"n{d}" for d in range(rank))
                 dt = ctor(compute_dtype(v.aval.dtype))
-                setup.append((1, f"{st} = np.empty(({shape},), {dt})", eqn))
+                hooks.setup.append((1, f"{st} = np.empty(({shape},), {dt})", eqn))
         body = self.block
-        prange_ok = self.parallel and rank > 0 and not any(
+        prange_ok = self.parallel and rank > 0 and not blocked and not any(
             e.primitive.name in REDUCERS and 0 in e.params["axes"] for e in nest.roots)
         sizes = [self.size_src.get(d, str(nest.shape[d])) for d in range(rank)]
         self.block = []
         for d, s in enumerate(sizes):
             self.emit(1, f"n{d} = {s}")
-        for item in setup:
+        for item in hooks.setup:
             self.emit(*item)
         for d in range(rank):
-            for line in pre.get(d, []):
+            for line in hooks.pre.get(d, []):
                 self.emit(1 + d, *line)
+            if blocked and d == rank - 1:
+                break
             loop = "prange" if (d == 0 and prange_ok) else "range"
             self.uses_prange |= loop == "prange"
             self.emit(1 + d, f"for i{d} in {loop}(n{d}):")
-        for line in pre.get(rank, []):
-            self.emit(1 + rank, *line)
-        self.block.extend(body)
-        for d in range(rank, -1, -1):
-            for line in post.get(d, []):
+        if blocked:
+            self._blocked_loops(rank - 1, body, hooks)
+        else:
+            self._innermost(1 + rank, body, hooks)
+        for d in range(rank - 1, -1, -1):
+            for line in hooks.post.get(d, []):
                 self.emit(1 + d, *line)
         return self.block
 
-    def _reduction(self, eqn, st, idx, pre, post, setup):
+    def _innermost(self, depth, body, hooks):
+        """The loop body, with the hooks of a reduction over no axes around it."""
+        for line in hooks.pre.get("inner", []):
+            self.emit(depth, *line)
+        self.block.extend(body)
+        for line in hooks.post.get("inner", []):
+            self.emit(depth, *line)
+
+    def _blocked_loops(self, k, body, hooks):
+        """The innermost loop in blocks of rt.BLOCK values: full blocks (a constant trip
+        count, so LLVM vectorizes them), then the tail; the body appears in both."""
+        self.emit(1 + k, f"f{k} = n{k} - n{k} % {BLOCK}")
+        self.emit(1 + k, f"for b{k} in range(0, f{k}, {BLOCK}):")
+        self.emit(2 + k, f"for j{k} in range({BLOCK}):")
+        self.emit(3 + k, f"i{k} = b{k} + j{k}")
+        self._innermost(3 + k, body, hooks)
+        for full, _, eqn in hooks.after_block:
+            self.emit(2 + k, full, eqn)
+        self.emit(1 + k, f"if f{k} < n{k}:")
+        self.emit(2 + k, f"m{k} = n{k} - f{k}")
+        self.emit(2 + k, f"for j{k} in range(m{k}):")
+        self.emit(3 + k, f"i{k} = f{k} + j{k}")
+        self._innermost(3 + k, body, hooks)
+        for _, tail, eqn in hooks.after_block:
+            self.emit(2 + k, tail, eqn)
+
+    def _blocked(self, eqn) -> bool:
+        """A floating-point reduction over the innermost axis, accumulated in a scalar: done
+        per block of values, lanes and cascade (fast and accurate, and no reassociation of
+        any single chain, so it needs no fastmath)."""
+        if eqn.primitive.name not in BLOCKED or self.fastmath:
+            return False  # with fastmath LLVM may reassociate and vectorizes on its own
+        x = eqn.invars[0].aval
+        dt = eqn.outvars[0].aval.dtype
+        axes = sorted(a % max(x.ndim, 1) for a in eqn.params["axes"])
+        return (dt.kind in "fc" and not is_half(dt) and bool(axes) and axes[-1] == x.ndim - 1
+                and axes == list(range(x.ndim - len(axes), x.ndim)))
+
+    def _reduction(self, eqn, st, idx, hooks, blocked):
         x = eqn.invars[0].aval
         dt = eqn.outvars[0].aval.dtype
         axes = sorted(a % max(x.ndim, 1) for a in eqn.params["axes"])
@@ -546,24 +610,53 @@ class FusedRenderer:
         suffix = axes == list(range(rank - len(axes), rank))
         if suffix:  # accumulate in a scalar, store once per output element
             r = rank - len(axes)
+            r = "inner" if r == rank else r  # no axes: around the loop body itself
             acc = st if not kept else self.fresh("a")
-            pre.setdefault(r, []).append((f"{acc} = {init}", eqn))
-            self.emit(self.depth, f"{acc} = {cast_text(dt, red.combine.format(acc, val))}", eqn)
+            if blocked and self._blocked(eqn):
+                self._blocked_reduction(eqn, acc, val, init, r, hooks)
+            else:
+                hooks.pre.setdefault(r, []).append((f"{acc} = {init}", eqn))
+                self.emit(self.depth, f"{acc} = {cast_text(dt, red.combine.format(acc, val))}",
+                          eqn)
             if kept:
-                post.setdefault(r, []).append((self.write(st, kept, acc), eqn))
+                hooks.post.setdefault(r, []).append((self.write(st, kept, acc), eqn))
                 if not st.startswith("t"):
                     self.note_sizes(st, kept)
         else:  # accumulate into the output array (reduced axes outside kept ones)
             cell = self.read(st, kept)
             if not st.startswith("t"):
                 self.note_sizes(st, kept)
-            self.emit(self.depth, self.write(st, kept, cast_text(dt, red.combine.format(cell, val))),
-                      eqn)
+            self.emit(self.depth,
+                      self.write(st, kept, cast_text(dt, red.combine.format(cell, val))), eqn)
             fill = f"rt.float_to_half({init})" if st in self.half else init
-            setup.append((1, f"{st}.fill({fill})", eqn))
+            hooks.setup.append((1, f"{st}.fill({fill})", eqn))
         if st.startswith("t"):
             shape = ", ".join(f"n{d}" for d in range(rank) if d not in axes)
-            setup.insert(0, (1, f"{st} = np.empty(({shape},), {ctor(compute_dtype(dt))})", eqn))
+            hooks.setup.insert(0, (1, f"{st} = np.empty(({shape},), "
+                                      f"{ctor(compute_dtype(dt))})", eqn))
+
+    def _blocked_reduction(self, eqn, acc, val, init, r, hooks):
+        dt = ctor(eqn.outvars[0].aval.dtype)
+        op, cascade = BLOCKED[eqn.primitive.name]
+        k = len(eqn.invars[0].aval.shape) - 1
+        buf = self.fresh("buf")
+        hooks.setup.append((1, f"{buf} = np.empty({BLOCK}, {dt})", eqn))
+        self.emit(self.depth, f"{buf}[j{k}] = {val}", eqn)
+        blocks = (f"rt.lanes_{op}({buf})", f"rt.block_{op}({buf}, m{k}, {init})")
+        if not cascade:  # max/min: exact in any order
+            hooks.pre.setdefault(r, []).append((f"{acc} = {init}", eqn))
+            hooks.after_block.append(tuple(f"{acc} = {dt}(rt._{op}({acc}, {b}))"
+                                           for b in blocks) + (eqn,))
+            return
+        stack, levels, top = self.fresh("stk"), self.fresh("lvl"), self.fresh("top")
+        hooks.setup.append((1, f"{stack} = np.empty(64, {dt})", eqn))
+        hooks.setup.append((1, f"{levels} = np.empty(64, np.int64)", eqn))
+        hooks.pre.setdefault(r, []).append((f"{top} = 0", eqn))
+        hooks.after_block.append(tuple(
+            f"{top} = rt.cascade_push_{op}({stack}, {levels}, {top}, {b})" for b in blocks)
+            + (eqn,))
+        hooks.post.setdefault(r, []).insert(
+            0, (f"{acc} = {dt}(rt.cascade_total_{op}({stack}, {top}, {init}))", eqn))
 
     def render(self) -> KernelCode:
         blocks = []
@@ -620,5 +713,7 @@ def function_name(name: str) -> str:
     return name
 
 
-def render_fused(body: Jaxpr, name: str, *, parallel: bool = False) -> KernelCode:
-    return FusedRenderer(body, function_name(name), parallel=parallel).render()
+def render_fused(body: Jaxpr, name: str, *, parallel: bool = False,
+                 fastmath: bool = False) -> KernelCode:
+    return FusedRenderer(body, function_name(name), parallel=parallel,
+                         fastmath=fastmath).render()

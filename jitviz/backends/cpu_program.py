@@ -175,6 +175,14 @@ def _shape_text(shape) -> str:
     return "(" + "".join(f"{d}, " for d in shape).rstrip(" ") + ")"
 
 
+def _alloc_text(fb, shape, dtype) -> str:
+    """A new output array: large ones on the host come from the buffer pool."""
+    from . import cpu_buffers
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    fn = "_empty" if fb.host and nbytes >= cpu_buffers.MIN_BYTES else "np.empty"
+    return f"{fn}({_shape_text(shape)}, {ctor(dtype)})"
+
+
 # --- fused kernels ---------------------------------------------------------------------------
 
 def _fused(fb: FunctionBuilder, eqn: Eqn):
@@ -184,7 +192,7 @@ def _fused(fb: FunctionBuilder, eqn: Eqn):
     for i in code.array_outs:
         v = eqn.outvars[i]
         name = fb.define(v, "C", prefix="o")
-        fb.emit(f"{name} = np.empty({_shape_text(v.aval.shape)}, {ctor(v.aval.dtype)})", eqn)
+        fb.emit(f"{name} = {_alloc_text(fb, v.aval.shape, v.aval.dtype)}", eqn)
         args.append(fb.kernel_arg(v))
     args += [fb.kernel_arg(lit) for lit in code.consts]
     call = f"{callee}({', '.join(args)})"
@@ -513,17 +521,23 @@ def _dot_general(fb, eqn):
     a3 = _as_3d(fb, a, list(lb) + lf + list(lc), (B, M, K), eqn)
     b3 = _as_3d(fb, b, list(rb) + list(rc) + rf, (B, K, N), eqn)
     o3 = fb.fresh("o3_")
-    if fb.host:  # NaN and inf are values here, not reasons to warn
+    if fb.host and B == 1:  # one product: exactly NumPy's np.dot (BLAS gemm)
+        a2, b2 = f"{a3}.reshape(({M}, {K}))", f"{b3}.reshape(({K}, {N}))"
+        fb.emit("with np.errstate(all='ignore'):", eqn)  # NaN/inf are values, not warnings
+        with fb.indent():
+            fb.emit(f"{o3} = np.dot({a2}, {b2}, out={_alloc_text(fb, (M, N), in_dt)})", eqn)
+    elif fb.host:
         fb.emit("with np.errstate(all='ignore'):", eqn)
         with fb.indent():
-            fb.emit(f"{o3} = np.matmul({a3}, {b3})", eqn)
+            fb.emit(f"{o3} = np.matmul({a3}, {b3}, out={_alloc_text(fb, (B, M, N), in_dt)})",
+                    eqn)
     else:
         helper = "matmul3_blas" if in_dt.kind in "fc" else "matmul3_loops"
         fb.emit(f"{o3} = np.empty(({B}, {M}, {N}), {ctor(in_dt)})", eqn)
         fb.emit(f"rt.{helper}({a3}, {b3}, {o3})", eqn)
     cast = f".astype({ctor(out_dt)})" if out_dt != in_dt else ""
     if v.aval.ndim == 0:
-        fb.assign(v, f"{o3}[0, 0, 0]", eqn, "S")
+        fb.assign(v, f"{o3}.reshape(-1)[0]", eqn, "S")
     else:
         fb.assign(v, f"{o3}.reshape({_shape_text(v.aval.shape)}){cast}", eqn)
 

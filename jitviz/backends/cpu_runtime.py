@@ -176,13 +176,24 @@ def _mul(a, b):
 
 
 @_inline
+def fmax(a, b):
+    """np.maximum without branches (so loops using it vectorize): NaN wins, ties keep a."""
+    return a if (a >= b) | (a != a) else b
+
+
+@_inline
+def fmin(a, b):
+    return a if (a <= b) | (a != a) else b
+
+
+@_inline
 def _max(a, b):
-    return np.maximum(a, b)
+    return fmax(a, b)
 
 
 @_inline
 def _min(a, b):
-    return np.minimum(a, b)
+    return fmin(a, b)
 
 
 @_inline
@@ -313,3 +324,95 @@ def float_to_half(f):
 def round_f16(f):
     """Round a float32 to the nearest float16 value (kept as float32)."""
     return half_to_float(float_to_half(f))
+
+
+# --- reductions along the innermost axis -------------------------------------------------
+# Kernels reduce a row in blocks of BLOCK values (staged in a small buffer): each block with
+# eight independent lanes (NumPy's pairwise kernel; vectorizes without reassociating a
+# single chain), and blocks combined pairwise through a small stack (cascade summation), so
+# the error grows like log(n), as NumPy's, not like n. A full block has a constant length
+# (`lanes_*`), which is what lets LLVM vectorize both the staging loop and the lanes.
+
+BLOCK = 128
+
+
+def _make_lanes(op):
+    @_inline
+    def lanes(buf):
+        r0, r1, r2, r3 = buf[0], buf[1], buf[2], buf[3]
+        r4, r5, r6, r7 = buf[4], buf[5], buf[6], buf[7]
+        for i in range(8, BLOCK, 8):
+            r0 = op(r0, buf[i])
+            r1 = op(r1, buf[i + 1])
+            r2 = op(r2, buf[i + 2])
+            r3 = op(r3, buf[i + 3])
+            r4 = op(r4, buf[i + 4])
+            r5 = op(r5, buf[i + 5])
+            r6 = op(r6, buf[i + 6])
+            r7 = op(r7, buf[i + 7])
+        return op(op(op(r0, r1), op(r2, r3)), op(op(r4, r5), op(r6, r7)))
+    return lanes
+
+
+def _make_block(op):
+    @_inline
+    def block(buf, m, identity):
+        if m < 8:
+            res = identity
+            for i in range(m):
+                res = op(res, buf[i])
+            return res
+        r0, r1, r2, r3 = buf[0], buf[1], buf[2], buf[3]
+        r4, r5, r6, r7 = buf[4], buf[5], buf[6], buf[7]
+        i = 8
+        while i + 8 <= m:
+            r0 = op(r0, buf[i])
+            r1 = op(r1, buf[i + 1])
+            r2 = op(r2, buf[i + 2])
+            r3 = op(r3, buf[i + 3])
+            r4 = op(r4, buf[i + 4])
+            r5 = op(r5, buf[i + 5])
+            r6 = op(r6, buf[i + 6])
+            r7 = op(r7, buf[i + 7])
+            i += 8
+        res = op(op(op(r0, r1), op(r2, r3)), op(op(r4, r5), op(r6, r7)))
+        while i < m:
+            res = op(res, buf[i])
+            i += 1
+        return res
+    return block
+
+
+def _make_cascade(op):
+    @_inline
+    def push(stack, levels, top, value):
+        level = 0
+        while top > 0 and levels[top - 1] == level:
+            value = op(stack[top - 1], value)
+            top -= 1
+            level += 1
+        stack[top] = value
+        levels[top] = level
+        return top + 1
+
+    @_inline
+    def total(stack, top, identity):
+        if top == 0:
+            return identity
+        value = stack[top - 1]
+        for t in range(top - 2, -1, -1):
+            value = op(stack[t], value)
+        return op(identity, value)
+    return push, total
+
+
+lanes_add = _make_lanes(_add)
+lanes_mul = _make_lanes(_mul)
+lanes_max = _make_lanes(_max)
+lanes_min = _make_lanes(_min)
+block_add = _make_block(_add)
+block_mul = _make_block(_mul)
+block_max = _make_block(_max)
+block_min = _make_block(_min)
+cascade_push_add, cascade_total_add = _make_cascade(_add)
+cascade_push_mul, cascade_total_mul = _make_cascade(_mul)
