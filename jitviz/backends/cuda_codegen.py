@@ -1174,6 +1174,12 @@ class Planner:
             P = max(1, min(-(-self.target.max_blocks // max(K, 1)), -(-R // per_block)))
         out = e.outvars[0]
         arg = name in ("argmax", "argmin")
+        big = [a for a, d in enumerate(shape) if d != 1]
+        if big and big[-1] not in axes and K > 0:
+            # the fastest-varying dimension is kept: threads over the kept elements read
+            # consecutive addresses ("column" reduction)
+            self._column_reduce(e, x, shape, axes, K, R, arg)
+            return
         if P == 1:
             self._reduce_kernel(e, x, shape, axes, K, R, 1, [out], arg)
             return
@@ -1184,6 +1190,70 @@ class Planner:
             outs.append(Var(ShapedArray((K * P,), np.int64)))
         self._reduce_kernel(e, x, shape, axes, K, R, P, outs, arg)
         self._reduce_pass2(e, outs, K, P, out, arg)
+
+    def _column_reduce(self, e, x, shape, axes, K, R, arg):
+        """One thread per (kept element, chunk of rows): consecutive threads take consecutive
+        kept elements, so every load of a warp is one contiguous segment. Chunks interleave
+        rows (chunk c takes rows c, c + C, ...); with C > 1 the (K, C) partial results are
+        combined by the block tree of `_reduce_pass2`."""
+        t = self.target
+        name = e.primitive.name
+        dt = x.aval.dtype
+        out = e.outvars[0]
+        C = max(1, min(-(-(t.max_blocks * t.threads) // K), -(-R // 8), 1024))
+        if C == 1:
+            outs = [out]
+        else:
+            outs = [Var(ShapedArray((K * C,), dt))]
+            if arg:
+                outs.append(Var(ShapedArray((K * C,), np.int64)))
+        kept_shape = [d for a, d in enumerate(shape) if a not in axes]
+        rshape = [shape[a] for a in axes]
+        r = Renderer(self)
+        r.note_eqn(e)
+        r.ind = 2
+        if C == 1:
+            r.emit("k = t")
+            r.emit("c = 0")
+        else:
+            r.emit(f"k = t % {K}")
+            r.emit(f"c = t // {K}")
+        kept = r.decompose("k", kept_shape, "k")
+        it = iter(kept)
+        kept_map = {a: next(it) for a in range(len(shape)) if a not in axes}
+        if arg:
+            r.emit(f"acc = {ops.literal(0, dt)}")
+            r.emit("acci = -1")
+        else:
+            op = ops.REDUCE_OPS[name]
+            r.emit(f"acc = {ops.identity(op, dt)}")
+        r.emit(f"for rr in range(c, {R}, {C}):")
+        r.ind += 1
+        r.push()
+        full = Renderer._full_index(shape, axes, kept_map, r.decompose("rr", rshape, "r"))
+        v = r.value(x, full)
+        if arg:
+            r.emit(f"if acci < 0 or {arg_better(name, v, 'acc', dt)}:")
+            r.emit(f"    acc = {v}")
+            r.emit("    acci = rr")
+        else:
+            r.emit(f"acc = {ops.combine(op, 'acc', v, dt)}")
+        r.pop()
+        r.ind -= 1
+        if C == 1:
+            r.emit(f"o0[k] = {ops.ctor(e.params['index_dtype'])}(acci)" if arg else
+                   "o0[k] = acc")
+        else:
+            r.emit(f"o0[k * {C} + c] = acc")
+            if arg:
+                r.emit(f"o1[k * {C} + c] = acci")
+        n = K * C
+        self._finish("reduce", r, outs[0], outs, n,
+                     [f"for t in range(cuda.grid(1), {n}, cuda.gridsize(1)):"],
+                     self._grid1(n), self._block1(n), eqns=[e])
+        self.available.update(outs)
+        if C > 1:
+            self._reduce_pass2(e, outs, K, C, out, arg)
 
     def _reduce_kernel(self, e, x, shape, axes, K, R, P, outs, arg):
         t = self.target
