@@ -148,13 +148,14 @@ def trace_to_jaxpr(fun, spec: ArgSpec, args, kwargs, *, purpose: str,
     trace.origins = origins
     trace.static_hints = split.static_hints
     trace.arg_order = list(split.leaf_paths)
-    with TraceMonitor(fun, report, lambda x: is_tracer_of(x, trace)):
+    with TraceMonitor(fun, report, lambda x: is_tracer_of(x, trace)) as monitor:
         with push_trace(trace):
             tracers = [trace.new_arg(av, p) for av, p in zip(avals, split.leaf_paths)]
             a, k = merge_static(spec, split, tracers, len(args))
             out = fun(*a, **k)
         out_leaves, out_tree = tree_flatten(out)
         closed = trace.finish_closed(out_leaves)
+        monitor.note_constants(closed)
     closed.report = report
     closed.in_tree = split.treedef
     closed.out_tree = out_tree

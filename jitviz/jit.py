@@ -565,6 +565,15 @@ class JitFunction:
         avals = leaf_avals(split)
         name = function_name(fun)
         parent = current_trace()
+        # within one outer trace, calls with the same signature share one traced jaxpr (JAX
+        # prints such a jaxpr once, as `let name = {...} in`)
+        staged = parent.__dict__.setdefault("_staged_jit_calls", {})
+        key = (id(self._cache), split.treedef, tuple(avals), split.statics)
+        hit = staged.get(key)
+        if hit is not None:
+            jaxpr, hoisted, out_tree = hit
+            return tree_unflatten(out_tree, bind_jit_call(name, jaxpr, hoisted,
+                                                          split.dyn_leaves))
         trace = JaxprTrace(parent, fun_name=name, fun_location=function_location(fun),
                            purpose="jit")
         trace.static_hints = split.static_hints
@@ -575,6 +584,7 @@ class JitFunction:
             out = fun(*a, **k)
         out_leaves, out_tree = tree_flatten(out)
         jaxpr, hoisted = trace.finish_hoisted(out_leaves)
+        staged[key] = (jaxpr, hoisted, out_tree)
         outs = bind_jit_call(name, jaxpr, hoisted, split.dyn_leaves)
         return tree_unflatten(out_tree, outs)
 

@@ -346,9 +346,6 @@ def test_a_jaxpr_used_twice_is_hoisted_as_let():
     assert str(closed) == SHARED_JIT
 
 
-@pytest.mark.xfail(strict=True, reason="jitviz/jit.py traces a jitted function again for "
-                   "each call inside a trace, so the inner jaxpr is not one shared object and "
-                   "is printed twice instead of as JAX's `let s = ... in`")
 def test_jit_called_twice_in_a_trace_shares_its_jaxpr():
     @jitviz.jit
     def s(x):

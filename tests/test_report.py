@@ -3,8 +3,6 @@
 Prints (line and text; the print still happens), mutations of global and closed-over
 containers and `global` stores, tracers left in such containers, reads of nondeterministic
 sources, and the number of equations each source line produced.
-(`jitviz/core/report.py` belongs to the diagnostics work; failures found here are strict
-xfails that describe the bug.)
 """
 from __future__ import annotations
 
@@ -104,9 +102,6 @@ def test_global_list_mutation_global_store_and_leaked_tracer():
     log.clear()
 
 
-@pytest.mark.xfail(strict=True, reason="report.py: a leaked tracer's record points at the "
-                   "first mutation of its container (log.append('called')), not at the line "
-                   "that stored the tracer")
 def test_leaked_tracer_points_at_the_line_that_stored_it():
     log.clear()
     closed = jitviz.make_jaxpr(mutating)(1.0)
@@ -131,9 +126,6 @@ def test_closed_over_dict_store_and_leak_are_recorded():
     assert [leak.name for leak in closed.report.tracer_leaks] == ["state['last']"]
 
 
-@pytest.mark.xfail(strict=True, reason="report.py: `d[k] = v` on a watched container is "
-                   "found only by comparing sizes after tracing, so the record has no source "
-                   "line (source=None)")
 def test_closed_over_dict_store_records_its_line():
     f, _ = _closure_over_a_dict()
     closed = jitviz.make_jaxpr(f)(1.0)
@@ -172,9 +164,6 @@ def test_reads_of_time_and_random_are_recorded():
     assert [e.primitive.name for e in closed.jaxpr.eqns] == ["mul", "add"]
 
 
-@pytest.mark.xfail(strict=True, reason="report.py watches calls with sys.setprofile, which "
-                   "reports only builtin functions: NumPy's Cython methods (np.random.rand, "
-                   "Generator.normal) are never seen, so np.random reads are not recorded")
 def test_reads_of_numpy_random_are_recorded():
     def f(x):
         return x + np.random.rand()  # MARK

@@ -55,6 +55,7 @@ class MutationRecord:
     name: str  # the global or closure name
     detail: str  # e.g. "global_list.append(...)"
     source: SourceInfo | None
+    size_before: int | None = None  # the container's length before the call
 
 
 @dataclass
@@ -254,7 +255,7 @@ class TraceMonitor:
                 name = self.watched[id(owner)]
                 src = source_info_of_frame(user_frame(frame, skip_stdlib=True))
                 self.report.mutations.append(MutationRecord(
-                    "container", name, f"{name}.{arg.__name__}(...)", src))
+                    "container", name, f"{name}.{arg.__name__}(...)", src, _len(owner)))
             elif config_record_nondeterminism() and (
                     arg in _NONDETERMINISTIC_FUNCS or isinstance(owner, _RANDOM_OWNERS)):
                 label = _NONDETERMINISTIC_FUNCS.get(arg) or \
@@ -275,8 +276,9 @@ class TraceMonitor:
         sys.setprofile(self._profile)
         self._before = {name: id(self._value_of(b)) for name, b in self.bindings.items()}
         self._container_sizes = {cid: _size(self._value_by_id(cid)) for cid in self.watched}
-        self._stores = _global_stores(getattr(self.fun, "__code__", None)) \
-            if hasattr(self.fun, "__code__") else {}
+        code = getattr(getattr(self.fun, "__wrapped__", self.fun), "__code__", None)
+        self._stores = _global_stores(code) if code is not None else {}
+        self._subscript_stores = _subscript_stores(code) if code is not None else {}
         return self
 
     def _value_by_id(self, cid):
@@ -316,21 +318,104 @@ class TraceMonitor:
             val = self._value_by_id(cid)
             if name not in recorded and val is not None and id(val) == cid and \
                     _size(val) != self._container_sizes[cid]:
-                self.report.mutations.append(MutationRecord(
-                    "container", name, f"{name} was modified", None))
+                file, line, func = self._subscript_stores.get(name, (None, None, None))
+                src = SourceInfo(file, line, func, _line_text(file, line)) if file else None
+                detail = f"{name}[...] = ..." if file else f"{name} was modified"
+                self.report.mutations.append(MutationRecord("container", name, detail, src))
         self._find_leaks()
 
     def _find_leaks(self):
         for name, b in self.bindings.items():
             val = self._value_of(b)
-            for path, item in _walk_shallow(val, name):
+            for path, item, slot in _walk_shallow(val, name):
                 if self.is_our_tracer(item):
-                    src = next((m.source for m in self.report.mutations if m.name == name), None)
+                    src = self._source_of_store(name, slot)
                     self.report.tracer_leaks.append(TracerLeakRecord(path, repr(item), src))
         for name in self._stores:
             if name not in self.bindings and self.is_our_tracer(self.globs.get(name)):
                 self.report.tracer_leaks.append(
                     TracerLeakRecord(name, repr(self.globs[name]), None))
+
+
+    def _source_of_store(self, name, slot):
+        """The line that put the item at `slot` (a list index) into container `name`."""
+        mine = [m for m in self.report.mutations if m.name == name]
+        for m in mine:
+            if slot is not None and m.size_before == slot and m.detail.endswith(
+                    (".append(...)", ".insert(...)", ".appendleft(...)")):
+                return m.source
+        return mine[-1].source if mine else None
+
+    def note_constants(self, closed):
+        """Constants whose line calls a nondeterministic source (np.random, a Generator,
+        time, random) were read while tracing: NumPy's random methods are Cython, invisible
+        to the profile hook, so resolve the calls on those lines by name."""
+        from .ir import Literal
+        atoms = list(closed.jaxpr.constvars)
+        for eqn in _all_eqns(closed.jaxpr):
+            atoms.extend(a for a in eqn.invars if isinstance(a, Literal))
+        atoms.extend(a for a in closed.jaxpr.outvars if isinstance(a, Literal))
+        seen = {(r.source, r.call) for r in self.report.nondeterministic}
+        for atom in atoms:
+            origin = getattr(atom, "origin", None)
+            src = origin.source if origin is not None else None
+            if src is None or not src.code:
+                continue
+            for label in self._nondeterministic_calls(src.code):
+                if (src, label) not in seen:
+                    seen.add((src, label))
+                    self.report.nondeterministic.append(NondeterministicRead(label, src))
+
+    def _nondeterministic_calls(self, code_text):
+        import re
+        for chain in re.findall(r"([A-Za-z_][\w.]*)\s*\(", code_text):
+            root, *attrs = chain.split(".")
+            obj = self._resolve(root)
+            for a in attrs:
+                obj = getattr(obj, a, None)
+            if obj is None:
+                continue
+            owner = getattr(obj, "__self__", None)
+            if obj in _NONDETERMINISTIC_FUNCS or isinstance(owner, _RANDOM_OWNERS):
+                yield f"{chain}()"
+
+    def _resolve(self, name):
+        b = self.bindings.get(name)
+        if b is not None:
+            return self._value_of(b)
+        return self.globs.get(name, getattr(builtins, name, None))
+
+
+def _all_eqns(jaxpr):
+    from .pretty import sub_jaxprs
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for _, sub in sub_jaxprs(eqn):
+            yield from _all_eqns(sub)
+
+
+def _len(obj):
+    try:
+        return len(obj)
+    except TypeError:
+        return None
+
+
+def _subscript_stores(code, out=None):
+    """name -> (file, line, function) of each `name[k] = v` in code and nested code."""
+    out = {} if out is None else out
+    line_loads: dict = {}
+    for ins in dis.get_instructions(code):
+        line = ins.positions.lineno if ins.positions else None
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF"):
+            line_loads.setdefault(line, []).append(ins.argval)
+        elif ins.opname == "STORE_SUBSCR":
+            for name in reversed(line_loads.get(line, [])):
+                out.setdefault(name, (code.co_filename, line, code.co_name))
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _subscript_stores(const, out)
+    return out
 
 
 _MISSING = object()
@@ -348,20 +433,21 @@ def _size(val):
         return (None, id(val))
 
 
-def _walk_shallow(val, name, depth=0):
-    """(path, item) for a value and the items of containers, two levels deep."""
+def _walk_shallow(val, name, depth=0, slot=None):
+    """(path, item, top-level slot) for a value and the items of containers, two levels
+    deep; the slot is the index or key in the outermost container."""
     if depth > 2:
         return
-    yield name, val
+    yield name, val, slot
     if isinstance(val, (list, tuple, collections.deque)):
         for i, item in enumerate(list(val)[:1000]):
-            yield from _walk_shallow(item, f"{name}[{i}]", depth + 1)
+            yield from _walk_shallow(item, f"{name}[{i}]", depth + 1, i if depth == 0 else slot)
     elif isinstance(val, dict):
         for k, item in list(val.items())[:1000]:
-            yield from _walk_shallow(item, f"{name}[{k!r}]", depth + 1)
+            yield from _walk_shallow(item, f"{name}[{k!r}]", depth + 1, k if depth == 0 else slot)
     elif isinstance(val, set):
         for item in list(val)[:1000]:
-            yield f"an element of {name}", item
+            yield f"an element of {name}", item, slot
 
 
 def _line_text(file, line):
