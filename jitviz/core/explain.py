@@ -81,12 +81,12 @@ def _static_fix(root, names):
     if not pnames:
         return ""
     tup = lambda xs: "(" + ", ".join(map(repr, xs)) + ("," if len(xs) == 1 else "") + ")"
-    how = f"static_argnames={tup(pnames)}"
+    how = f"jit({root.fun_name}, static_argnames={tup(pnames)})"
     if nums:
-        how = f"static_argnums={tup(nums)} or " + how
+        how = f"jit({root.fun_name}, static_argnums={tup(nums)}) or {how}"
     return (f"- if {', '.join(map(repr, pnames))} takes only a few different values, mark it "
-            f"static: jit({root.fun_name}, {how}). Each new value then traces and compiles "
-            "a new version (jitviz reports each recompile).")
+            f"static: {how}. Each new value then traces and compiles a new version (jitviz "
+            "reports each recompile).")
 
 
 def _context_line(tracer, names):
