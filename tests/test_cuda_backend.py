@@ -323,6 +323,20 @@ def host_scan(xs):
     return lax.scan(lambda c, x: (c + jnp.sum(x * c), x / (1.0 + c)), np.float32(0.5), xs)
 
 
+def host_cond(p, x):  # branches with reductions and a matmul: chosen on the host
+    return lax.cond(p, lambda x: jnp.sum(x) * x, lambda x: (x.T @ x)[:2, :] - 1.0, x)
+
+
+def loops_in_a_host_loop(x):
+    def body(v):
+        return lax.fori_loop(0, 3, lambda i, y: y * 1.1 + 1.0, v)
+    return lax.while_loop(lambda v: jnp.max(v) < 50.0, body, x)
+
+
+def carries_of_two_shapes(a, b):  # one thread per element cannot hold both: host loop
+    return lax.fori_loop(0, 4, lambda i, c: (c[0] * 2.0, c[1] + jnp.sum(c[0])), (a, b))
+
+
 def switch3(i, x):
     return lax.switch(i, [lambda x: x * 2, lambda x: jnp.sin(x), lambda x: x - 1], x)
 
@@ -353,6 +367,10 @@ PROGRAMS = {
     "scan": (scan_program, lambda: (F(4, 3),)),
     "host_scan": (host_scan, lambda: (F(3, 2, lo=0.1, hi=1),)),
     "switch": (switch3, lambda: (np.int32(1), F(4))),
+    "host_cond_true": (host_cond, lambda: (np.bool_(True), F(2, 2))),
+    "host_cond_false": (host_cond, lambda: (np.bool_(False), F(2, 2))),
+    "loops_in_a_host_loop": (loops_in_a_host_loop, lambda: (F(3, lo=0, hi=1),)),
+    "carries_of_two_shapes": (carries_of_two_shapes, lambda: (F(3), F(2))),
     "shared_transpose": (shared_transpose, lambda: (F(3, 3),)),
     "gather_cumsum_concat": (gather_scatter_like, lambda: (F(4, 3), np.array([3, 0, 1], i32))),
     "matmul_chain": (lambda a, b, c: jnp.tanh(a @ b) @ c, lambda: (F(3, 4), F(4, 5), F(5, 2))),
@@ -640,6 +658,29 @@ def test_plans_have_the_expected_kernels():
         ["elementwise"]
     # one output reduced by many blocks: a second pass
     assert kernels(jnp.sum, F(1 << 20)) == ["reduce", "reduce"]
+
+
+@main_only
+def test_control_flow_runs_in_kernels_or_on_the_host():
+    from jitviz.backends.cuda_codegen import (HostCond, HostScan, HostWhile, KernelStep, Target,
+                                              plan_program)
+
+    def steps(fn, *args):
+        stages = jitviz.jit(fn, backend="cuda").lower(*args).stages
+        return plan_program(stages[-1][1], Target()).steps
+    for fn, args in [(f_loop, (np.float32(2), np.int32(15))), (myabs, (np.int32(-2),)),
+                     (scan_program, (F(4, 3),)), (nested_loops, (F(2, 3),))]:
+        (step,) = steps(fn, *args)
+        assert isinstance(step, KernelStep) and step.kernel.kind == "control"
+    (hc,) = [s for s in steps(host_cond, np.bool_(True), F(2, 2)) if not isinstance(s,
+                                                                                 KernelStep)]
+    assert isinstance(hc, HostCond)  # branches: (false_fun, true_fun)
+    assert [k.kind for k in hc.branches[0].kernels()] == ["dot", "elementwise"]
+    (hw,) = steps(loops_in_a_host_loop, F(3))
+    assert isinstance(hw, HostWhile)
+    assert [k.kind for k in hw.body.kernels()] == ["control"]  # the inner loop: one kernel
+    assert [k.kind for k in hw.cond.kernels()] == ["reduce"]
+    assert isinstance(steps(carries_of_two_shapes, F(3), F(2))[-1], HostScan)
 
 
 @main_only
