@@ -676,7 +676,7 @@ def test_control_flow_runs_in_kernels_or_on_the_host():
                                                                                  KernelStep)]
     assert isinstance(hc, HostCond)  # branches: (false_fun, true_fun)
     assert [k.kind for k in hc.branches[0].kernels()] == ["dot", "elementwise"]
-    (hw,) = steps(loops_in_a_host_loop, F(3))
+    (hw,) = steps(loops_in_a_host_loop, F(64))
     assert isinstance(hw, HostWhile)
     assert [k.kind for k in hw.body.kernels()] == ["control"]  # the inner loop: one kernel
     assert [k.kind for k in hw.cond.kernels()] == ["reduce"]
