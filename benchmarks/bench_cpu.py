@@ -23,8 +23,12 @@ import textwrap
 import time
 from typing import Callable, NamedTuple
 
-import numpy as np
-from numba import njit
+# parallel=True kernels use OpenMP threads; spinning idle threads would steal the cores the
+# next (single-threaded) measurement runs on, so idle threads sleep
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
+from numba import njit  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -170,6 +174,7 @@ class Workload(NamedTuple):
     numba_fn: Callable
     jax_fn: Callable | None
     copy: bool  # is the copy bound meaningful (a streaming workload)?
+    jit_options: dict = {}  # e.g. parallel=True
 
 
 def _jax(fn):
@@ -198,8 +203,14 @@ def workloads():
     return [
         Workload("x*x + x*2.0", "5000x5000 f32", big, slow_f, np_slow_f, nb_slow_f,
                  _jax(jx.get("slow_f")) if jx else None, True),
+        Workload("  same, parallel=True (prange)", "5000x5000 f32", big, slow_f, np_slow_f,
+                 nb_slow_f, None, True, {"parallel": True}),
         Workload("SELU", "1M f32", vec, selu, np_selu, nb_selu,
                  _jax(jx.get("selu")) if jx else None, True),
+        Workload("  same, parallel=True (prange)", "1M f32", vec, selu, np_selu, nb_selu,
+                 None, True, {"parallel": True}),
+        Workload("  same, fastmath=True", "1M f32", vec, selu, np_selu, nb_selu,
+                 None, True, {"fastmath": True}),
         Workload("norm (mean/std axis 0)", "10000x10 f32", tall, norm, np_norm, nb_norm,
                  _jax(jx.get("norm")) if jx else None, True),
         Workload("forward (dot + relu)", "512x1024 @ 1024x2048", mats, forward, np_forward,
@@ -253,7 +264,7 @@ def run_table(rounds, budget):
     rows = []
     for w in workloads():
         args = w.args()
-        jf = jitviz.jit(w.jitviz_fn)
+        jf = jitviz.jit(w.jitviz_fn, **w.jit_options)
         fns = {"jitviz": jf, "numpy": w.numpy_fn, "numba": w.numba_fn}
         if w.copy:
             fns["copy"] = lambda *a: np.copy(a[0])

@@ -157,6 +157,8 @@ CONTROL = {
         c, jnp.reshape(jnp.cumsum(c)[i], (1,)), (i,)) + jnp.argmax(c), x), (V,)),
     "cond of scalars": (lambda a, b: lax.cond(a > b, lambda u, v: u - v, lambda u, v: v * u,
                                               a, b), (f32(1.5), f32(2.5))),
+    "kernels named like builtins": (lambda x: lax.fori_loop(0, 3, lambda i, c: jnp.maximum(
+        c, 0.5) + jnp.maximum(i, 1) + jnp.abs(c), x), (V,)),
     "nested jit": (lambda x: jitviz.jit(lambda v: lax.fori_loop(0, 3, lambda i, c: c + v, v))
                    (x) * 2.0, (V,)),
 }
@@ -421,6 +423,28 @@ def test_executable_outputs_are_fresh_arrays():
     exe, _ = compile_cpu(lambda x: x + 1.0, X)
     a, b = exe(X)[0], exe(X)[0]
     assert a is not b and not np.shares_memory(a, b)
+    w = np.arange(3, dtype=f32)
+    exe, _ = compile_cpu(lambda x: (x, w), X)
+    out = exe(X)[1]
+    out[:] = -1  # the caller owns what it gets: the compiled constant is unchanged
+    assert_same(exe(X)[1], np.arange(3, dtype=f32))
+
+
+def test_big_outputs_come_from_recycled_buffers():
+    from jitviz.backends import cpu_buffers
+    x = np.ones((600, 600), f32)  # 1.4 MB: pooled
+    exe, _ = compile_cpu(lambda x: x * 2.0, x)
+    first = exe(x)[0]
+    addr = first.ctypes.data
+    view = first[1:]  # keeps the buffer alive after `first` is gone
+    del first
+    second = exe(x)[0]
+    assert second.ctypes.data != addr  # still in use through `view`
+    assert_same(view, np.full((599, 600), 2, f32))
+    del view, second
+    third = exe(x)[0]
+    assert third.flags.writeable and cpu_buffers.pooled_bytes() >= 0
+    assert_same(third, np.full((600, 600), 2, f32))
 
 
 def test_leaves_helper_flattens_pytrees():

@@ -297,10 +297,14 @@ class CpuBackend(Backend):
             fb.bind(v, name, "C")
         fb.render_eqns(jaxpr.eqns)
         outs = []
+        consts = {v.id for v in jaxpr.constvars}
         for o in jaxpr.outvars:
             src = fb.atom(o)
-            outs.append(f"np.asarray({src}, {ctor(o.aval.dtype)})" if o.aval.ndim == 0
-                        else src)
+            if o.aval.ndim == 0:
+                src = f"np.asarray({src}, {ctor(o.aval.dtype)})"
+            elif isinstance(o, Var) and o.id in consts:  # never hand out our own constant
+                src = f"{src}.copy()"
+            outs.append(src)
         fname = f"jitviz_driver_{next(_driver_ids)}"
         text, _ = fb.text(f"def {fname}({', '.join(params)}):",
                           f"    return [{', '.join(outs)}]")

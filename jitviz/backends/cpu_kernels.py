@@ -24,6 +24,7 @@ waits on it are consecutive loops of the same kernel:
 """
 from __future__ import annotations
 
+import builtins
 import keyword
 import re
 from typing import NamedTuple
@@ -705,11 +706,18 @@ def kernel_cost(body: Jaxpr) -> Cost:
     return Cost(flops=int(flops), bytes_moved=int(nbytes))
 
 
+# names generated code relies on: a kernel may not shadow them in its module
+_RESERVED = set(dir(builtins)) | {"np", "rt", "njit", "prange", "objmode"}
+
+
 def function_name(name: str) -> str:
-    """A kernel name usable as a Python identifier (`and` -> `and_`)."""
+    """A kernel name usable as a Python identifier that shadows nothing the generated code
+    uses (`and` -> `and_`, `max` -> `max_`)."""
     name = re.sub(r"\W", "_", name) or "kernel"
-    if name[0].isdigit() or keyword.iskeyword(name):
-        name = f"{name}_" if not name[0].isdigit() else f"k_{name}"
+    if name[0].isdigit():
+        name = f"k_{name}"
+    if keyword.iskeyword(name) or name in _RESERVED:
+        name = f"{name}_"
     return name
 
 
