@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 
-from ..core.ir import ClosedJaxpr, Literal, Var, literal_value
+from ..core.ir import ClosedJaxpr, Literal, literal_value
 from ..errors import CompilationError, JitvizError
 from . import register_backend
 from .base import Backend, Cost, Executable, Kernel
@@ -85,6 +85,9 @@ class _Runtime:
                     self.mode = "gpu"
                 else:
                     self.why = self.why or "no CUDA GPU or driver was found"
+                    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+                        self.why += (" (NUMBA_ENABLE_CUDASIM is set, but numba.cuda had been "
+                                     "imported before it was: restart the process or kernel)")
             from .cuda_device import namespace
             self.ns = namespace(cuda, self.mode == "sim")
             self.loaded = True

@@ -27,7 +27,6 @@ How the optimized jaxpr becomes kernels:
 """
 from __future__ import annotations
 
-import math
 import string
 from dataclasses import dataclass, field
 
@@ -1054,7 +1053,7 @@ class Planner:
             o = f"o{k}"
             outs.append(v)
             if v.aval.ndim == 0 and g.shape:
-                r.emit(f"if i == 0:")
+                r.emit("if i == 0:")
                 r.emit(f"    {o}[0] = {name}")
             else:
                 r.emit(f"{o}[{'i' if g.shape else '0'}] = {name}")
@@ -1089,10 +1088,8 @@ class Planner:
         src.extend(r.lines)
         spec = KernelSpec(fn, kind, "\n".join(src) + "\n", ins, outs, tuple(grid),
                           tuple(block), list(eqns if eqns is not None else r.eqns), n)
-        if n > 0 and all(d > 0 for d in grid):
-            self.program.steps.append(KernelStep(spec))
-        else:
-            self.program.steps.append(KernelStep(spec))  # allocates the (empty) outputs
+        # a kernel with nothing to compute still allocates its (empty) outputs when it runs
+        self.program.steps.append(KernelStep(spec))
         return spec
 
     # -- control flow ------------------------------------------------------------------------
@@ -1103,7 +1100,6 @@ class Planner:
             space = r.control_space(e)
             idx = tuple(r.decompose("i", space))
             n = _size(space)
-            stores = {}
             nc = e.params["num_carry"] if e.primitive.name == "scan" else len(e.outvars)
             sinks = {}
             for k, v in enumerate(e.outvars):
@@ -1114,7 +1110,7 @@ class Planner:
                         if av.ndim > 1:
                             r.emit(f"o{k}[{s} * {per} + i] = {val}")
                         else:
-                            r.emit(f"if i == 0:")
+                            r.emit("if i == 0:")
                             r.emit(f"    o{k}[{s}] = {val}")
                     sinks[k] = store
             names = r.render_control(e, None, idx, sinks)
@@ -1440,7 +1436,7 @@ class Planner:
             r.emit(f"jj = el % {cols}")
             if row_is_k:  # rhs tile: rows are k, columns are n
                 r.emit("kk = k0 + ii")
-                r.emit(f"ff = n0 + jj")
+                r.emit("ff = n0 + jj")
                 dst = "sb[ii, jj]"
             else:  # lhs tile: rows are m, columns are k; stored transposed
                 r.emit("ff = m0 + ii")
