@@ -19,8 +19,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
-from ..passes._ir import literal_key, literal_value
-from .cpu_kernels import KernelCode, ctor, is_half, render_fused
+from ..passes._ir import literal_key
+from .cpu_kernels import ctor, is_half
 
 
 class ModuleText:
@@ -33,7 +33,7 @@ class ModuleText:
 
     def __init__(self, options: str):
         self.options = options  # the njit(...) arguments
-        self.functions: list[tuple[str, KernelCode | None, str, dict]] = []
+        self.functions: list[tuple[str, str, dict, str]] = []  # name, text, lines, options
         self.extra_imports: set[str] = set()
 
     def add(self, name, text, line_eqns, *, parallel=False):
@@ -603,6 +603,3 @@ STATEMENTS = {
 def statement_rule_names() -> set[str]:
     return set(STATEMENTS)
 
-
-def literal_host_value(lit: Literal):
-    return literal_value(lit)[()]

@@ -10,10 +10,6 @@ import numpy as np
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
 
-def is_var(a) -> bool:
-    return isinstance(a, Var)
-
-
 def sub_jaxprs(eqn):
     """The jaxprs an equation's params hold (control-flow bodies, fused kernels)."""
     for v in eqn.params.values():

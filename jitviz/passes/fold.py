@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var
 from ._ir import Subst, is_effectful, literal_value, make_literal, map_sub_jaxprs, \
-    rename_jaxpr_copy
+    rename_jaxpr_copy, sub_jaxprs
 
 
 class _Folder:
@@ -51,8 +51,8 @@ class _Folder:
 
     def try_fold(self, eqn):
         prim = eqn.primitive
-        if is_effectful(eqn) or prim.kind == "control" or any(True for _ in _subs(eqn)):
-            return None
+        if is_effectful(eqn) or prim.kind == "control" or any(True for _ in sub_jaxprs(eqn)):
+            return None  # calls and kernels are folded inside, not as a whole
         vals = [self.value(a) for a in eqn.invars]
         if any(v is None for v in vals):
             return None
@@ -81,11 +81,6 @@ class _Folder:
                 self.new_consts.append((v, r))
                 outs.append(v)
         return outs
-
-
-def _subs(eqn):
-    from ._ir import sub_jaxprs
-    return sub_jaxprs(eqn)
 
 
 def _fold_cond(folder: _Folder, eqn):
