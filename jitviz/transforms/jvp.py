@@ -1,0 +1,534 @@
+"""Forward mode: JVP rules, one table keyed by primitive name, and the jaxpr interpreter
+that applies them (`jvp_replay`).
+
+A tangent is a value of the primal's type, or `None` for a symbolic zero (integer and boolean
+values always have zero tangents). Rules take `(primals, tangents, **params)` and return
+`(primal outputs, tangent outputs)` (lists for multiple-result primitives).
+
+Elementwise primitives are described once by their partial derivatives (`DERIVATIVES`), which
+the reverse mode (`vjp.py`) shares. Primitives whose output carries no derivative (integer or
+boolean results, piecewise-constant functions) are declared in `NON_DIFFERENTIABLE`:
+`tests/test_transform_rules.py` fails for a primitive that is in neither table.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.ir import Literal
+from ..lax import primitives as P
+from ._util import (TransformError, add_any, aval_of, broadcast_to, closed, convert,
+                    instantiate, is_float, keep_source, mul, neg, read_literal, scalar,
+                    trace_avals, where, zeros)
+
+#: primitives with zero derivative everywhere it exists (or integer/boolean results)
+NON_DIFFERENTIABLE = {
+    "sign", "floor", "ceil", "round", "is_finite", "not", "nextafter", "and", "or", "xor",
+    "shift_left", "shift_right_arithmetic", "eq", "ne", "lt", "le", "gt", "ge", "iota",
+    "argmax", "argmin", "reduce_and", "reduce_or", "threefry2x32",
+}
+
+JVP_RULES: dict = {}
+
+
+def c(v, like):
+    """A scalar constant of `like`'s dtype."""
+    return scalar(v, aval_of(like).dtype)
+
+
+# --- partial derivatives of the elementwise primitives ---------------------------------------
+# name -> (operands..., out, **params) -> tuple of partials (None: zero), each broadcastable
+# to the output. Used by JVP (t * d) and VJP (ct * d, summed down to the operand's shape).
+
+def _b(p):
+    return p.bind
+
+
+def _sq(x):
+    return mul(x, x)
+
+
+DERIVATIVES: dict = {
+    "exp": lambda x, y: (y,),
+    "exp2": lambda x, y: (mul(y, c(np.log(2.0), x)),),
+    "log": lambda x, y: (P.div_p.bind(c(1, x), x),),
+    "log1p": lambda x, y: (P.div_p.bind(c(1, x), P.add_p.bind(c(1, x), x)),),
+    "expm1": lambda x, y: (P.add_p.bind(y, c(1, y)),),
+    "tanh": lambda x, y: (P.sub_p.bind(c(1, y), _sq(y)),),
+    "logistic": lambda x, y: (mul(y, P.sub_p.bind(c(1, y), y)),),
+    "sin": lambda x, y: (P.cos_p.bind(x),),
+    "cos": lambda x, y: (neg(P.sin_p.bind(x)),),
+    "tan": lambda x, y: (P.add_p.bind(c(1, y), _sq(y)),),
+    "asin": lambda x, y: (P.rsqrt_p.bind(P.sub_p.bind(c(1, x), _sq(x))),),
+    "acos": lambda x, y: (neg(P.rsqrt_p.bind(P.sub_p.bind(c(1, x), _sq(x)))),),
+    "atan": lambda x, y: (P.div_p.bind(c(1, x), P.add_p.bind(c(1, x), _sq(x))),),
+    "sinh": lambda x, y: (P.cosh_p.bind(x),),
+    "cosh": lambda x, y: (P.sinh_p.bind(x),),
+    "asinh": lambda x, y: (P.rsqrt_p.bind(P.add_p.bind(_sq(x), c(1, x))),),
+    "acosh": lambda x, y: (P.rsqrt_p.bind(mul(P.sub_p.bind(x, c(1, x)),
+                                               P.add_p.bind(x, c(1, x)))),),
+    "atanh": lambda x, y: (P.div_p.bind(c(1, x), P.sub_p.bind(c(1, x), _sq(x))),),
+    "sqrt": lambda x, y: (P.div_p.bind(c(0.5, y), y),),
+    "rsqrt": lambda x, y: (P.div_p.bind(mul(c(-0.5, y), y), x),),
+    "cbrt": lambda x, y: (P.div_p.bind(c(1 / 3, y), _sq(y)),),
+    "square": lambda x, y: (mul(c(2, x), x),),
+    "abs": lambda x, y: (P.sign_p.bind(x),),
+    "integer_pow": lambda x, y, *, y_: None,  # replaced below (params clash with `y`)
+    "mul": lambda x, y, out: (y, x),
+    "div": lambda x, y, out: (P.div_p.bind(c(1, y), y), neg(P.div_p.bind(out, y))),
+    "rem": lambda x, y, out: (None if False else c(1, x),
+                              neg(P.round_p.bind(P.div_p.bind(P.sub_p.bind(x, out), y),
+                                                 rounding_method=0))),
+    "pow": lambda x, y, out: (
+        mul(y, P.pow_p.bind(x, P.sub_p.bind(y, c(1, y)))),
+        P.select_n_p.bind(P.eq_p.bind(x, c(0, x)), mul(P.log_p.bind(x), out), zeros(aval_of(out)))
+        if aval_of(x).shape == aval_of(out).shape else mul(P.log_p.bind(x), out)),
+    "max": lambda x, y, out: _minmax_partials(x, y, P.gt_p),
+    "min": lambda x, y, out: _minmax_partials(x, y, P.lt_p),
+    "atan2": lambda x, y, out: _atan2_partials(x, y),
+}
+
+
+def _integer_pow_partial(x, out, *, y):
+    if y == 0:
+        return (None,)
+    if y == 1:
+        return (c(1, x),)
+    return (mul(c(y, x), P.integer_pow_p.bind(x, y=y - 1)),)
+
+
+def _minmax_partials(x, y, cmp):
+    """JAX's rule: the larger (smaller) operand gets the tangent; ties split it in half."""
+    shape = np.broadcast_shapes(aval_of(x).shape, aval_of(y).shape)
+    xb, yb = broadcast_to(x, shape), broadcast_to(y, shape)
+    one, half, zero = c(1, x), c(0.5, x), c(0, x)
+    pick = P.select_n_p.bind(cmp.bind(xb, yb),
+                             P.select_n_p.bind(P.eq_p.bind(xb, yb), broadcast_to(zero, shape),
+                                               broadcast_to(half, shape)),
+                             broadcast_to(one, shape))
+    return pick, P.sub_p.bind(broadcast_to(one, shape), pick)
+
+
+def _atan2_partials(x, y):
+    denom = P.add_p.bind(_sq(x), _sq(y))
+    return P.div_p.bind(y, denom), neg(P.div_p.bind(x, denom))
+
+
+def partials(name, primals, out, params):
+    """The partial derivatives of an elementwise primitive at `primals`."""
+    if name == "integer_pow":
+        return _integer_pow_partial(primals[0], out, **params)
+    f = DERIVATIVES[name]
+    if len(primals) == 1:
+        return f(primals[0], out)
+    return f(*primals, out)
+
+
+def _elementwise_jvp(name):
+    prim = P.__dict__[f"{name}_p"]
+
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        ds = partials(name, primals, out, params)
+        t_out = None
+        for t, d in zip(tangents, ds):
+            if t is not None and d is not None:
+                t_out = add_any(t_out, mul(t, d))
+        if t_out is not None:
+            t_out = convert(broadcast_to(t_out, aval_of(out).shape), aval_of(out).dtype)
+        return out, t_out
+    return rule
+
+
+for _name in list(DERIVATIVES):
+    JVP_RULES[_name] = _elementwise_jvp(_name)
+del DERIVATIVES["integer_pow"]  # its partial is `_integer_pow_partial`
+JVP_RULES["integer_pow"] = _elementwise_jvp("integer_pow")
+DIFFERENTIABLE_ELEMENTWISE = set(DERIVATIVES) | {"integer_pow"}
+
+
+# --- linear primitives: the tangent goes through the same primitive -----------------------
+
+def linear_jvp(prim, linear_args=None):
+    """JVP of a primitive linear in the operands at `linear_args` (all by default); the other
+    operands (indices) are passed as they are."""
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        idx = range(len(primals)) if linear_args is None else linear_args
+        if all(tangents[i] is None for i in idx):
+            return out, (None if not prim.multiple_results else [None] * len(out))
+        args = list(primals)
+        for i in idx:
+            args[i] = instantiate(tangents[i], aval_of(primals[i]))
+        return out, prim.bind(*args, **params)
+    return rule
+
+
+for _p in (P.neg_p, P.add_p, P.sub_p, P.real_p, P.imag_p, P.conj_p, P.broadcast_in_dim_p,
+           P.reshape_p, P.transpose_p, P.squeeze_p, P.rev_p, P.concatenate_p, P.stack_p,
+           P.slice_p, P.reduce_sum_p, P.cumsum_p):
+    JVP_RULES[_p.name] = linear_jvp(_p)
+JVP_RULES["dynamic_slice"] = linear_jvp(P.dynamic_slice_p, [0])
+JVP_RULES["dynamic_update_slice"] = linear_jvp(P.dynamic_update_slice_p, [0, 1])
+JVP_RULES["gather"] = linear_jvp(P.gather_p, [0])
+JVP_RULES["select_n"] = lambda primals, tangents: (
+    P.select_n_p.bind(*primals),
+    None if all(t is None for t in tangents[1:]) else P.select_n_p.bind(
+        primals[0], *[instantiate(t, aval_of(x)) for t, x in zip(tangents[1:], primals[1:])]))
+
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
+    out = P.convert_element_type_p.bind(*primals, new_dtype=new_dtype, weak_type=weak_type)
+    t, = tangents
+    if t is None or np.dtype(new_dtype).kind not in "fc":
+        return out, None
+    return out, P.convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+JVP_RULES["convert_element_type"] = _convert_jvp
+
+
+def _scatter_jvp(primals, tangents, *, axes, mode):
+    out = P.scatter_p.bind(*primals, axes=axes, mode=mode)
+    tx, tu = tangents[:2]
+    if tx is None and tu is None:
+        return out, None
+    x, u, *idx = primals
+    tx, tu = instantiate(tx, aval_of(x)), instantiate(tu, aval_of(u))
+    if mode in ("set", "add"):
+        return out, P.scatter_p.bind(tx, tu, *idx, axes=axes, mode=mode)
+    raise TransformError(f"differentiation of scatter with mode={mode!r} is not implemented")
+
+
+JVP_RULES["scatter"] = _scatter_jvp
+
+
+def _clamp_jvp(primals, tangents):
+    lo, x, hi = primals
+    out = P.clamp_p.bind(lo, x, hi)
+    shape = aval_of(out).shape
+    t_out = None
+    tl, tx, th = tangents
+    if tx is not None:
+        inside = P.and_p.bind(P.gt_p.bind(x, lo), P.lt_p.bind(x, hi))
+        t_out = P.select_n_p.bind(inside, zeros(aval_of(x)), tx)
+    if tl is not None:
+        t_out = add_any(t_out, P.select_n_p.bind(P.lt_p.bind(x, lo), zeros(aval_of(out)),
+                                                 broadcast_to(tl, shape)))
+    if th is not None:
+        t_out = add_any(t_out, P.select_n_p.bind(P.gt_p.bind(x, hi), zeros(aval_of(out)),
+                                                 broadcast_to(th, shape)))
+    return out, t_out
+
+
+JVP_RULES["clamp"] = _clamp_jvp
+
+
+def _dot_jvp(primals, tangents, **params):
+    lhs, rhs = primals
+    out = P.dot_general_p.bind(lhs, rhs, **params)
+    tl, tr = tangents
+    t_out = None
+    if tl is not None:
+        t_out = P.dot_general_p.bind(tl, rhs, **params)
+    if tr is not None:
+        t_out = add_any(t_out, P.dot_general_p.bind(lhs, tr, **params))
+    return out, t_out
+
+
+JVP_RULES["dot_general"] = _dot_jvp
+
+
+# --- reductions and cumulative ops ----------------------------------------------------------
+
+def keep_dims(x, y, axes):
+    """`y` (x reduced over `axes`) broadcast back to x's shape."""
+    shape = aval_of(x).shape
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    return P.broadcast_in_dim_p.bind(y, shape=shape, broadcast_dimensions=kept)
+
+
+def extremum_weights(x, y, axes):
+    """Where x attains its max/min over `axes`, 1/count (JAX's rule: ties share)."""
+    hit = P.eq_p.bind(x, keep_dims(x, y, axes))
+    w = convert(hit, aval_of(x).dtype)
+    count = keep_dims(x, P.reduce_sum_p.bind(w, axes=axes), axes)
+    return P.div_p.bind(w, count)
+
+
+def _reduce_ext_jvp(prim):
+    def rule(primals, tangents, *, axes):
+        x, = primals
+        y = prim.bind(x, axes=axes)
+        w = extremum_weights(x, y, axes)
+        return y, P.reduce_sum_p.bind(mul(tangents[0], w), axes=axes)
+    return rule
+
+
+JVP_RULES["reduce_max"] = _reduce_ext_jvp(P.reduce_max_p)
+JVP_RULES["reduce_min"] = _reduce_ext_jvp(P.reduce_min_p)
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+    x, = primals
+    y = P.reduce_prod_p.bind(x, axes=axes)
+    # d prod = sum_i t_i * prod_{j != i} x_j, as prod / x_i (exact where no x_i is zero)
+    others = P.div_p.bind(keep_dims(x, y, axes), x)
+    return y, P.reduce_sum_p.bind(mul(tangents[0], others), axes=axes)
+
+
+JVP_RULES["reduce_prod"] = _reduce_prod_jvp
+
+
+def _cumprod_jvp(primals, tangents, *, axis, reverse):
+    x, = primals
+    y = P.cumprod_p.bind(x, axis=axis, reverse=reverse)
+    s = P.cumsum_p.bind(P.div_p.bind(tangents[0], x), axis=axis, reverse=reverse)
+    return y, mul(y, s)
+
+
+JVP_RULES["cumprod"] = _cumprod_jvp
+
+
+def cum_source_index(x, y, axis, reverse):
+    """For cummax/cummin: the index along `axis` of the element each output came from."""
+    shape = aval_of(x).shape
+    pos = P.iota_p.bind(dtype=np.dtype(np.int32), shape=shape, dimension=axis)
+    if reverse:  # the running extremum comes from the right: take the smallest index
+        pos = P.sub_p.bind(scalar(shape[axis] - 1, np.int32), pos)
+    hit = P.select_n_p.bind(P.eq_p.bind(x, y), zeros(aval_of(pos)), pos)
+    last = P.cummax_p.bind(hit, axis=axis, reverse=reverse)
+    if reverse:
+        last = P.sub_p.bind(scalar(shape[axis] - 1, np.int32), last)
+    return last
+
+
+def along_axis_indices(shape, axis, idx):
+    """Index arrays (one per dimension) that read `x[..., idx, ...]` along `axis`."""
+    return [idx if d == axis else P.iota_p.bind(dtype=np.dtype(np.int32), shape=shape,
+                                                dimension=d) for d in range(len(shape))]
+
+
+def _cumext_jvp(prim):
+    def rule(primals, tangents, *, axis, reverse):
+        x, = primals
+        y = prim.bind(x, axis=axis, reverse=reverse)
+        shape = aval_of(x).shape
+        src = cum_source_index(x, y, axis, reverse)
+        idx = along_axis_indices(shape, axis, src)
+        return y, P.gather_p.bind(tangents[0], *idx, axes=tuple(range(len(shape))))
+    return rule
+
+
+JVP_RULES["cummax"] = _cumext_jvp(P.cummax_p)
+JVP_RULES["cummin"] = _cumext_jvp(P.cummin_p)
+
+
+# --- the interpreter --------------------------------------------------------------------
+
+def jvp_replay(jaxpr, primals, tangents):
+    """Apply `jaxpr` to primals and tangents (None: zero); returns (outs, out tangents)."""
+    env, tenv = {}, {}
+    for v, x, t in zip(jaxpr.invars, primals, tangents):
+        env[v.id] = x
+        tenv[v.id] = t if (t is not None and is_float(v.aval)) else None
+
+    def read(a):
+        return read_literal(a) if isinstance(a, Literal) else env[a.id]
+
+    def read_t(a):
+        return None if isinstance(a, Literal) else tenv.get(a.id)
+
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        ins = [read(a) for a in eqn.invars]
+        tins = [read_t(a) for a in eqn.invars]
+        multi = eqn.primitive.multiple_results
+        with keep_source(eqn):
+            if all(t is None for t in tins) or name in NON_DIFFERENTIABLE:
+                outs = eqn.primitive.bind(*ins, **eqn.params)
+                outs = outs if multi else [outs]
+                touts = [None] * len(outs)
+            else:
+                rule = JVP_RULES.get(name)
+                if rule is None:
+                    raise TransformError(f"no differentiation rule for the primitive "
+                                         f"{name!r}{where(eqn)}")
+                try:
+                    outs, touts = rule(ins, tins, **eqn.params)
+                except TransformError as e:
+                    if "(from " in str(e):
+                        raise
+                    raise TransformError(f"{e}{where(eqn)}") from None
+                if not multi:
+                    outs, touts = [outs], [touts]
+        for v, o, t in zip(eqn.outvars, outs, touts):
+            env[v.id] = o
+            tenv[v.id] = t if is_float(v.aval) else None
+    return [read(v) for v in jaxpr.outvars], [read_t(v) for v in jaxpr.outvars]
+
+
+def jvp_jaxpr(jaxpr, nonzero, instantiate_out=True):
+    """A jaxpr `(primals..., nonzero tangents...) -> (outs..., tangents of float outs...)`."""
+    n = len(jaxpr.invars)
+    t_avals = [v.aval for v, nz in zip(jaxpr.invars, nonzero) if nz]
+
+    def fun(*args):
+        primals, ts = list(args[:n]), iter(args[n:])
+        tangents = [next(ts) if nz else None for nz in nonzero]
+        outs, touts = jvp_replay(jaxpr, primals, tangents)
+        touts = [instantiate(t, aval_of(o)) for o, t, v in zip(outs, touts, jaxpr.outvars)
+                 if is_float(v.aval)]
+        return outs + touts
+    return trace_avals(fun, [v.aval for v in jaxpr.invars] + t_avals, name="jvp body")
+
+
+# --- control flow -----------------------------------------------------------------------------
+
+def _float_mask(avals):
+    return [is_float(a) for a in avals]
+
+
+def _cond_jvp(primals, tangents, *, branches):
+    from ..lax.control_flow import cond_p
+    index, *ops = primals
+    nonzero = [t is not None for t in tangents[1:]]
+    new = [closed(jvp_jaxpr(b.jaxpr, nonzero)) for b in branches]
+    ts = [t for t in tangents[1:] if t is not None]
+    outs = cond_p.bind(index, *ops, *ts, branches=tuple(new))
+    n = len(branches[0].jaxpr.outvars)
+    prim_outs, t_iter = outs[:n], iter(outs[n:])
+    return prim_outs, [next(t_iter) if is_float(aval_of(o)) else None for o in prim_outs]
+
+
+JVP_RULES["cond"] = _cond_jvp
+
+
+def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carry, unroll):
+    from ..lax.control_flow import scan_p
+    body = jaxpr.jaxpr
+    nc, nk = num_consts, num_carry
+    consts, carry, xs = primals[:nc], primals[nc:nc + nk], primals[nc + nk:]
+    tc, tk, tx = tangents[:nc], tangents[nc:nc + nk], tangents[nc + nk:]
+    nz_c = [t is not None for t in tc]
+    nz_x = [t is not None for t in tx]
+    nz_k = [is_float(aval_of(k)) for k in carry]  # every float carry gets a tangent
+    b_in = body.invars
+    in_avals = [v.aval for v in b_in]
+    nx = len(xs)
+    y_float = [is_float(v.aval) for v in body.outvars[nk:]]
+
+    def fun(*args):
+        it = iter(args)
+        c = [next(it) for _ in range(nc)]
+        ct = [next(it) if z else None for z in nz_c]
+        k = [next(it) for _ in range(nk)]
+        kt = [next(it) if z else None for z in nz_k]
+        x = [next(it) for _ in range(nx)]
+        xt = [next(it) if z else None for z in nz_x]
+        outs, touts = jvp_replay(body, c + k + x, ct + kt + xt)
+        k_out, y_out = outs[:nk], outs[nk:]
+        kt_out = [instantiate(t, aval_of(o)) for t, o, z in zip(touts[:nk], k_out, nz_k) if z]
+        yt_out = [instantiate(t, aval_of(o)) for t, o, z in zip(touts[nk:], y_out, y_float)
+                  if z]
+        return k_out + kt_out + y_out + yt_out
+    sel = lambda avs, m: [a for a, z in zip(avs, m) if z]  # noqa: E731
+    avals = (in_avals[:nc] + sel(in_avals[:nc], nz_c) + in_avals[nc:nc + nk]
+             + sel(in_avals[nc:nc + nk], nz_k) + in_avals[nc + nk:]
+             + sel(in_avals[nc + nk:], nz_x))
+    new_body = trace_avals(fun, avals, name="jvp scan body")
+    ops = (list(consts) + [t for t in tc if t is not None] + list(carry)
+           + [instantiate(t, aval_of(k)) for t, k, z in zip(tk, carry, nz_k) if z]
+           + list(xs) + [t for t in tx if t is not None])
+    outs = scan_p.bind(*ops, jaxpr=closed(new_body), length=length, reverse=reverse,
+                       num_consts=nc + sum(nz_c), num_carry=nk + sum(nz_k), unroll=unroll)
+    it = iter(outs)
+    k_out = [next(it) for _ in range(nk)]
+    kt_out = [next(it) if z else None for z in nz_k]
+    y_out = [next(it) for _ in y_float]
+    yt_out = [next(it) if z else None for z in y_float]
+    return k_out + y_out, kt_out + yt_out
+
+
+JVP_RULES["scan"] = _scan_jvp
+
+
+def _while_jvp(primals, tangents, *, cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
+    from ..lax.control_flow import while_p
+    ncc, nbc = cond_nconsts, body_nconsts
+    cconsts, bconsts, carry = primals[:ncc], primals[ncc:ncc + nbc], primals[ncc + nbc:]
+    tb, tk = tangents[ncc:ncc + nbc], tangents[ncc + nbc:]
+    nz_b = [t is not None for t in tb]
+    nz_k = [is_float(aval_of(k)) for k in carry]
+    nk = len(carry)
+    body = body_jaxpr.jaxpr
+    cj = cond_jaxpr.jaxpr
+    b_avals = [v.aval for v in body.invars]
+    sel = lambda avs, m: [a for a, z in zip(avs, m) if z]  # noqa: E731
+
+    def body_fun(*args):
+        it = iter(args)
+        b = [next(it) for _ in range(nbc)]
+        bt = [next(it) if z else None for z in nz_b]
+        k = [next(it) for _ in range(nk)]
+        kt = [next(it) if z else None for z in nz_k]
+        outs, touts = jvp_replay(body, b + k, bt + kt)
+        return outs + [instantiate(t, aval_of(o)) for t, o, z in zip(touts, outs, nz_k) if z]
+    new_body = trace_avals(body_fun, b_avals[:nbc] + sel(b_avals[:nbc], nz_b) + b_avals[nbc:]
+                           + sel(b_avals[nbc:], nz_k), name="jvp while body")
+    c_avals = [v.aval for v in cj.invars]
+
+    def cond_fun(*args):
+        from ..core.interpreter import inline_jaxpr
+        return inline_jaxpr(cj, (), *args[:ncc + nk])
+    new_cond = trace_avals(cond_fun, c_avals + sel(c_avals[ncc:], nz_k), name="while cond")
+    kts = [instantiate(t, aval_of(k)) for t, k, z in zip(tk, carry, nz_k) if z]
+    outs = while_p.bind(*cconsts, *bconsts, *[t for t in tb if t is not None], *carry, *kts,
+                        cond_jaxpr=closed(new_cond), cond_nconsts=ncc,
+                        body_jaxpr=closed(new_body), body_nconsts=nbc + sum(nz_b))
+    it = iter(outs[nk:])
+    return outs[:nk], [next(it) if z else None for z in nz_k]
+
+
+JVP_RULES["while"] = _while_jvp
+
+
+def _call_jvp(prim):
+    def rule(primals, tangents, *, name, jaxpr):
+        nonzero = [t is not None for t in tangents]
+        inner = jvp_jaxpr(jaxpr.jaxpr, nonzero) if not jaxpr.consts else None
+        if inner is None:
+            from ..core.interpreter import inline_jaxpr  # a call with constants: inline it
+            return jvp_replay_closed(jaxpr, primals, tangents)
+        outs = prim.bind(*primals, *[t for t in tangents if t is not None],
+                         name=f"jvp({name})", jaxpr=closed(inner))
+        n = len(jaxpr.jaxpr.outvars)
+        it = iter(outs[n:])
+        return outs[:n], [next(it) if is_float(aval_of(o)) else None for o in outs[:n]]
+    return rule
+
+
+def jvp_replay_closed(cj, primals, tangents):
+    from ._util import trace_flat  # noqa: F401
+    jaxpr = cj.jaxpr.replace(constvars=(), invars=tuple(cj.jaxpr.constvars) + cj.jaxpr.invars)
+    return jvp_replay(jaxpr, list(cj.consts) + list(primals),
+                      [None] * len(cj.consts) + list(tangents))
+
+
+def _debug_print_jvp(primals, tangents, **params):
+    from ..debug import debug_print_p
+    return debug_print_p.bind(*primals, **params), []
+
+
+JVP_RULES["debug_print"] = _debug_print_jvp
+
+
+def register_call_rules():
+    """`jit` (and the optimizer's `fused`, once registered): calls of a sub-jaxpr."""
+    from ..core.primitives import PRIMITIVES
+    for name in ("jit", "fused"):
+        prim = PRIMITIVES.get(name)
+        if prim is not None and name not in JVP_RULES:
+            JVP_RULES[name] = _call_jvp(prim)
+
+
+register_call_rules()
