@@ -34,3 +34,4 @@ def unload_ipython_extension(ip): from .magics import unload_ipython_extension a
 from .explorer import explore, monitor  # noqa: E402
 # --- transformations (grad, vmap) and counter-based random numbers: jitviz/transforms, random.py
 from .transforms import grad, value_and_grad, jvp, vjp, vmap  # noqa: E402
+from . import random  # noqa: E402

@@ -1,0 +1,497 @@
+"""`jitviz.random`: counter-based random numbers (Threefry-2x32, as JAX), built from IR
+primitives, so they are reproducible, traceable, and compile on every backend.
+
+    key = random.PRNGKey(0)               # uint32[2], JAX's key layout
+    key, sub = random.split(key)
+    x = random.normal(sub, (3, 4))
+
+A key is a plain `uint32[2]` array; the bits for element i of a draw are the Threefry hash of
+the counter i under the key (`threefry2x32`, an elementwise primitive on uint32), so the same
+key gives the same numbers in eager mode, under `jit`, on the CPU (Numba) and CUDA backends,
+and the same bits as JAX 0.10 (`jax_threefry_partitionable`, its default) for `PRNGKey`,
+`split`, `fold_in`, `bits`, `uniform`, `randint`, `bernoulli`. `normal` uses its own float32
+inverse error function (equal to JAX's to a few ulps).
+
+Everything about the primitive lives here: its rules (shape, NumPy implementation, JVP /
+batching via the transform tables), its `scalar` template, and its CPU and CUDA lowerings,
+registered into the backends' elementwise tables by `register_lowerings()`.
+
+Reusing a key inside a jitted function (two draws from the same key value) is reported as a
+`KeyReuseWarning` naming both lines: split the key instead.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+
+import numpy as np
+
+from .core.ir import ShapedArray
+from .core.primitives import PRIMITIVES, primitive
+from .core.trace import Tracer, current_trace
+from .errors import JitvizWarning
+from .lax import primitives as P
+
+_M32 = 0xFFFFFFFF
+_ROT = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = 0x1BD11BDA
+
+
+# --- the hash ---------------------------------------------------------------------------------
+
+def threefry2x32_numpy(k0, k1, x0, x1):
+    """Threefry-2x32 with 20 rounds on uint32 arrays; returns (y0, y1)."""
+    k0, k1, x0, x1 = np.broadcast_arrays(*[np.asarray(a, np.uint32) for a in (k0, k1, x0, x1)])
+    with np.errstate(over="ignore"):
+        ks = (k0, k1, k0 ^ k1 ^ np.uint32(_PARITY))
+        x0 = x0 + ks[0]
+        x1 = x1 + ks[1]
+        for i in range(5):
+            for r in _ROT[i % 2]:
+                x0 = x0 + x1
+                x1 = (x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))
+                x1 = x0 ^ x1
+            x0 = x0 + ks[(i + 1) % 3]
+            x1 = x1 + ks[(i + 2) % 3] + np.uint32(i + 1)
+    return x0, x1
+
+
+def threefry2x32_scalar(k0, k1, x0, x1, word):
+    """The same hash on one element, in 64-bit integer arithmetic masked to 32 bits: plain
+    Python that Numba compiles for the CPU and for CUDA devices (and the CUDA simulator
+    runs as it is). `word`: 0 -> y0, 1 -> y1, 2 -> y0 ^ y1."""
+    m = 0xFFFFFFFF
+    a0 = np.int64(k0) & m
+    a1 = np.int64(k1) & m
+    a2 = a0 ^ a1 ^ 0x1BD11BDA
+    v0 = (np.int64(x0) + a0) & m
+    v1 = (np.int64(x1) + a1) & m
+    for i in range(5):
+        if i % 2 == 0:
+            r0, r1, r2, r3 = 13, 15, 26, 6
+        else:
+            r0, r1, r2, r3 = 17, 29, 16, 24
+        for r in (r0, r1, r2, r3):
+            v0 = (v0 + v1) & m
+            v1 = ((v1 << r) | (v1 >> (32 - r))) & m
+            v1 = v0 ^ v1
+        j = (i + 1) % 3
+        ka = a0 if j == 0 else (a1 if j == 1 else a2)
+        j2 = (i + 2) % 3
+        kb = a0 if j2 == 0 else (a1 if j2 == 1 else a2)
+        v0 = (v0 + ka) & m
+        v1 = (v1 + kb + i + 1) & m
+    if word == 0:
+        return v0
+    if word == 1:
+        return v1
+    return v0 ^ v1
+
+
+def _threefry_rule(k0, k1, x0, x1, *, word):
+    for a in (k0, k1, x0, x1):
+        if a.dtype != np.uint32:
+            raise TypeError("threefry2x32 requires uint32 arguments, got "
+                            + ", ".join(b.dtype.name for b in (k0, k1, x0, x1)))
+    if word not in (0, 1, 2):
+        raise TypeError(f"threefry2x32 word must be 0, 1 or 2 (xor), got {word!r}")
+    shape = P.broadcast_shapes_scalar("threefry2x32", k0.shape, k1.shape, x0.shape, x1.shape)
+    return ShapedArray(shape, np.uint32)
+
+
+def _threefry_impl(k0, k1, x0, x1, *, word):
+    y0, y1 = threefry2x32_numpy(k0, k1, x0, x1)
+    return (y0, y1, y0 ^ y1)[word]
+
+
+def _cpu_threefry(eqn, a):
+    """The CPU backend's elementwise rule: a call of the Numba-compiled scalar hash."""
+    from .backends import cpu_runtime
+    if not hasattr(cpu_runtime, "threefry2x32"):
+        from numba import njit
+        cpu_runtime.threefry2x32 = njit(cache=False)(threefry2x32_scalar)
+    return f"rt.threefry2x32({a[0]}, {a[1]}, {a[2]}, {a[3]}, {int(eqn.params['word'])})"
+
+
+def _cuda_threefry(args, dts, out, params):
+    """The CUDA backend's elementwise rule: a device function in the kernels' namespace."""
+    _install_cuda_helper()
+    return f"threefry2x32({args[0]}, {args[1]}, {args[2]}, {args[3]}, {int(params['word'])})"
+
+
+def _install_cuda_helper():
+    from .backends import cuda_device
+    if getattr(cuda_device.namespace, "_has_threefry", False):
+        return
+    base = cuda_device.namespace
+
+    def namespace(cuda, simulator: bool) -> dict:
+        ns = base(cuda, simulator)
+        ns["threefry2x32"] = threefry2x32_scalar if simulator else \
+            cuda.jit(device=True)(threefry2x32_scalar)
+        return ns
+    namespace._has_threefry = True
+    cuda_device.namespace = namespace
+    cuda_mod = sys.modules.get("jitviz.backends.cuda")
+    if cuda_mod is not None and getattr(cuda_mod, "namespace", None) is base:
+        cuda_mod.namespace = namespace
+
+
+threefry2x32_p = PRIMITIVES.get("threefry2x32") or primitive(
+    "threefry2x32", abstract_eval=_threefry_rule, impl=_threefry_impl,
+    scalar="threefry2x32({0}, {1}, {2}, {3}, {word})", kind="elementwise")
+threefry2x32_p.lowerings["cpu"] = _cpu_threefry
+threefry2x32_p.lowerings["cuda"] = _cuda_threefry
+
+
+def register_lowerings():
+    """Put the lowerings into the backends' elementwise tables (the way they look rules up),
+    so `threefry2x32` fuses into kernels like any elementwise primitive."""
+    from .backends import cpu_kernels, cuda_codegen, cuda_ops
+    cpu_kernels.ELEMENTWISE.setdefault("threefry2x32", _cpu_threefry)
+    cuda_ops.ELEMENTWISE.setdefault("threefry2x32", _cuda_threefry)
+    cuda_codegen.LOWERINGS.setdefault("threefry2x32", "elementwise (Threefry-2x32 device "
+                                                      "function)")
+    threefry2x32_p.lowerings.setdefault("cuda", _cuda_threefry)
+
+
+register_lowerings()
+
+
+def threefry_2x32(k0, k1, x0, x1, word):
+    return threefry2x32_p.bind(k0, k1, x0, x1, word=word)
+
+
+# --- keys ---------------------------------------------------------------------------------------
+
+class KeyReuseWarning(JitvizWarning):
+    """A random key was used for two draws inside one traced function."""
+
+
+def _u32(v):
+    from .array import as_array
+    return as_array(np.asarray(v, np.uint32))
+
+
+def _words(key):
+    from .transforms._util import aval_of
+    av = aval_of(key)
+    if av.shape != (2,) or av.dtype != np.uint32:
+        raise TypeError(f"a PRNG key is a uint32[2] array (from random.PRNGKey), got "
+                        f"{av.str_short()}")
+    _note_use(key)
+    k0 = P.reshape_p.bind(P.slice_p.bind(key, start_indices=(0,), limit_indices=(1,),
+                                         strides=None), new_sizes=(), dimensions=None)
+    k1 = P.reshape_p.bind(P.slice_p.bind(key, start_indices=(1,), limit_indices=(2,),
+                                         strides=None), new_sizes=(), dimensions=None)
+    return k0, k1
+
+
+def _note_use(key):
+    """Key reuse inside a trace: the same traced key value consumed twice."""
+    if not isinstance(key, Tracer):
+        return
+    trace = current_trace()
+    if trace is None:
+        return
+    from .core.source import user_source_info
+    root = trace.root
+    uses = root.__dict__.setdefault("_random_key_uses", {})
+    src = user_source_info()
+    prev = uses.get(key._var.id)
+    if prev is None:
+        uses[key._var.id] = src
+        return
+    here = f"{src.file}:{src.line}" if src else "?"
+    first = f"{prev.file}:{prev.line}" if prev else "?"
+    msg = (f"random key reused: the key used at {here} was already used at {first} in the "
+           f"same traced function ({root.fun_name}), so both draws are correlated (identical "
+           "for the same shape). Split the key: `key, sub = random.split(key)`.")
+    report = root.report
+    if report is not None:
+        report.__dict__.setdefault("key_reuses", []).append((src, prev, msg))
+    from .config import config
+    if getattr(config, "warn_side_effects", True):
+        from .diagnostics import _warn_at_user_line
+        _warn_at_user_line(KeyReuseWarning(msg))
+
+
+def PRNGKey(seed):  # noqa: N802  (JAX's name)
+    """A key from an integer seed: uint32[2] = (high 32 bits, low 32 bits)."""
+    if isinstance(seed, Tracer):
+        if seed.dtype.kind not in "iu" or seed.shape != ():
+            raise TypeError(f"PRNG key seed must be an integer scalar; got {seed.aval}")
+        lo = P.convert_element_type_p.bind(seed, new_dtype=np.dtype(np.uint32), weak_type=False)
+        if seed.dtype.itemsize == 8:
+            hi = P.convert_element_type_p.bind(
+                P.shift_right_arithmetic_p.bind(seed, np.asarray(32, seed.dtype)),
+                new_dtype=np.dtype(np.uint32), weak_type=False)
+        else:
+            hi = _u32(0)
+        return P.stack_p.bind(_bcast0(hi), _bcast0(lo), axis=0)
+    s = np.asarray(seed)
+    if s.shape != () or s.dtype.kind not in "iu" and not isinstance(seed, int):
+        raise TypeError(f"PRNG key seed must be an integer scalar; got {seed!r}")
+    s = int(seed)
+    if not -2 ** 63 <= s < 2 ** 64:
+        raise OverflowError(f"PRNG key seed {s} does not fit in 64 bits")
+    hi = 0 if -2 ** 31 <= s < 2 ** 32 and np.asarray(seed).dtype.itemsize <= 4 or \
+        -2 ** 31 <= s < 2 ** 31 else (s >> 32) & _M32
+    from .array import as_array
+    return as_array(np.array([hi, s & _M32], np.uint32))
+
+
+key = PRNGKey
+
+
+def _bcast0(x):
+    return P.reshape_p.bind(x, new_sizes=(), dimensions=None) if getattr(x, "ndim", 0) else x
+
+
+def _split_words(key, num):
+    k0, k1 = _words(key)
+    lo = P.iota_p.bind(dtype=np.dtype(np.uint32), shape=(num,), dimension=0)
+    zero = _u32(0)
+    y0 = threefry_2x32(k0, k1, zero, lo, 0)
+    y1 = threefry_2x32(k0, k1, zero, lo, 1)
+    return P.stack_p.bind(y0, y1, axis=1)
+
+
+def split(key, num=2):
+    """`num` new keys, shape (num, 2)."""
+    return _split_words(key, int(num))
+
+
+def fold_in(key, data):
+    """A new key from `key` and an integer `data` (the hash of counter `data`)."""
+    k0, k1 = _words(key)
+    from .transforms._util import aval_of
+    d = data if isinstance(data, Tracer) else np.asarray(data)
+    if aval_of(d).shape != ():
+        raise TypeError("fold_in data must be a scalar integer")
+    if isinstance(d, Tracer):
+        d = P.convert_element_type_p.bind(d, new_dtype=np.dtype(np.uint32), weak_type=False)
+    else:
+        d = _u32(int(d) & _M32)
+    zero = _u32(0)
+    return P.stack_p.bind(threefry_2x32(k0, k1, zero, d, 0), threefry_2x32(k0, k1, zero, d, 1),
+                          axis=0)
+
+
+def _shape(shape):
+    if shape is None:
+        return ()
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+def bits(key, shape=(), dtype=np.uint32):
+    """Uniform random bits (uint32, or uint64 from two words)."""
+    shape = _shape(shape)
+    dtype = np.dtype(dtype)
+    k0, k1 = _words(key)
+    n = max(math.prod(shape), 1)
+    if n >= 2 ** 32:
+        raise NotImplementedError("random bits arrays of 2**32 or more elements")
+    lo = P.iota_p.bind(dtype=np.dtype(np.uint32), shape=(n,), dimension=0)
+    zero = _u32(0)
+    if dtype == np.uint32:
+        out = threefry_2x32(k0, k1, zero, lo, 2)
+    elif dtype == np.uint64:
+        hi = P.convert_element_type_p.bind(threefry_2x32(k0, k1, zero, lo, 0),
+                                           new_dtype=np.dtype(np.uint64), weak_type=False)
+        low = P.convert_element_type_p.bind(threefry_2x32(k0, k1, zero, lo, 1),
+                                            new_dtype=np.dtype(np.uint64), weak_type=False)
+        out = P.or_p.bind(P.shift_left_p.bind(hi, np.asarray(32, np.uint64)), low)
+    else:
+        raise TypeError(f"random bits of dtype {dtype.name}: use uint32 or uint64")
+    return P.reshape_p.bind(out, new_sizes=shape, dimensions=None) if shape != (n,) else out
+
+
+def _float_dtype(dtype):
+    from . import dtypes
+    dt = np.dtype(dtype) if dtype is not None else dtypes.default_float()
+    if dt.kind != "f" or dt.itemsize not in (4, 8):
+        raise TypeError(f"random floats of dtype {dt.name}: use float32 or float64")
+    return dt
+
+
+def _const(v, dtype):
+    from .transforms._util import scalar
+    return scalar(v, dtype)
+
+
+def _as_operand(v, dtype):
+    """A bound (Python number, array, tracer) of exactly `dtype`."""
+    if isinstance(v, Tracer):
+        if v.dtype != dtype or v.weak_type:
+            return P.convert_element_type_p.bind(v, new_dtype=np.dtype(dtype), weak_type=False)
+        return v
+    from .array import as_array
+    return as_array(np.asarray(v, dtype))
+
+
+def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
+    """Uniform floats in [minval, maxval), the bits JAX draws for the same key."""
+    shape = _shape(shape)
+    dt = _float_dtype(dtype)
+    nmant = 23 if dt.itemsize == 4 else 52
+    udt = np.dtype(np.uint32) if dt.itemsize == 4 else np.dtype(np.uint64)
+    b = bits(key, shape, udt)
+    mant = P.shift_right_arithmetic_p.bind(b, np.asarray(8 * dt.itemsize - nmant, udt))
+    # (1.m - 1.0) == m * 2**-nmant exactly: JAX's bitcast without a bitcast primitive
+    floats = P.mul_p.bind(P.convert_element_type_p.bind(mant, new_dtype=dt, weak_type=False),
+                          _const(2.0 ** -nmant, dt))
+    lo, hi = _as_operand(minval, dt), _as_operand(maxval, dt)
+    span = P.sub_p.bind(hi, lo)
+    floats = P.add_p.bind(P.mul_p.bind(floats, _bshape(span, shape)), _bshape(lo, shape))
+    return P.max_p.bind(_bshape(lo, shape), floats)
+
+
+def _bshape(x, shape):
+    from .transforms._util import aval_of, broadcast_to
+    av = aval_of(x)
+    if av.shape == tuple(shape) or av.ndim == 0:
+        return x
+    return P.broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=tuple(
+        range(len(shape) - av.ndim, len(shape))))
+
+
+# float32 inverse error function (Giles' approximation, as XLA's ErfInv32)
+_ERFINV_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                 0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_BIG = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+               0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _erf_inv(x, dt):
+    w = P.neg_p.bind(P.log1p_p.bind(P.neg_p.bind(P.mul_p.bind(x, x))))
+    small = P.lt_p.bind(w, _const(5.0, dt))
+    ws = P.sub_p.bind(w, _const(2.5, dt))
+    wb = P.sub_p.bind(P.sqrt_p.bind(w), _const(3.0, dt))
+    w2 = P.select_n_p.bind(small, wb, ws)
+    p = P.select_n_p.bind(small, _full_like(w, _ERFINV_BIG[0], dt),
+                          _full_like(w, _ERFINV_SMALL[0], dt))
+    for cs, cb in zip(_ERFINV_SMALL[1:], _ERFINV_BIG[1:]):
+        coef = P.select_n_p.bind(small, _full_like(w, cb, dt), _full_like(w, cs, dt))
+        p = P.add_p.bind(coef, P.mul_p.bind(p, w2))
+    out = P.mul_p.bind(p, x)
+    edge = P.eq_p.bind(P.abs_p.bind(x), _const(1.0, dt))
+    inf = P.mul_p.bind(x, _const(np.inf, dt))
+    return P.select_n_p.bind(edge, out, inf)
+
+
+def _full_like(x, v, dt):
+    from .transforms._util import aval_of, full
+    return full(aval_of(x).shape, v, dt)
+
+
+def normal(key, shape=(), dtype=None):
+    """Standard normal floats: sqrt(2) * erfinv(u), u uniform in (-1, 1) (JAX's method)."""
+    shape = _shape(shape)
+    dt = _float_dtype(dtype)
+    lo = np.nextafter(np.asarray(-1.0, dt), np.asarray(0.0, dt))
+    u = uniform(key, shape, dt, lo, 1.0)
+    return P.mul_p.bind(_const(np.sqrt(2.0), dt), _erf_inv(u, dt))
+
+
+def randint(key, shape, minval, maxval, dtype=np.int32):
+    """Integers in [minval, maxval) (JAX's double-width modulus method)."""
+    shape = _shape(shape)
+    dt = np.dtype(dtype)
+    if dt.kind not in "iu" or dt.itemsize != 4:
+        raise TypeError(f"randint supports int32 and uint32, got {dt.name}")
+    info = np.iinfo(dt)
+    lo = _as_operand(np.clip(minval, info.min, info.max) if not isinstance(minval, Tracer)
+                     else minval, dt)
+    hi_raw = maxval
+    hi = _as_operand(np.clip(maxval, info.min, info.max) if not isinstance(maxval, Tracer)
+                     else maxval, dt)
+    keys = split(key)
+    k1 = P.reshape_p.bind(P.slice_p.bind(keys, start_indices=(0, 0), limit_indices=(1, 2),
+                                         strides=None), new_sizes=(2,), dimensions=None)
+    k2 = P.reshape_p.bind(P.slice_p.bind(keys, start_indices=(1, 0), limit_indices=(2, 2),
+                                         strides=None), new_sizes=(2,), dimensions=None)
+    higher, lower = bits(k1, shape), bits(k2, shape)
+    u = np.dtype(np.uint32)
+    span = P.convert_element_type_p.bind(P.sub_p.bind(hi, lo), new_dtype=u, weak_type=False)
+    span = P.select_n_p.bind(P.le_p.bind(hi, lo), span, _const(1, u))
+    if not isinstance(hi_raw, Tracer) and int(np.max(hi_raw)) > info.max:
+        span = P.select_n_p.bind(P.gt_p.bind(hi, lo), span, P.add_p.bind(span, _const(1, u)))
+    mult = P.rem_p.bind(_const(2 ** 16, u), span)
+    mult = P.rem_p.bind(P.mul_p.bind(mult, mult), span)
+    span_b, mult_b = _bshape(span, shape), _bshape(mult, shape)
+    off = P.add_p.bind(P.mul_p.bind(P.rem_p.bind(higher, span_b), mult_b),
+                       P.rem_p.bind(lower, span_b))
+    off = P.rem_p.bind(off, span_b)
+    return P.add_p.bind(_bshape(lo, shape), P.convert_element_type_p.bind(
+        off, new_dtype=dt, weak_type=False))
+
+
+def bernoulli(key, p=0.5, shape=None):
+    """Booleans, True with probability p."""
+    from .transforms._util import aval_of
+    pv = p if isinstance(p, Tracer) else np.asarray(p, np.float32 if isinstance(p, float)
+                                                    else None)
+    pa = aval_of(pv)
+    dt = pa.dtype if pa.dtype.kind == "f" else np.dtype(np.float32)
+    shape = pa.shape if shape is None else _shape(shape)
+    return P.lt_p.bind(uniform(key, shape, dt), _bshape(_as_operand(pv, dt), shape))
+
+
+def permutation(key, x, axis=0):
+    """A random permutation of `range(x)` (an int) or of `x`'s entries along `axis`.
+
+    JAX shuffles by sorting random 32-bit keys; jitviz has no sort primitive, so the sorted
+    position of each element is its rank among the keys (comparisons and a sum: fine for the
+    sizes one permutes in examples, O(n^2) work), and the elements are scattered there."""
+    from .transforms._util import aval_of
+    if isinstance(x, (int, np.integer)) or (not isinstance(x, Tracer) and np.ndim(x) == 0):
+        n = int(x)
+        items = P.iota_p.bind(dtype=np.dtype(np.int32), shape=(n,), dimension=0)
+        return _shuffle(key, items, n)
+    n = aval_of(x).shape[axis]
+    ind = _shuffle(key, P.iota_p.bind(dtype=np.dtype(np.int32), shape=(n,), dimension=0), n)
+    from .transforms._util import moveaxis
+    xm = moveaxis(x, axis, 0) if axis else x
+    out = P.gather_p.bind(xm, ind, axes=(0,))
+    return moveaxis(out, 0, axis) if axis else out
+
+
+def _shuffle(key, items, n):
+    rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
+    for _ in range(rounds):
+        keys = split(key)
+        key = P.reshape_p.bind(P.slice_p.bind(keys, start_indices=(0, 0), limit_indices=(1, 2),
+                                              strides=None), new_sizes=(2,), dimensions=None)
+        sub = P.reshape_p.bind(P.slice_p.bind(keys, start_indices=(1, 0), limit_indices=(2, 2),
+                                              strides=None), new_sizes=(2,), dimensions=None)
+        sort_keys = bits(sub, (n,))
+        a = P.broadcast_in_dim_p.bind(sort_keys, shape=(n, n), broadcast_dimensions=(0,))
+        b = P.broadcast_in_dim_p.bind(sort_keys, shape=(n, n), broadcast_dimensions=(1,))
+        i = P.iota_p.bind(dtype=np.dtype(np.int32), shape=(n, n), dimension=0)
+        j = P.iota_p.bind(dtype=np.dtype(np.int32), shape=(n, n), dimension=1)
+        before = P.or_p.bind(P.lt_p.bind(b, a), P.and_p.bind(P.eq_p.bind(b, a),
+                                                            P.lt_p.bind(j, i)))
+        rank = P.reduce_sum_p.bind(P.convert_element_type_p.bind(
+            before, new_dtype=np.dtype(np.int32), weak_type=False), axes=(1,))
+        items = P.scatter_p.bind(items, items, rank, axes=(0,), mode="set")
+    return items
+
+
+def _batch_threefry(args, dims, *, word):
+    from .transforms.batching import _elementwise
+    return _elementwise(threefry2x32_p)(args, dims, word=word)
+
+
+def _register_transform_rules():
+    from .transforms import batching
+    batching.BATCH_RULES["threefry2x32"] = _batch_threefry  # non-differentiable: jvp.py
+
+
+_register_transform_rules()
+
+__all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "randint",
+           "bernoulli", "permutation", "KeyReuseWarning", "threefry2x32_p"]
