@@ -374,6 +374,10 @@ PROGRAMS = {
     "shared_transpose": (shared_transpose, lambda: (F(3, 3),)),
     "gather_cumsum_concat": (gather_scatter_like, lambda: (F(4, 3), np.array([3, 0, 1], i32))),
     "matmul_chain": (lambda a, b, c: jnp.tanh(a @ b) @ c, lambda: (F(3, 4), F(4, 5), F(5, 2))),
+    "reduction_epilogues": (lambda x, y: (jnp.sum(x, axis=1) / 3.0 + y[:3],
+                                          jnp.sqrt(jnp.sum(x * x, axis=0)) - y,
+                                          jnp.argmax(x, axis=0) * 2, jnp.mean(x) < 0.0),
+                            lambda: (F(3, 20), F(20))),
     "softmax": (lambda x: (lambda e: e / jnp.sum(e, axis=-1, keepdims=True))(
         jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))), lambda: (F(3, 7),)),
 }
@@ -682,6 +686,10 @@ def test_plans_have_the_expected_kernels():
         ["elementwise"]
     # one output reduced by many blocks: a second pass
     assert kernels(jnp.sum, F(1 << 20)) == ["reduce", "reduce"]
+    # elementwise work on a reduction's result runs at the end of the reduction kernel
+    assert kernels(lambda x: (jnp.mean(x), jnp.max(x) < 50.0), F(1000)) == ["reduce", "reduce"]
+    assert kernels(lambda x: jnp.sqrt(jnp.sum(x * x, axis=0)), F(1000, 300)) == \
+        ["reduce", "reduce"]
 
 
 @main_only
@@ -703,7 +711,7 @@ def test_control_flow_runs_in_kernels_or_on_the_host():
     (hw,) = steps(loops_in_a_host_loop, F(64))
     assert isinstance(hw, HostWhile)
     assert [k.kind for k in hw.body.kernels()] == ["control"]  # the inner loop: one kernel
-    assert [k.kind for k in hw.cond.kernels()] == ["reduce", "elementwise"]
+    assert [k.kind for k in hw.cond.kernels()] == ["reduce"]  # max(v) < 50: one kernel
     assert isinstance(steps(carries_of_two_shapes, F(3), F(2))[-1], HostScan)
 
 

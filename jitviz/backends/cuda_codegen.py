@@ -852,17 +852,27 @@ def cuda_print_args(fmt, names, vals) -> list:
 # --- the planner -----------------------------------------------------------------------------
 
 class _Group:
-    def __init__(self, planner, shape, kind="elementwise"):
+    """An open kernel that more values of its shape can join: an elementwise grid-stride
+    loop, or the end of a reduction kernel (its epilogue, at the reduction's output index)."""
+
+    def __init__(self, planner, shape, kind="elementwise", r=None, idx=None, flat="i",
+                 head=None, grid=None, block=None, tail=(), n=None):
         self.shape = tuple(shape)
         self.kind = kind
-        self.r = Renderer(planner, print_guard="i == 0")
-        self.r.ind = 2
-        self.idx = tuple(self.r.decompose("i", self.shape))
+        self.n = _size(self.shape) if n is None else n
+        if r is None:
+            r = Renderer(planner, print_guard="i == 0")
+            r.ind = 2
+            idx = r.decompose("i", self.shape)
+            head = ["for i in range(cuda.grid(1), %d, cuda.gridsize(1)):" % self.n]
+            grid, block = planner._grid1(self.n), planner._block1(self.n)
+        self.r = r
+        self.idx = tuple(idx)
+        self.flat = flat
+        self.head = head
+        self.grid, self.block = grid, block
+        self.tail = list(tail)  # (indent, line) after the stores
         self.outputs: list = []  # (var, local)
-
-    @property
-    def n(self):
-        return _size(self.shape)
 
 
 class Planner:
@@ -1053,14 +1063,31 @@ class Planner:
             o = f"o{k}"
             outs.append(v)
             if v.aval.ndim == 0 and g.shape:
-                r.emit("if i == 0:")
+                r.emit(f"if {g.flat} == 0:")
                 r.emit(f"    {o}[0] = {name}")
             else:
-                r.emit(f"{o}[{'i' if g.shape else '0'}] = {name}")
-        self._finish(g.kind, r, g.outputs[0][0], outs, g.n,
-                     ["for i in range(cuda.grid(1), %d, cuda.gridsize(1)):" % g.n],
-                     self._grid1(g.n), self._block1(g.n))
+                r.emit(f"{o}[{g.flat if g.shape else '0'}] = {name}")
+        for ind, line in g.tail:
+            r.ind = ind
+            r.emit(line)
+        self._finish(g.kind, r, g.outputs[0][0], outs, g.n, g.head, g.grid, g.block)
         self.available.update(outs)
+
+    def _open_epilogue(self, e, r, kept_idx, value, **group):
+        """Leave a reduction kernel open: its result `value` (a local at the output index
+        `kept_idx`) is the first member, and elementwise values of the output's shape that
+        read it there join as the kernel's epilogue."""
+        out = e.outvars[0]
+        shape = out.aval.shape
+        old = self.open.get(shape)
+        if old is not None:
+            self._flush(old)
+        g = _Group(self, shape, kind="reduce", r=r, idx=kept_idx, **group)
+        r.remember((out, g.idx), value)
+        r.members.add(out)
+        g.outputs.append((out, value))
+        self.owner[out] = g
+        self.open[shape] = g
 
     def _grid1(self, n):
         t = self._block1(n)[0]
@@ -1236,20 +1263,22 @@ class Planner:
             r.emit(f"acc = {ops.combine(op, 'acc', v, dt)}")
         r.pop()
         r.ind -= 1
-        if C == 1:
-            r.emit(f"o0[k] = {ops.ctor(e.params['index_dtype'])}(acci)" if arg else
-                   "o0[k] = acc")
-        else:
-            r.emit(f"o0[k * {C} + c] = acc")
-            if arg:
-                r.emit(f"o1[k * {C} + c] = acci")
         n = K * C
-        self._finish("reduce", r, outs[0], outs, n,
-                     [f"for t in range(cuda.grid(1), {n}, cuda.gridsize(1)):"],
-                     self._grid1(n), self._block1(n), eqns=[e])
+        head = [f"for t in range(cuda.grid(1), {n}, cuda.gridsize(1)):"]
+        if C == 1:
+            rv = r.fresh("rv")
+            r.emit(f"{rv} = {ops.ctor(e.params['index_dtype'])}(acci)" if arg else
+                   f"{rv} = acc")
+            self._open_epilogue(e, r, kept, rv, flat="k", head=head, grid=self._grid1(n),
+                                block=self._block1(n), n=K)
+            return
+        r.emit(f"o0[k * {C} + c] = acc")
+        if arg:
+            r.emit(f"o1[k * {C} + c] = acci")
+        self._finish("reduce", r, outs[0], outs, n, head, self._grid1(n), self._block1(n),
+                     eqns=[e])
         self.available.update(outs)
-        if C > 1:
-            self._reduce_pass2(e, outs, K, C, out, arg)
+        self._reduce_pass2(e, outs, K, C, out, arg)
 
     def _reduce_kernel(self, e, x, shape, axes, K, R, P, outs, arg):
         t = self.target
@@ -1298,18 +1327,22 @@ class Planner:
         r.pop()
         r.ind -= 1
         self._tree(r, name, dt, nt, arg)
+        grid = (max(1, min(K * P, t.max_blocks)),)
         r.emit("if tid == 0:")
-        if P > 1:
-            r.emit("    o0[blk] = sv[0]")
-            if arg:
-                r.emit("    o1[blk] = si[0]")
-        elif arg:
-            r.emit(f"    o0[o] = {ops.ctor(e.params['index_dtype'])}(si[0])")
-        else:
-            r.emit("    o0[o] = sv[0]")
+        if P == 1:
+            loop_ind = r.ind
+            r.ind += 1
+            rv = r.fresh("rv")
+            r.emit(f"{rv} = {ops.ctor(e.params['index_dtype'])}(si[0])" if arg else
+                   f"{rv} = sv[0]")
+            self._open_epilogue(e, r, kept, rv, flat="o", head=[], grid=grid, block=(nt,),
+                                tail=[(loop_ind, "cuda.syncthreads()")], n=K)
+            return
+        r.emit("    o0[blk] = sv[0]")
+        if arg:
+            r.emit("    o1[blk] = si[0]")
         r.emit("cuda.syncthreads()")
         r.pop()
-        grid = (max(1, min(K * P, t.max_blocks)),)
         self._finish("reduce", r, outs[0], outs, K, [], grid, (nt,), eqns=[e])
         self.available.update(outs)
 
@@ -1367,14 +1400,16 @@ class Planner:
             r.emit(f"    acc = {ops.combine(op, 'acc', f'{pv}[o * {P} + p]', dt)}")
         self._tree(r, name, dt, nt, arg)
         r.emit("if tid == 0:")
-        if arg:
-            r.emit(f"    o0[o] = {ops.ctor(e.params['index_dtype'])}(si[0])")
-        else:
-            r.emit("    o0[o] = sv[0]")
-        r.emit("cuda.syncthreads()")
+        loop_ind = r.ind
+        r.ind += 1
+        kept_shape = out.aval.shape
+        kept = r.decompose("o", kept_shape, "k")
+        rv = r.fresh("rv")
+        r.emit(f"{rv} = {ops.ctor(e.params['index_dtype'])}(si[0])" if arg else
+               f"{rv} = sv[0]")
         grid = (max(1, min(K, t.max_blocks)),)
-        self._finish("reduce", r, out, [out], K, [], grid, (nt,), eqns=[e])
-        self.available.add(out)
+        self._open_epilogue(e, r, kept, rv, flat="o", head=[], grid=grid, block=(nt,),
+                            tail=[(loop_ind, "cuda.syncthreads()")], n=K)
 
     # -- matmul ----------------------------------------------------------------------------------
     def _root_dot(self, e):
