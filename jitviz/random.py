@@ -120,22 +120,27 @@ def _cuda_threefry(args, dts, out, params):
     return f"threefry2x32({args[0]}, {args[1]}, {args[2]}, {args[3]}, {int(params['word'])})"
 
 
-def _install_cuda_helper():
-    from .backends import cuda_device
-    if getattr(cuda_device.namespace, "_has_threefry", False):
-        return
-    base = cuda_device.namespace
+def _cuda_helper(cuda, simulator):
+    return threefry2x32_scalar if simulator else cuda.jit(device=True)(threefry2x32_scalar)
 
-    def namespace(cuda, simulator: bool) -> dict:
-        ns = base(cuda, simulator)
-        ns["threefry2x32"] = threefry2x32_scalar if simulator else \
-            cuda.jit(device=True)(threefry2x32_scalar)
-        return ns
-    namespace._has_threefry = True
-    cuda_device.namespace = namespace
+
+def _install_cuda_helper():
+    """Add the device function to the names CUDA kernels run with (the backend builds that
+    namespace once, from `cuda_device.namespace`)."""
+    from .backends import cuda_device
+    if not getattr(cuda_device.namespace, "_has_threefry", False):
+        base = cuda_device.namespace
+
+        def namespace(cuda, simulator: bool) -> dict:
+            ns = base(cuda, simulator)
+            ns["threefry2x32"] = _cuda_helper(cuda, simulator)
+            return ns
+        namespace._has_threefry = True
+        cuda_device.namespace = namespace
     cuda_mod = sys.modules.get("jitviz.backends.cuda")
-    if cuda_mod is not None and getattr(cuda_mod, "namespace", None) is base:
-        cuda_mod.namespace = namespace
+    rt = getattr(cuda_mod, "_RT", None)
+    if rt is not None and rt.ns is not None and "threefry2x32" not in rt.ns:
+        rt.ns["threefry2x32"] = _cuda_helper(rt.cuda, rt.mode == "sim")
 
 
 threefry2x32_p = PRIMITIVES.get("threefry2x32") or primitive(
