@@ -172,7 +172,14 @@ def _select_n_3(which, *cases):
 def _other_cases():
     x234 = F(2, 3, 4)
     pred = B(2, 3)
+    u32 = np.uint32
     return [
+        # jitviz.random's hash: JAX's split(PRNGKey(0)) words (threefry of counters 0 and 1)
+        Case("threefry2x32", (u32(0), u32(0), np.zeros(2, u32), np.arange(2, dtype=u32)),
+             {"word": 0}, lambda *a: np.array([1797259609, 928981903], u32), "word 0"),
+        Case("threefry2x32", (u32(0), u32(0), np.zeros(2, u32), np.arange(2, dtype=u32)),
+             {"word": 2}, lambda *a: np.array([1797259609 ^ 2579123966,
+                                               928981903 ^ 3453687069], u32), "xor"),
         Case("convert_element_type", (np.array([1.7, -1.7, np.nan], f32),),
              {"new_dtype": np.dtype(i32), "weak_type": False},
              lambda x: np.array([1, -1, 0], i32), "float->int truncates, nan->0"),
