@@ -365,6 +365,15 @@ def test_foreign_module_file_is_replaced(tmp_path):
     assert_same(exe2(X)[0], exe(X)[0])
 
 
+def test_unwritable_cache_dir_warns_and_still_compiles(tmp_path):
+    blocked = tmp_path / "a_file"  # a file where the cache folder should be: not writable
+    blocked.write_text("")
+    with pytest.warns(jitviz.errors.JitvizWarning, match="not writable"):
+        cache = KernelCache(str(blocked))
+    exe = cpu_mod.CpuBackend(cache).compile(run_pipeline(trace(lambda x: x - 2.5, X))[-1][1])
+    assert_same(exe(X)[0], X - f32(2.5))
+
+
 def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
     from jitviz.backends.cpu_cache import default_cache
     monkeypatch.setenv("JITVIZ_CACHE_DIR", str(tmp_path))

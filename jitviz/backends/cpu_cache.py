@@ -24,9 +24,12 @@ import os
 import sys
 import tempfile
 import threading
+import warnings
 
 import numba
 from numba.core import errors as numba_errors
+
+from ..errors import JitvizWarning
 
 _LOCK = threading.RLock()
 
@@ -70,6 +73,15 @@ class KernelCache:
         self.dir = os.path.join(self.root, self.tag)
         self._modules: dict[str, object] = {}
         self.rebuilt = 0  # corrupt or foreign entries thrown away (for tests and events)
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+            probe = tempfile.NamedTemporaryFile(dir=self.dir, prefix=".probe", delete=True)
+            probe.close()
+        except OSError as e:  # read-only home, full disk: compile anyway, cache per process
+            self.dir = tempfile.mkdtemp(prefix="jitviz-kernels-")
+            warnings.warn(f"jitviz kernel cache {self.root!r} is not writable ({e}); compiled "
+                          f"kernels go to {self.dir} and will not outlive this process. Set "
+                          "JITVIZ_CACHE_DIR to a writable folder.", JitvizWarning, stacklevel=3)
 
     # -- modules ---------------------------------------------------------------------------
     def key(self, text: str) -> str:
