@@ -7,7 +7,12 @@ Each rule table is keyed by primitive name; `rules_of(name)` collects a primitiv
 from __future__ import annotations
 
 from .api import TransformError, grad, jvp, value_and_grad, vjp, vmap
-from . import batching as _batching, jvp as _jvp, vjp as _vjp
+import importlib as _importlib
+
+# the submodules `jvp`/`vjp` share their names with the functions exported here
+_jvp = _importlib.import_module(".jvp", __name__)
+_vjp = _importlib.import_module(".vjp", __name__)
+_batching = _importlib.import_module(".batching", __name__)
 
 
 def register_call_rules():

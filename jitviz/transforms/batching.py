@@ -375,6 +375,9 @@ def batch_replay(jaxpr, args, dims):
                 odims = [None] * len(outs)
             else:
                 rule = BATCH_RULES.get(eqn.primitive.name)
+                if rule is None:  # a call primitive registered later (fused)
+                    register_call_rules()
+                    rule = BATCH_RULES.get(eqn.primitive.name)
                 if rule is None:
                     raise TransformError(f"no batching rule for the primitive "
                                          f"{eqn.primitive.name!r}{where(eqn)}")

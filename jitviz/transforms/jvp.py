@@ -350,6 +350,9 @@ def jvp_replay(jaxpr, primals, tangents):
                 touts = [None] * len(outs)
             else:
                 rule = JVP_RULES.get(name)
+                if rule is None:  # a call primitive registered later (fused)
+                    register_call_rules()
+                    rule = JVP_RULES.get(name)
                 if rule is None:
                     raise TransformError(f"no differentiation rule for the primitive "
                                          f"{name!r}{where(eqn)}")

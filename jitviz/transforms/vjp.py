@@ -325,6 +325,8 @@ def forward_replay(jaxpr, args, active_in):
         ins = [read(a) for a in eqn.invars]
         act = any(isinstance(a, Var) and a.id in active for a in eqn.invars)
         name = eqn.primitive.name
+        if act and name not in VJP_CALL_RULES and name not in VJP_RULES:
+            register_call_rules()  # a call primitive registered later (fused)
         with keep_source(eqn):
             if act and name in VJP_CALL_RULES:
                 act_in = [isinstance(a, Var) and a.id in active for a in eqn.invars]

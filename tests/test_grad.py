@@ -1,0 +1,198 @@
+"""grad / value_and_grad / vjp / jvp: the seeds' examples, composition with jit and with
+each other, control flow (cond, fori_loop, scan; while in forward mode), errors, printing,
+and hypothesis-generated programs checked against finite differences (float64)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jitviz
+import jitviz.numpy as jnp
+from jitviz import lax
+from jitviz.transforms import TransformError
+
+
+def tanh(x):  # the seed's function
+    y = jnp.exp(-2.0 * x)
+    return (1.0 - y) / (1.0 + y)
+
+
+def test_seed_grad_tanh():
+    assert np.float32(jitviz.grad(tanh)(1.0)) == np.float32(0.4199743)
+
+
+def test_seed_third_derivative():
+    # the seed prints 0.62162673; JAX 0.10.2 prints 0.6216267 (float32 rounding order)
+    g3 = jitviz.grad(jitviz.grad(jitviz.grad(tanh)))(1.0)
+    np.testing.assert_allclose(float(g3), 0.62162673, rtol=1e-6)
+
+
+def test_compositions_with_jit():
+    want = 0.4199743
+    for f in (jitviz.jit(jitviz.grad(tanh)), jitviz.grad(jitviz.jit(tanh)),
+              jitviz.jit(jitviz.grad(jitviz.jit(tanh)))):
+        np.testing.assert_allclose(float(f(1.0)), want, rtol=1e-6)
+    h = jitviz.jit(jitviz.grad(jitviz.grad(tanh)))
+    np.testing.assert_allclose(float(h(0.3)), -2 * np.tanh(0.3) * (1 - np.tanh(0.3) ** 2),
+                               rtol=1e-5)
+
+
+def test_value_and_grad_argnums_has_aux():
+    def f(x, y):
+        return jnp.sum(x * y) + jnp.sin(y[0]), x.shape
+    x, y = np.arange(3.0), np.array([0.5, 1.0, 2.0])
+    (v, aux), (gx, gy) = jitviz.value_and_grad(f, argnums=(0, 1), has_aux=True)(x, y)
+    assert aux == (3,)
+    np.testing.assert_allclose(v, np.sum(x * y) + np.sin(0.5))
+    np.testing.assert_allclose(gx, y)
+    np.testing.assert_allclose(gy, x + np.array([np.cos(0.5), 0, 0]))
+
+
+def test_vjp_and_jvp():
+    f = lambda x: jnp.sin(x) * x  # noqa: E731
+    x = np.array([0.1, 0.7, 2.0])
+    out, fn = jitviz.vjp(f, x)
+    (ct,) = fn(np.ones(3))
+    np.testing.assert_allclose(ct, np.cos(x) * x + np.sin(x))
+    y, t = jitviz.jvp(f, (x,), (np.ones(3),))
+    np.testing.assert_allclose(t, np.cos(x) * x + np.sin(x))
+    np.testing.assert_allclose(y, np.sin(x) * x)
+
+
+def test_python_control_flow_under_eager_grad():
+    def f(x):
+        if x > 0:  # concrete under grad outside jit, as in JAX
+            return x * x
+        return -x
+    assert float(jitviz.grad(f)(3.0)) == 6.0
+    assert float(jitviz.grad(f)(-3.0)) == -1.0
+
+
+def test_cond_fori_scan():
+    def f(x):
+        y = lax.cond(x > 1.0, lambda v: v * v, lambda v: jnp.sin(v), x)
+        z = lax.fori_loop(0, 3, lambda i, c: c * x + 1.0, y)
+        c, ys = lax.scan(lambda c, a: (c * a, c + a), z, jnp.arange(1.0, 4.0))
+        return c + jnp.sum(ys)
+    for x0 in (0.5, 1.5):
+        g = float(jitviz.grad(f)(x0))
+        eps = 1e-3
+        fd = (float(f(x0 + eps)) - float(f(x0 - eps))) / (2 * eps)
+        np.testing.assert_allclose(g, fd, rtol=2e-3)
+        np.testing.assert_allclose(float(jitviz.jit(jitviz.grad(f))(x0)), g, rtol=1e-5)
+
+
+def test_scan_gradient_float64():
+    xs = np.linspace(0.1, 1.0, 5)
+
+    def f(w):
+        c, ys = lax.scan(lambda c, x: (jnp.tanh(c * w + x), c * x), 0.3, xs)
+        return c + jnp.sum(ys * ys)
+    w0 = 0.7
+    g = float(jitviz.grad(f)(w0))
+    eps = 1e-6
+    np.testing.assert_allclose(g, (float(f(w0 + eps)) - float(f(w0 - eps))) / (2 * eps),
+                               rtol=1e-6)
+
+
+def test_while_loop_forward_mode_and_reverse_error():
+    def f(x):
+        return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * x),
+                              (0, x))[1]
+    _, t = jitviz.jvp(f, (2.0,), (1.0,))
+    assert float(t) == pytest.approx(4 * 2.0 ** 3)
+    with pytest.raises(TransformError, match="Reverse-mode differentiation does not work for "
+                       "lax.while_loop") as e:
+        jitviz.grad(f)(2.0)
+    assert "test_grad.py" in str(e.value) and "'while'" in str(e.value)
+
+
+def test_fori_loop_with_traced_bounds_is_a_while():
+    def f(x, n):
+        return lax.fori_loop(0, n, lambda i, c: c * x, 1.0)
+    with pytest.raises(TransformError, match="dynamic start/stop"):
+        jitviz.jit(jitviz.grad(f))(2.0, 3)
+
+
+def test_integer_input_error():
+    with pytest.raises(TypeError, match=r"grad requires real- or complex-valued inputs \(input "
+                       r"dtype that is a sub-dtype of np.inexact\), but got int32. If you want "
+                       r"to use Boolean- or integer-valued inputs, use vjp or set allow_int to "
+                       r"True."):
+        jitviz.grad(lambda x: x * 2)(np.int32(3))
+
+
+def test_non_scalar_output_error():
+    with pytest.raises(TypeError, match="scalar-output"):
+        jitviz.grad(lambda x: x * 2)(np.ones(3))
+
+
+def test_gradient_program_prints_forward_and_backward():
+    text = str(jitviz.make_jaxpr(jitviz.grad(tanh))(1.0))
+    assert "jit[" in text and "name=forward(tanh)" in text and "name=backward(tanh)" in text
+    g = jitviz.explorer.graph.build_graph(jitviz.make_jaxpr(jitviz.grad(tanh))(1.0)) \
+        if hasattr(jitviz.explorer, "graph") else None
+    if g is not None:
+        labels = {n["label"] for n in g["nodes"] if n["kind"] == "cluster"}
+        assert {"jit forward(tanh)", "jit backward(tanh)"} <= labels
+
+
+def test_backward_equations_keep_the_user_line():
+    closed = jitviz.make_jaxpr(jitviz.grad(tanh))(1.0)
+    bwd = [e for e in closed.eqns if e.params.get("name") == "backward(tanh)"][0]
+    lines = {e.source.code for e in bwd.params["jaxpr"].jaxpr.eqns if e.source}
+    assert "y = jnp.exp(-2.0 * x)" in lines
+
+
+def test_jit_grad_runs_on_cpu_backend():
+    f = jitviz.jit(jitviz.grad(lambda x: jnp.sum(jnp.tanh(x) ** 2)), backend="cpu")
+    x = np.linspace(-1, 1, 5).astype(np.float32)
+    np.testing.assert_allclose(f(x), 2 * np.tanh(x) * (1 - np.tanh(x) ** 2), rtol=1e-5)
+
+
+# --- hypothesis programs: grad against finite differences ------------------------------------
+
+UNARY = [jnp.sin, jnp.cos, jnp.tanh, jnp.exp, lambda v: jnp.log(1.0 + v * v),
+         lambda v: jnp.sqrt(1.0 + v * v), lambda v: v * v, jnp.arctan, lambda v: -v]
+BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b,
+          lambda a, b: a / (1.5 + jnp.cos(b)), lambda a, b: jnp.maximum(a, b + 0.123)]
+REDUCE = [jnp.sum, jnp.max, lambda v: jnp.sum(jnp.cumsum(v)),
+          lambda v: jnp.sum(v.reshape(2, 3).T @ jnp.ones((2, 2))), jnp.mean]
+
+
+@st.composite
+def programs(draw):
+    ops = draw(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 8), st.integers(0, 8)),
+                        min_size=1, max_size=6))
+    red = draw(st.integers(0, len(REDUCE) - 1))
+
+    def f(x):
+        vals = [x]
+        for kind, i, j in ops:
+            a, b = vals[i % len(vals)], vals[j % len(vals)]
+            if kind == 0:
+                vals.append(UNARY[i % len(UNARY)](a))
+            elif kind == 1:
+                vals.append(BINARY[j % len(BINARY)](a, b))
+            else:
+                vals.append(jnp.where(a > 0.1, a, b * 0.5))
+        return REDUCE[red](vals[-1])
+    return f
+
+
+@settings(max_examples=30, deadline=None)
+@given(programs(), st.lists(st.floats(-1.5, 1.5), min_size=6, max_size=6))
+def test_generated_programs_gradient_matches_finite_differences(f, xs):
+    x = np.array(xs, np.float64)
+    g = np.asarray(jitviz.grad(f)(x))
+    eps = 1e-6
+    fd = np.array([(float(f(x + eps * e)) - float(f(x - eps * e))) / (2 * eps)
+                   for e in np.eye(len(x))])
+    # kinks (max, where) make finite differences meaningless right at a tie: skip those
+    if not np.all(np.isfinite(fd)) or np.max(np.abs(fd)) > 1e6:
+        return
+    np.testing.assert_allclose(g, fd, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(jitviz.jit(jitviz.grad(f))(x)), g, rtol=1e-9,
+                               atol=1e-12)

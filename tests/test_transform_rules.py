@@ -1,0 +1,137 @@
+"""Every primitive has its transformation rules (JVP, VJP, batching) or is declared
+non-differentiable; each rule is checked on the primitive's differential cases
+(tests/test_primitives.py): vmap against a Python loop, JVP against VJP (the transpose
+identity <ct, J t> == <J^T ct, t>), and elementwise derivatives against finite differences
+in float64."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import jitviz
+import jitviz.passes  # noqa: F401  (registers `fused`)
+from jitviz import transforms
+from jitviz.core.primitives import PRIMITIVES
+from jitviz.lax import primitives as P
+from jitviz.transforms.jvp import NON_DIFFERENTIABLE as NON_DIFF
+
+from test_primitives import CASES
+
+SKIP_BATCH = {"debug_print", "iota"}  # iota has no operand to map
+
+
+def test_every_primitive_has_transformation_rules():
+    missing = transforms.missing_rules()
+    assert missing == {"jvp": [], "vjp": [], "batch": []}, missing
+
+
+def test_a_primitive_without_rules_is_reported(monkeypatch):
+    from jitviz.transforms import batching
+    monkeypatch.delitem(batching.BATCH_RULES, "sin")
+    assert transforms.missing_rules()["batch"] == ["sin"]
+
+
+def test_non_differentiable_are_declared():
+    from jitviz.transforms.jvp import NON_DIFFERENTIABLE
+    assert {"eq", "iota", "argmax", "floor", "threefry2x32"} <= NON_DIFFERENTIABLE
+    assert NON_DIFFERENTIABLE <= set(PRIMITIVES)
+
+
+def _ids(c):
+    return f"{c.prim}-{c.id}" if c.id else c.prim
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.prim not in SKIP_BATCH], ids=_ids)
+def test_vmap_matches_a_loop(case):
+    prim = PRIMITIVES[case.prim]
+    rng = np.random.default_rng(0)
+
+    def f(*args):
+        return prim.bind(*args, **case.params)
+    # two examples: the case's arguments and a perturbed copy (float operands)
+    second = [a + np.asarray(rng.uniform(0.01, 0.02, np.shape(a)), np.asarray(a).dtype)
+              if np.asarray(a).dtype.kind == "f" else a for a in case.args]
+    # each operand alone batched, then all batched
+    for mask in [[i == j for j in range(len(case.args))] for i in range(len(case.args))] + \
+            [[True] * len(case.args)]:
+        args = [np.stack([a, b]) if m else a for a, b, m in zip(case.args, second, mask)]
+        axes = tuple(0 if m else None for m in mask)
+        got = jitviz.vmap(f, in_axes=axes)(*args)
+        refs = [f(*[b if m else a for a, b, m in zip(case.args, second, mask)]) if k else
+                f(*case.args) for k in (0, 1)]
+        got = got if prim.multiple_results else [got]
+        refs = [r if prim.multiple_results else [r] for r in refs]
+        for i, g in enumerate(got):
+            want = np.stack([np.asarray(refs[0][i]), np.asarray(refs[1][i])])
+            np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{case.prim} batched {mask}")
+
+
+def _float_case(case):
+    return any(np.asarray(a).dtype.kind == "f" for a in case.args) and \
+        case.prim not in NON_DIFF and case.prim not in ("debug_print", "while") and \
+        case.id != "nan"  # while: reverse mode refuses (tested in test_grad.py)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if _float_case(c)], ids=_ids)
+def test_jvp_and_vjp_agree(case):
+    """<ct, jvp(t)> == <vjp(ct), t> for random t and ct: the rules are each other's
+    transpose (checks every differentiable rule, linear or not)."""
+    prim = PRIMITIVES[case.prim]
+    rng = np.random.default_rng(1)
+    fl = [np.asarray(a).dtype.kind == "f" for a in case.args]
+
+    def f(*xs):
+        it = iter(xs)
+        args = [next(it) if m else a for a, m in zip(case.args, fl)]
+        out = prim.bind(*args, **case.params)
+        return list(out) if prim.multiple_results else out
+    xs = [np.asarray(a) for a, m in zip(case.args, fl) if m]
+    ts = [np.asarray(rng.standard_normal(x.shape), x.dtype) for x in xs]
+    out, tout = jitviz.jvp(f, xs, ts)
+    out_l = out if isinstance(out, list) else [out]
+    tout_l = tout if isinstance(tout, list) else [tout]
+    cts = [np.asarray(rng.standard_normal(np.shape(o)), np.asarray(o).dtype) for o in out_l]
+    _, fn = jitviz.vjp(f, *xs)
+    in_cts = fn(cts if isinstance(out, list) else cts[0])
+    lhs = sum(float(np.sum(np.asarray(c, np.float64) * np.asarray(t, np.float64)))
+              for c, t, o in zip(cts, tout_l, out_l) if np.asarray(o).dtype.kind == "f")
+    rhs = sum(float(np.sum(np.asarray(c, np.float64) * np.asarray(t, np.float64)))
+              for c, t in zip(in_cts, ts))
+    scale = 1 + abs(lhs) + abs(rhs)
+    assert abs(lhs - rhs) <= 2e-4 * scale, (lhs, rhs)
+
+
+UNARY_DOMAIN = {"log": (0.5, 2), "log1p": (0.5, 2), "sqrt": (0.5, 2), "rsqrt": (0.5, 2),
+                "asin": (-0.5, 0.5), "acos": (-0.5, 0.5), "atanh": (-0.5, 0.5),
+                "acosh": (1.5, 3), "cbrt": (0.5, 2)}
+UNARY = ["neg", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos",
+         "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sqrt",
+         "rsqrt", "cbrt", "square", "abs"]
+BINARY = ["add", "sub", "mul", "div", "pow", "max", "min", "atan2", "rem"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_derivative_matches_finite_differences(name):
+    lo, hi = UNARY_DOMAIN.get(name, (-1.5, 1.5))
+    x = np.linspace(lo, hi, 7)
+    x = x[np.abs(x) > 1e-3]
+    prim = PRIMITIVES[name]
+    g = jitviz.vmap(jitviz.grad(lambda v: prim.bind(v)))(x)
+    eps = 1e-6
+    fd = (prim.impl(x + eps) - prim.impl(x - eps)) / (2 * eps)
+    np.testing.assert_allclose(np.asarray(g), fd, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_derivative_matches_finite_differences(name):
+    x = np.array([0.7, 1.3, 2.1])
+    y = np.array([1.1, 0.4, 1.7])
+    prim = PRIMITIVES[name]
+    gx, gy = jitviz.grad(lambda a, b: P.reduce_sum_p.bind(prim.bind(a, b), axes=(0,)),
+                         argnums=(0, 1))(x, y)
+    eps = 1e-6
+    np.testing.assert_allclose(np.asarray(gx), (prim.impl(x + eps, y) - prim.impl(x - eps, y))
+                               / (2 * eps), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(gy), (prim.impl(x, y + eps) - prim.impl(x, y - eps))
+                               / (2 * eps), rtol=1e-5, atol=1e-6)
