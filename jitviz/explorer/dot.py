@@ -121,7 +121,7 @@ def svg_id(node_id: str) -> str:
     return f"n-{node_id}"
 
 
-def node_lines(node: dict, size_hint: bool = False) -> list[str]:
+def node_lines(node: dict) -> list[str]:
     kind = node["kind"]
     if kind == "equation":
         outs = ", ".join(f"{o['name']}:{o['type']}" for o in node.get("outputs", [])[:3])

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import os
 from typing import Any, Iterable
 
 import numpy as np
@@ -663,8 +662,3 @@ def build_graph(closed: ClosedJaxpr, *, kernels=(), report=None, cache_hits: int
                            stale=stale, previous=previous, group_kernels=group_kernels,
                            title=title)
     return builder.build()
-
-
-def source_name(path: str | None) -> str:
-    """A short name for a source file (notebook cells keep their ipykernel temp names)."""
-    return os.path.basename(path) if path else ""
