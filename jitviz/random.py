@@ -208,8 +208,9 @@ def _note_use(key):
     if prev is None:
         uses[key._var.id] = src
         return
-    here = f"{src.file}:{src.line}" if src else "?"
-    first = f"{prev.file}:{prev.line}" if prev else "?"
+    from .diagnostics import describe_line
+    here = describe_line(src.file, src.line) if src else "?"
+    first = describe_line(prev.file, prev.line) if prev else "?"
     msg = (f"random key reused: the key used at {here} was already used at {first} in the "
            f"same traced function ({root.fun_name}), so both draws are correlated (identical "
            "for the same shape). Split the key: `key, sub = random.split(key)`.")

@@ -70,6 +70,7 @@ def test_streams_equal_jax():
     np.testing.assert_allclose(got["unif_range"], JAX["unif_range"], rtol=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore::jitviz.random.KeyReuseWarning")  # draws() reuses k
 @pytest.mark.parametrize("backend", ["interpret", "cpu"])
 def test_same_numbers_under_jit_on_every_backend(backend):
     eager = draws()
