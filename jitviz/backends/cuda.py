@@ -256,11 +256,20 @@ def kernel_ptx(source: str, fn_name: str, arg_types, cc=(9, 0), fastmath=False) 
     return ptx
 
 
+_PTX_LOCK = threading.Lock()
+
+
+class _StubDevice:
+    def __init__(self, cc):
+        self.compute_capability = cc
+
+
 def _ptx_here(rt, source, fn_name, arg_types, cc, fastmath):
     pyfunc = _exec_source(source, fn_name, rt.ns)
     try:
-        ptx, _ = rt.cuda.compile_ptx(pyfunc, _numba_argtypes(arg_types), cc=cc,
-                                     fastmath=bool(fastmath))
+        with _PTX_LOCK, _device_for_device_functions(rt, cc):
+            ptx, _ = rt.cuda.compile_ptx(pyfunc, _numba_argtypes(arg_types), cc=cc,
+                                         fastmath=bool(fastmath))
     except Exception as e:
         text = f"{type(e).__name__}: {e}"
         if "NVVM" in text or "nvvm" in text or "libnvvm" in text or "CUDA_HOME" in text:
@@ -272,13 +281,56 @@ def _ptx_here(rt, source, fn_name, arg_types, cc, fastmath):
     return ptx
 
 
+class _device_for_device_functions:
+    """Numba compiles a kernel's calls of `cuda.jit(device=True)` helpers (such as
+    jitviz.random's Threefry hash) for the *current device's* compute capability, which
+    needs a driver. Without a GPU, answer that question with the requested `cc`, only while
+    compiling PTX."""
+
+    def __init__(self, rt, cc):
+        self.rt, self.cc, self.saved = rt, cc, None
+
+    def __enter__(self):
+        if self.rt.mode == "gpu":
+            return self
+        try:
+            from numba.cuda import dispatcher
+        except ImportError:
+            return self
+        if hasattr(dispatcher, "get_current_device"):
+            self.saved = dispatcher.get_current_device
+            dispatcher.get_current_device = lambda: _StubDevice(self.cc)
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            from numba.cuda import dispatcher
+            dispatcher.get_current_device = self.saved
+        return False
+
+
+def _extra_helpers(rt):
+    """(name, module, qualname) of helper functions other modules added to the kernels'
+    namespace (as `cuda_device.register_helper` does), for the PTX subprocess to import."""
+    from .cuda_device import base_names
+    out = []
+    for name, fn in (rt.ns or {}).items():
+        if name in base_names():
+            continue
+        fn = getattr(fn, "py_func", fn)
+        mod, qual = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+        if mod and qual and "<" not in qual:
+            out.append([name, mod, qual])
+    return out
+
+
 def _ptx_subprocess(source, fn_name, arg_types, cc, fastmath):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(
         os.pathsep) if p])
     payload = json.dumps({"source": source, "name": fn_name, "cc": list(cc),
-                          "fastmath": bool(fastmath),
+                          "fastmath": bool(fastmath), "helpers": _extra_helpers(runtime()),
                           "args": [[np.dtype(d).str, n] for d, n in arg_types]})
     proc = subprocess.run([sys.executable, "-c",
                            "from jitviz.backends.cuda import _ptx_main; _ptx_main()"],
@@ -294,8 +346,15 @@ def _ptx_subprocess(source, fn_name, arg_types, cc, fastmath):
 
 
 def _ptx_main():  # the PTX subprocess (see _ptx_subprocess)
+    import importlib
     req = json.loads(sys.stdin.read())
     rt = runtime()
+    for name, mod, qual in req.get("helpers", []):
+        if name not in rt.ns:
+            obj = importlib.import_module(mod)
+            for part in qual.split("."):
+                obj = getattr(obj, part)
+            rt.ns[name] = rt.cuda.jit(device=True)(obj)
     ptx = _ptx_here(rt, req["source"], req["name"], [(np.dtype(d), n) for d, n in req["args"]],
                     tuple(req["cc"]), req["fastmath"])
     sys.stdout.write(ptx)
@@ -614,10 +673,11 @@ def _kernel_header(spec, target) -> str:
 def _cost(spec) -> Cost:
     moved = sum(v.aval.size * v.aval.dtype.itemsize for v in spec.inputs + spec.outputs)
     if spec.kind == "dot":
-        (e,) = spec.eqns
+        e = next(e for e in spec.eqns if e.primitive.name == "dot_general")
         k = int(np.prod([e.invars[0].aval.shape[a] for a in
                          e.params["dimension_numbers"][0][0]], dtype=np.int64))
-        return Cost(2 * spec.elements * max(k, 1), moved)
+        return Cost(2 * spec.elements * max(k, 1) + spec.elements * (len(spec.eqns) - 1),
+                    moved)
     return Cost(spec.elements * max(1, len(spec.eqns)), moved)
 
 

@@ -1082,7 +1082,8 @@ class Planner:
         old = self.open.get(shape)
         if old is not None:
             self._flush(old)
-        g = _Group(self, shape, kind="reduce", r=r, idx=kept_idx, **group)
+        group.setdefault("kind", "reduce")
+        g = _Group(self, shape, r=r, idx=kept_idx, **group)
         r.remember((out, g.idx), value)
         r.members.add(out)
         g.outputs.append((out, value))
@@ -1516,19 +1517,23 @@ class Planner:
         r.emit("cuda.syncthreads()")
         r.ind -= 1
         r.emit(f"for u in range({R}):")
-        r.emit(f"    m = m0 + ty + u * {T}")
-        r.emit(f"    for v in range({R}):")
-        r.emit(f"        n = n0 + tx + v * {T}")
-        r.emit(f"        if m < {M} and n < {N}:")
-        r.emit(f"            o0[(bz * {M} + m) * {N} + n] = "
-               f"{ops.cast('acc[u, v]', in_dt, out_dt)}")
-        for _ in loops:
-            r.pop()
-            r.ind -= 1
+        r.ind += 1
+        r.emit(f"m = m0 + ty + u * {T}")
+        r.emit(f"for v in range({R}):")
+        r.ind += 1
+        r.emit(f"n = n0 + tx + v * {T}")
+        r.emit(f"if m < {M} and n < {N}:")
+        r.ind += 1
+        r.push()
+        r.emit(f"fo = (bz * {M} + m) * {N} + n")
+        oidx = list(bcomps) + r.decompose("m", mshape, "m") + r.decompose("n", nshape, "n")
+        rv = r.fresh("rv")
+        r.emit(f"{rv} = {ops.cast('acc[u, v]', in_dt, out_dt)}")
         lim = 2 if t.simulator else t.max_grid
         grid = (max(1, min(NB, lim)), max(1, min(MB, lim)), max(1, min(B, lim)))
-        self._finish("dot", r, out, [out], B * M * N, [], grid, (T, T), eqns=[e])
-        self.available.add(out)
+        # elementwise work on the product (ReLU, a bias) joins as the kernel's epilogue
+        self._open_epilogue(e, r, oidx, rv, kind="dot", flat="fo", head=[], grid=grid,
+                            block=(T, T), n=B * M * N)
 
     # -- cumulative scans ------------------------------------------------------------------------
     def _root_cumulative(self, e):

@@ -30,9 +30,27 @@ _CMATH = {"cexp": np.exp, "clog": np.log, "csqrt": np.sqrt, "casin": np.arcsin,
 _LIBDEVICE = {"rint": np.rint, "cbrt": np.cbrt, "exp2": np.exp2, "nextafter": np.nextafter}
 
 
+HELPERS: dict = {}  # name -> plain Python function (see register_helper)
+
+
+def register_helper(name: str, fn) -> None:
+    """Make `fn` (plain Python that Numba's CUDA target compiles) callable as `name(...)` from
+    generated kernels: a `cuda.jit(device=True)` function on the GPU (PTX without a GPU works
+    too), the function itself in the simulator. For primitives defined outside jitviz's core,
+    with an elementwise CUDA rule in `cuda_ops.ELEMENTWISE` that calls `name`."""
+    HELPERS[name] = fn
+
+
+def base_names() -> set:
+    return {"np", "math", "cmath", "cuda", *_MATH, *_CMATH, *_LIBDEVICE,
+            *(n + "f" for n in _LIBDEVICE)}
+
+
 def namespace(cuda, simulator: bool) -> dict:
     """The globals generated kernels are executed in."""
     ns = {"np": np, "math": math, "cmath": cmath, "cuda": cuda}
+    for name, fn in HELPERS.items():
+        ns[name] = fn if simulator else cuda.jit(device=True)(fn)
     if simulator:
         ns.update(_MATH)
         ns.update(_CMATH)
