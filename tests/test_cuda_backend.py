@@ -350,6 +350,10 @@ def gather_scatter_like(x, i):
     return x[i] * 2.0, jnp.cumsum(x, axis=0)[::-1], jnp.concatenate([x, x[:1]], axis=0)
 
 
+def _loss(W, X, y):
+    return jnp.mean((jnp.maximum(X @ W, 0) - y) ** 2)
+
+
 PROGRAMS = {
     "slow_f": (slow_f, lambda: (F(6, 5),)),
     "selu": (selu, lambda: (F(64),)),
@@ -378,6 +382,9 @@ PROGRAMS = {
                                           jnp.sqrt(jnp.sum(x * x, axis=0)) - y,
                                           jnp.argmax(x, axis=0) * 2, jnp.mean(x) < 0.0),
                             lambda: (F(3, 20), F(20))),
+    "grad_tanh": (jitviz.grad(tanh), lambda: (np.float32(1.0),)),
+    "grad_loss": (jitviz.grad(_loss), lambda: (F(4, 3), F(5, 4), F(5, 3))),
+    "vmap_sum_sin": (jitviz.vmap(lambda x: jnp.sum(jnp.sin(x))), lambda: (F(5, 4),)),
     "softmax": (lambda x: (lambda e: e / jnp.sum(e, axis=-1, keepdims=True))(
         jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))), lambda: (F(3, 7),)),
 }
