@@ -120,27 +120,18 @@ def _cuda_threefry(args, dts, out, params):
     return f"threefry2x32({args[0]}, {args[1]}, {args[2]}, {args[3]}, {int(params['word'])})"
 
 
-def _cuda_helper(cuda, simulator):
-    return threefry2x32_scalar if simulator else cuda.jit(device=True)(threefry2x32_scalar)
-
-
 def _install_cuda_helper():
-    """Add the device function to the names CUDA kernels run with (the backend builds that
-    namespace once, from `cuda_device.namespace`)."""
+    """The device function, registered with the CUDA backend's helper table (and added to
+    the kernels' namespace if the CUDA runtime is already loaded)."""
     from .backends import cuda_device
-    if not getattr(cuda_device.namespace, "_has_threefry", False):
-        base = cuda_device.namespace
-
-        def namespace(cuda, simulator: bool) -> dict:
-            ns = base(cuda, simulator)
-            ns["threefry2x32"] = _cuda_helper(cuda, simulator)
-            return ns
-        namespace._has_threefry = True
-        cuda_device.namespace = namespace
+    if getattr(cuda_device, "register_helper", None) is not None:
+        if "threefry2x32" not in cuda_device.HELPERS:
+            cuda_device.register_helper("threefry2x32", threefry2x32_scalar)
     cuda_mod = sys.modules.get("jitviz.backends.cuda")
     rt = getattr(cuda_mod, "_RT", None)
     if rt is not None and rt.ns is not None and "threefry2x32" not in rt.ns:
-        rt.ns["threefry2x32"] = _cuda_helper(rt.cuda, rt.mode == "sim")
+        rt.ns["threefry2x32"] = threefry2x32_scalar if rt.mode == "sim" else \
+            rt.cuda.jit(device=True)(threefry2x32_scalar)
 
 
 threefry2x32_p = PRIMITIVES.get("threefry2x32") or primitive(
@@ -159,6 +150,7 @@ def register_lowerings():
     cuda_codegen.LOWERINGS.setdefault("threefry2x32", "elementwise (Threefry-2x32 device "
                                                       "function)")
     threefry2x32_p.lowerings.setdefault("cuda", _cuda_threefry)
+    _install_cuda_helper()
 
 
 register_lowerings()
