@@ -17,7 +17,7 @@ from .errors import (JitvizWarning, RetraceWarning, SideEffectWarning, StaleGlob
                      TracerLeakWarning, UnrolledLoopWarning)
 
 KINDS = ("trace", "compile", "cache_hit", "recompile", "side_effect_lost", "stale_global",
-         "tracer_leak", "retrace_churn", "unrolled_loop", "eviction", "error")
+         "tracer_leak", "retrace_churn", "unrolled_loop", "eviction", "error", "key_reuse")
 
 _WARNING_OF_KIND = {
     "side_effect_lost": (SideEffectWarning, "warn_side_effects"),

@@ -506,6 +506,10 @@ class JitFunction:
                 f"a tracer was left in {leak.name}{where}: using it after this trace raises "
                 "UnexpectedTracerError; return the value instead of storing it",
                 where=leak.name), warn_key=("leak", leak.name))
+        for src, prev, msg in getattr(report, "key_reuses", ()):
+            # jitviz.random warned while tracing; the event keeps it in the log
+            self._cache.events.record(Event("key_reuse", entry.signature, cache.name, msg,
+                                            line=src.line if src else None), warn=False)
         threshold = config.unrolled_loop_threshold
         total = max(len(entry.closed.jaxpr.eqns), 1)
         for (file, line, code), n in report.eqns_per_line.items():

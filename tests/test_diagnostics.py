@@ -210,3 +210,17 @@ def test_static_argname_passed_by_keyword():
     assert float(f(2.0, n=4)) == 8.0
     assert [e.reason for e in f.events.of_kind("recompile")] == [
         "static argument 'n' changed from 3 to 4"]
+
+
+def test_reusing_a_random_key_is_an_event():
+    import jitviz.random as jr
+
+    def f(key):
+        a = jr.uniform(key, (2,))
+        b = jr.uniform(key, (2,))  # the same key again: correlated numbers
+        return a + b
+    jf = jit(f, backend="interpret")
+    with pytest.warns(jitviz.JitvizWarning, match="key"):
+        jf(jr.PRNGKey(0))
+    (ev,) = jf.events.of_kind("key_reuse")
+    assert "key" in ev.message and ev.line is not None
