@@ -154,15 +154,23 @@ def _is_simulator(cuda) -> bool:
 
 
 def _device_target(cuda) -> Target:
+    """Launch sizes from the current device: SM count, threads per block and per SM, grid
+    limits (the defaults, an H100's, if the driver does not say)."""
     dev = cuda.get_current_device()
-    sm = int(getattr(dev, "MULTIPROCESSOR_COUNT", 80))
-    max_threads = int(getattr(dev, "MAX_THREADS_PER_BLOCK", 1024))
+
+    def attr(name, default):
+        try:
+            return int(getattr(dev, name))
+        except Exception:
+            return default
+    sm = attr("MULTIPROCESSOR_COUNT", 132)
+    max_threads = attr("MAX_THREADS_PER_BLOCK", 1024)
     threads = min(256, max_threads)
+    per_sm = attr("MAX_THREADS_PER_MULTI_PROCESSOR", 2048)
     return Target(simulator=False, sm_count=sm, max_threads=max_threads, threads=threads,
                   reduce_threads=threads, tile=16 if max_threads >= 256 else 8,
-                  blocks_per_sm=max(1, int(getattr(dev, "MAX_THREADS_PER_MULTI_PROCESSOR",
-                                                   2048)) // threads) * 4,
-                  max_grid=int(getattr(dev, "MAX_GRID_DIM_Y", 65535)))
+                  blocks_per_sm=max(1, per_sm // threads) * 4,
+                  max_grid=attr("MAX_GRID_DIM_Y", 65535))
 
 
 def gpu_present() -> bool:
