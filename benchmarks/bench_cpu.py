@@ -26,6 +26,10 @@ from typing import Callable, NamedTuple
 # parallel=True kernels use OpenMP threads; spinning idle threads would steal the cores the
 # next (single-threaded) measurement runs on, so idle threads sleep
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# One BLAS thread by default: NumPy's and Numba's (SciPy's) OpenBLAS are two thread pools, and
+# on a small shared machine their spinning threads make the dot rows bimodal. Every column
+# calls the same BLAS, so the comparison stays fair; override with OPENBLAS_NUM_THREADS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 from numba import njit  # noqa: E402
@@ -243,7 +247,8 @@ def _block(out):
 
 
 def best_times(fns: dict, args, rounds: int, budget: float) -> dict:
-    """Interleaved rounds; per round, as many calls as fit in `budget` seconds (at least 1).
+    """Interleaved rounds (order rotated each round); per round, as many calls as fit in
+    `budget` seconds (at least 1).
     Returns the best per-call time of each implementation, in seconds."""
     per_call = {}
     for name, fn in fns.items():  # warm up, and size the inner loop
@@ -252,8 +257,12 @@ def best_times(fns: dict, args, rounds: int, budget: float) -> dict:
         _block(fn(*args))
         per_call[name] = max(time.perf_counter() - t, 1e-7)
     best = {name: float("inf") for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
+    names = list(fns)
+    for r in range(rounds):
+        # rotate the order: a BLAS thread pool still spinning after one implementation
+        # (NumPy's and Numba's SciPy BLAS are two pools) must not always slow the same next one
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            fn = fns[name]
             n = max(1, min(1000, int(budget / per_call[name])))
             t = time.perf_counter()
             for _ in range(n):
