@@ -9,7 +9,8 @@ from typing import NamedTuple
 from .core.ir import ClosedJaxpr
 from .core.report import TraceMonitor, TraceReport, referenced_bindings
 from .core.source import function_location, function_name
-from .core.trace import JaxprTrace, Tracer, concrete_aval, current_trace, is_tracer_of, push_trace
+from .core.trace import JaxprTrace, Tracer, concrete_aval, current_trace, device_aval, \
+    is_device_array, is_tracer_of, push_trace
 from .tree import tree_flatten, tree_unflatten
 
 
@@ -113,6 +114,8 @@ def leaf_avals(split: SplitArgs):
     for path, leaf in zip(split.leaf_paths, split.dyn_leaves):
         if isinstance(leaf, Tracer):
             out.append(leaf.aval)
+        elif is_device_array(leaf):
+            out.append(device_aval(leaf, f"argument {path!r}"))
         else:
             out.append(concrete_aval(leaf, f"argument {path!r}")[1])
     return out

@@ -27,7 +27,8 @@ from .config import config
 from .core.ir import ClosedJaxpr
 from .core.report import TraceReport, fingerprint
 from .core.source import function_location, function_name
-from .core.trace import JaxprTrace, Tracer, current_trace, push_trace, to_array
+from .core.trace import JaxprTrace, Tracer, current_trace, host_array, is_device_array, \
+    push_trace, to_array
 from .diagnostics import Event, EventLog, describe_code_location, describe_line
 from .tree import tree_flatten, tree_unflatten
 
@@ -129,6 +130,8 @@ def _fast_key(args):
             out.append(t)
         elif isinstance(a, np.generic):
             out.append(a.dtype)
+        elif is_device_array(a):
+            out.append((tuple(a.shape), np.dtype(a.dtype), bool(getattr(a, "weak_type", False))))
         else:
             return None
     return tuple(out)
@@ -166,12 +169,26 @@ class Entry:
         self.single_output = self.out_tree is not None and self.out_tree.kind is None
 
     def run(self, leaves):
-        args = [leaf if type(leaf) is np.ndarray or type(leaf) is Array
-                else np.asarray(leaf, av.dtype) for leaf, av in zip(leaves, self.in_avals)]
-        outs = [_wrap(o, av) for o, av in zip(self.executable(*args), self.out_avals)]
+        outs = _call_executable(self.executable, leaves, self.in_avals, self.out_avals)
         if self.single_output:
             return outs[0]
         return tree_unflatten(self.out_tree, outs)
+
+
+def _call_executable(executable, leaves, in_avals, out_avals):
+    """Run a backend's executable on argument leaves; outputs as jitviz arrays.
+
+    A backend that keeps results on a device (CUDA) has `wrap_outputs` and takes device
+    arrays as they are; the others get host arrays.
+    """
+    wrap = getattr(executable, "wrap_outputs", None)
+    args = [leaf if type(leaf) is np.ndarray or type(leaf) is Array
+            or (wrap is not None and is_device_array(leaf)) else host_array(leaf, av.dtype)
+            for leaf, av in zip(leaves, in_avals)]
+    raw = executable(*args)
+    if wrap is not None:
+        return wrap(raw, out_avals)
+    return [_wrap(o, av) for o, av in zip(raw, out_avals)]
 
 
 def _wrap(value, aval):
@@ -688,11 +705,9 @@ class Compiled:
 
     def __call__(self, *args, **kwargs):
         leaves, _ = tree_flatten((args, kwargs))
-        avals = self.jaxpr.in_avals
-        vals = [np.asarray(x, a.dtype) for x, a in zip(leaves, avals)]
-        outs = self.executable(*vals)
-        return tree_unflatten(self.jaxpr.out_tree,
-                              [to_array(o, a) for o, a in zip(outs, self.jaxpr.out_avals)])
+        outs = _call_executable(self.executable, leaves, self.jaxpr.in_avals,
+                                self.jaxpr.out_avals)
+        return tree_unflatten(self.jaxpr.out_tree, outs)
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="cpu", fastmath=False,

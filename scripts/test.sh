@@ -15,7 +15,7 @@ start=$(date +%s)
 choose_python
 if [ "${JITVIZ_SKIP_INSTALL:-0}" != 1 ]; then
     ensure_apt graphviz chromium fonts-dejavu-core
-    pip_install_jitviz "test,lab"
+    pip_install_jitviz "test,lab,cuda"
     ensure_kernel
 fi
 log "set-up took $(( $(date +%s) - start )) s"

@@ -254,8 +254,30 @@ class push_trace:
         return False
 
 
+def is_device_array(x) -> bool:
+    """An array living on a GPU (a CUDA backend output, a Numba device array, anything with
+    `__cuda_array_interface__`, or a simulator array)."""
+    return bool(getattr(x, "__jitviz_device_array__", False)) or \
+        hasattr(x, "__cuda_array_interface__") or type(x).__name__ == "FakeCUDAArray"
+
+
+def host_array(x, dtype) -> np.ndarray:
+    """`x` as a NumPy array on the host (copying a device array back)."""
+    if is_device_array(x) and hasattr(x, "copy_to_host"):
+        x = x.copy_to_host()
+    return np.asarray(x, dtype)
+
+
+def device_aval(x, what: str) -> ShapedArray:
+    """The abstract value of a device array, without copying it."""
+    dt = dtypes.check_supported(np.dtype(x.dtype), what)
+    return ShapedArray(tuple(x.shape), dt, bool(getattr(x, "weak_type", False)))
+
+
 def concrete_aval(x, what: str):
     """(numpy value, aval) of a concrete leaf; a clear TypeError for anything else."""
+    if is_device_array(x):
+        x = host_array(x, None)
     if isinstance(x, np.ndarray):
         dt = dtypes.check_supported(x.dtype, what)
         if dt != x.dtype:  # big-endian: compute in native byte order
