@@ -25,7 +25,7 @@ from .api import ArgSpec, SplitArgs, arg_spec, leaf_avals, merge_static, split_a
 from .array import Array
 from .config import config
 from .core.ir import ClosedJaxpr
-from .core.report import TraceReport, fingerprint
+from .core.report import TraceReport, fingerprint, read_binding
 from .core.source import function_location, function_name
 from .core.trace import JaxprTrace, Tracer, current_trace, host_array, is_device_array, \
     push_trace, to_array
@@ -202,25 +202,9 @@ def _wrap(value, aval):
 
 
 def _binding_checks(report: TraceReport):
-    checks = []
-    for b in report.captured.values():
-        if b.cell is not None:
-            read = functools.partial(_cell_value, b.cell)
-        else:
-            read = functools.partial(_global_value, report.globals_ref, b.name)
-        checks.append(_BindingCheck(b.name, b.kind, read, b.value_id, b.fingerprint, b.summary))
-    return checks
-
-
-def _cell_value(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return _MISSING
-
-
-def _global_value(globs, name):
-    return globs.get(name, _MISSING) if globs is not None else _MISSING
+    return [_BindingCheck(b.name, b.kind, functools.partial(read_binding, b, _MISSING),
+                          b.value_id, b.fingerprint, b.summary)
+            for b in report.captured.values()]
 
 
 _MISSING = object()
@@ -472,8 +456,6 @@ class JitFunction:
         t0 = time.perf_counter()
         closed = trace_to_jaxpr(fun, self._spec, args, kwargs, purpose="jit", split=split,
                                 avals=list(key.avals))
-        closed.report.globals_ref = getattr(getattr(fun, "__wrapped__", fun), "__globals__",
-                                            None)
         trace_s = time.perf_counter() - t0
         cache.traces += 1
         self._record(Event("trace", signature, cache.name,

@@ -224,3 +224,38 @@ def test_reusing_a_random_key_is_an_event():
         jf(jr.PRNGKey(0))
     (ev,) = jf.events.of_kind("key_reuse")
     assert "key" in ev.message and ev.line is not None
+
+
+def test_get_negatives_under_jit_names_the_mask():
+    @jit(backend="interpret")
+    def get_negatives(x):
+        return x[x < 0]
+
+    with pytest.raises(errors.NonConcreteBooleanIndexError) as info:
+        get_negatives(jnp.array(np.random.default_rng(0).standard_normal(10)))
+    msg = str(info.value)
+    assert msg.startswith("Array boolean indices must be concrete; got bool[10]")
+    assert "argument x" in msg and "return x[x < 0]" in msg and "jnp.where" in msg
+    assert not get_negatives.cache_info().entries  # nothing was cached
+
+
+def test_example_fun_traced_length_is_a_type_error():
+    @jit(backend="interpret")
+    def example_fun(length):
+        return jnp.ones((length,))
+    with pytest.raises(TypeError, match="static_argnums=\\(0,\\)"):
+        example_fun(5)
+    assert jit(example_fun.__wrapped__, static_argnums=0, backend="interpret")(5).shape == (5,)
+
+
+def test_globals_of_helpers_from_other_modules_are_read_in_their_own_module():
+    # `run` lives in another module and reads that module's globals (UNARY, BINARY, ...):
+    # the traced lambda's module has no such names, which is not a global store
+    from test_hypothesis_programs import run
+    program = [("u", "sin", (0,), ())]
+    f = jit(lambda x: run(program, jnp, [x])[0], backend="interpret")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", jitviz.SideEffectWarning)
+        f(np.float32(1.0))
+        f(np.float32(2.0))
+    assert not f.events.of_kind("side_effect_lost")

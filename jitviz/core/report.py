@@ -80,6 +80,7 @@ class CapturedBinding:
     fingerprint: str  # repr for scalars/small arrays, a type+id for the rest
     summary: str  # short human text of the value
     cell: Any = None  # the closure cell (to re-read it cheaply)
+    namespace: Any = None  # the globals dict a global was read from (its function's module)
 
 
 @dataclass
@@ -151,7 +152,8 @@ def referenced_bindings(fun, max_depth: int = 3) -> dict[str, CapturedBinding]:
                 if isinstance(val, types.ModuleType):
                     continue
                 fp, summary = fingerprint(val)
-                out[name] = CapturedBinding(name, "global", id(val), fp, summary)
+                out[name] = CapturedBinding(name, "global", id(val), fp, summary,
+                                            namespace=globs)
                 if isinstance(val, types.FunctionType):
                     visit(val, depth + 1)
         for name, cell in zip(code.co_freevars, getattr(f, "__closure__", None) or ()):
@@ -228,12 +230,7 @@ class TraceMonitor:
         self._pending_print: PrintRecord | None = None
 
     def _value_of(self, b: CapturedBinding):
-        if b.kind == "closure":
-            try:
-                return b.cell.cell_contents
-            except ValueError:
-                return None
-        return self.globs.get(b.name)
+        return read_binding(b, None)
 
     # -- prints --------------------------------------------------------------------------
     def record_write(self, stream, s):
@@ -274,7 +271,7 @@ class TraceMonitor:
         self._t0 = _time.perf_counter()
         self._prev_profile = sys.getprofile()
         sys.setprofile(self._profile)
-        self._before = {name: id(self._value_of(b)) for name, b in self.bindings.items()}
+        self._before = {name: id(read_binding(b, _MISSING)) for name, b in self.bindings.items()}
         self._container_sizes = {cid: _size(self._value_by_id(cid)) for cid in self.watched}
         code = getattr(getattr(self.fun, "__wrapped__", self.fun), "__code__", None)
         self._stores = _global_stores(code) if code is not None else {}
@@ -301,7 +298,7 @@ class TraceMonitor:
         for name, b in self.bindings.items():
             if b.kind != "global":
                 continue
-            now = self.globs.get(name, _MISSING)
+            now = read_binding(b, _MISSING)
             if id(now) != self._before[name] and name not in recorded:
                 file, line, func = self._stores.get(name, (None, None, None))
                 src = SourceInfo(file, line, func, _line_text(file, line)) if file else None
@@ -419,6 +416,17 @@ def _subscript_stores(code, out=None):
 
 
 _MISSING = object()
+
+
+def read_binding(b: CapturedBinding, missing):
+    """The current value of a captured global or closure variable (`missing` if unbound)."""
+    if b.kind == "closure":
+        try:
+            return b.cell.cell_contents
+        except ValueError:
+            return missing
+    namespace = b.namespace if b.namespace is not None else {}
+    return namespace.get(b.name, missing)
 
 
 def config_record_nondeterminism() -> bool:
