@@ -14,6 +14,7 @@ their text is valid NumPy and valid Numba.
 from __future__ import annotations
 
 import math
+import re
 from contextlib import contextmanager
 
 import numpy as np
@@ -42,6 +43,7 @@ class ModuleText:
 
     def render(self):
         lines = self.HEADER.splitlines() + sorted(self.extra_imports)
+        lines += _external_helpers("\n".join(f[1] for f in self.functions))
         line_eqns = {}
         for name, text, eqns, opts in self.functions:
             if "objmode" in text:  # object-mode blocks hold the GIL anyway
@@ -51,6 +53,29 @@ class ModuleText:
             lines += text.rstrip("\n").split("\n")
             line_eqns.update({base + k: e for k, e in eqns.items()})
         return "\n".join(lines) + "\n", line_eqns
+
+
+def _external_helpers(text) -> list[str]:
+    """Helpers other modules add to `cpu_runtime` (a primitive's own Numba function, e.g.
+    jitviz.random's Threefry) are compiled into the kernels that call them, but live outside
+    cpu_runtime.py and so outside the cache tag: name each with a hash of its source, which
+    puts it in the module text, hence in the cache key."""
+    import hashlib
+    import inspect
+    from . import cpu_runtime
+    out = []
+    for name in sorted(set(re.findall(r"\brt\.(\w+)", text))):
+        fn = getattr(cpu_runtime, name, None)
+        py = getattr(fn, "py_func", None)
+        if py is None or py.__module__ == cpu_runtime.__name__:
+            continue
+        try:
+            src = inspect.getsource(py)
+        except (OSError, TypeError):
+            src = repr(py.__code__.co_code)
+        digest = hashlib.sha256(src.encode()).hexdigest()[:12]
+        out.append(f"# rt.{name} is {py.__module__}.{py.__qualname__} (source {digest})")
+    return out
 
 
 # --- function builder ----------------------------------------------------------------------
