@@ -179,16 +179,26 @@ def _call_executable(executable, leaves, in_avals, out_avals):
     """Run a backend's executable on argument leaves; outputs as jitviz arrays.
 
     A backend that keeps results on a device (CUDA) has `wrap_outputs` and takes device
-    arrays as they are; the others get host arrays.
+    arrays as they are; the others get host arrays. Arrays and NumPy scalars of the right
+    dtype pass untouched (the hot path); Python scalars become NumPy values of the jaxpr's
+    dtype.
     """
     wrap = getattr(executable, "wrap_outputs", None)
-    args = [leaf if type(leaf) is np.ndarray or type(leaf) is Array
-            or (wrap is not None and is_device_array(leaf)) else host_array(leaf, av.dtype)
+    args = [leaf if _passes_as_is(leaf, av, wrap) else host_array(leaf, av.dtype)
             for leaf, av in zip(leaves, in_avals)]
     raw = executable(*args)
     if wrap is not None:
         return wrap(raw, out_avals)
     return [_wrap(o, av) for o, av in zip(raw, out_avals)]
+
+
+def _passes_as_is(leaf, aval, wrap) -> bool:
+    t = type(leaf)
+    if t is np.ndarray or t is Array:
+        return True
+    if isinstance(leaf, np.generic):
+        return leaf.dtype == aval.dtype
+    return wrap is not None and is_device_array(leaf)
 
 
 def _wrap(value, aval):
