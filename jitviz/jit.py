@@ -113,16 +113,22 @@ def _distance(a: Key, b: Key) -> int:
 
 # --- cache entries -------------------------------------------------------------------------
 
-def _fast_key(args):
+def _fast_key(args, static_pos=frozenset()):
     """A cheap cache key for plain positional arrays and scalars (None: take the slow path).
 
-    It determines the full key: the pytree is a flat tuple, and each leaf's (shape, dtype,
-    weak_type) follows from the entries below.
+    It determines the full key: the pytree is a flat tuple, each leaf's (shape, dtype,
+    weak_type) follows from the entries below, and static values are part of it.
     """
     out = []
-    for a in args:
+    for i, a in enumerate(args):
         t = type(a)
-        if t is np.ndarray:
+        if static_pos and i in static_pos:
+            try:
+                hash(a)
+            except TypeError:
+                return None  # the slow path raises the error naming the argument
+            out.append(("static", t, a))
+        elif t is np.ndarray:
             out.append((a.shape, a.dtype))
         elif t is Array:
             out.append((a.shape, a.dtype, a.weak_type))
@@ -324,8 +330,10 @@ class JitFunction:
         options = (self._spec.static_argnums, self._spec.static_argnames, backend,
                    self.fastmath, self.parallel)
         self._cache = _cache_for(fun, options)
-        # calls with only plain array/scalar positional arguments take a shortcut
-        self._fast_ok = not self._spec.static_argnums and not self._spec.static_argnames
+        # calls with only plain array/scalar positional arguments (and hashable static
+        # values at non-negative positions) take a shortcut
+        self._static_pos = frozenset(self._spec.static_argnums)
+        self._fast_ok = all(i >= 0 for i in self._static_pos)
 
     # -- public surface --------------------------------------------------------------------
     @property
@@ -351,11 +359,13 @@ class JitFunction:
 
     def __call__(self, *args, **kwargs):
         if not kwargs and self._fast_ok:
-            fast = _fast_key(args)
+            fast = _fast_key(args, self._static_pos)
             hit = self._cache.fast.get(fast) if fast is not None else None
             if hit is not None and current_trace() is None:
                 key, entry = hit
                 self._hit(entry, key)
+                if self._static_pos:
+                    args = [a for i, a in enumerate(args) if i not in self._static_pos]
                 return entry.run(args)
         if current_trace() is not None:
             return self._call_in_trace(args, kwargs)
@@ -368,7 +378,7 @@ class JitFunction:
         else:
             self._hit(entry, key)
         if not kwargs and self._fast_ok:
-            fast = _fast_key(args)
+            fast = _fast_key(args, self._static_pos)
             if fast is not None:
                 cache.fast[fast] = (entry.key, entry)
         return entry.run(split.dyn_leaves)

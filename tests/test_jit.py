@@ -315,3 +315,13 @@ def test_precision_seed_is_ieee_exact_without_fastmath(backend):
     x, y = jnp.array(1.0, dtype=jnp.float32), jnp.array(0.001, dtype=jnp.float32)
     assert float(jit(f, backend=backend)(x, y)) == float(np.float32(1) + np.float32(0.001)
                                                          - np.float32(1))
+
+
+def test_repeated_calls_with_static_values_pick_the_right_entry(backend):
+    f = jit(lambda x, n: x * n, static_argnums=1, backend=backend)
+    for _ in range(3):  # the second round takes the dispatch shortcut
+        assert [float(f(np.float32(2), n)) for n in (1, 2, 3)] == [2.0, 4.0, 6.0]
+        assert float(f(np.float32(2), 2.5)) == 5.0  # 2.5 is a different static value
+    assert f.cache_info().misses == 4
+    with pytest.raises(ValueError, match="not hashable"):
+        f(np.float32(2), [1])
