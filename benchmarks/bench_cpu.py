@@ -50,18 +50,7 @@ except Exception:  # JAX is optional
 
 
 # --- the seeds' programs -------------------------------------------------------------------
-
-def slow_f(x):
-    return x * x + x * 2.0
-
-
-def selu(x, alpha=1.67, lambda_=1.05):
-    return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
-
-
-def norm(X):
-    X = X - X.mean(0)
-    return X / X.std(0)
+from jitviz.examples import norm, selu, slow_f  # noqa: E402
 
 
 def forward(W, X):

@@ -33,28 +33,7 @@ from jitviz.backends import cuda as jcuda  # noqa: E402
 
 
 # --- the workloads (as the seeds write them) -----------------------------------------------------
-
-def slow_f(x):
-    return x * x + x * 2.0
-
-
-def selu(x, alpha=1.67, lambda_=1.05):
-    return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
-
-
-def norm(X):
-    X = X - X.mean(0)
-    return X / X.std(0)
-
-
-def forward_pass(W, X):
-    Z = jnp.dot(W, X)
-    A = jnp.maximum(Z, 0)
-    return Z, A
-
-
-def f_loop(x, n):
-    return lax.fori_loop(0, n, lambda i, y: y + x, 0.)
+from jitviz.examples import f_loop, forward_pass, norm, selu, slow_f  # noqa: E402
 
 
 # --- hand-written numba.cuda baselines --------------------------------------------------------

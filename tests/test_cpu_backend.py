@@ -97,18 +97,10 @@ def test_seed_x_plus_y_minus_x_is_ieee_exact_without_fastmath():
 
 
 def test_seed_selu_norm_forward_and_fori_loop():
-    def selu(x, alpha=1.67, lambda_=1.05):
-        return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
-
-    def norm(x):
-        x = x - x.mean(0)
-        return x / x.std(0)
+    from jitviz.examples import apply_activation, f_loop, get_dot_product, norm, selu
 
     def forward(w, x):
-        return jnp.maximum(0.0, jnp.dot(w, x))
-
-    def f_loop(x, n):
-        return lax.fori_loop(0, n, lambda i, y: y + x, 0.)
+        return apply_activation(get_dot_product(w, x))
     y = rng.standard_normal(1000).astype(f32)
     assert_same(run_cpu(selu, y)[0], run_interpret(selu, y)[0])
     z = rng.random((300, 10)).astype(f32)

@@ -262,28 +262,7 @@ def test_primitive_matches_interpreter(case, capsys):
 
 
 # --- programs through jit (the optimizer's output) ----------------------------------------------
-
-def slow_f(x):
-    return x * x + x * 2.0
-
-
-def selu(x, alpha=1.67, lambda_=1.05):
-    return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
-
-
-def norm(X):
-    X = X - X.mean(0)
-    return X / X.std(0)
-
-
-def forward_pass(W, X):
-    Z = jnp.dot(W, X)
-    A = jnp.maximum(Z, 0)
-    return Z, A
-
-
-def f_loop(x, n):
-    return lax.fori_loop(0, n, lambda i, y: y + x, 0.)
+from jitviz.examples import f_loop, forward_pass, norm, selu, slow_f  # noqa: E402
 
 
 def sum_up_to(x):

@@ -20,17 +20,7 @@ rng = np.random.default_rng(1)
 X = rng.standard_normal((6, 5)).astype(f32)
 
 
-def slow_f(x):
-    return x * x + x * 2.0
-
-
-def selu(x, alpha=1.67, lambda_=1.05):
-    return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
-
-
-def norm(x):
-    x = x - x.mean(0)
-    return x / x.std(0)
+from jitviz.examples import norm, selu, slow_f  # noqa: E402  (the seeds' programs)
 
 
 def fused_eqns(closed):
@@ -192,7 +182,7 @@ def test_iota_and_broadcasts_fuse_without_buffers():
 def test_kernel_source_shows_equations_and_user_lines():
     exe, _ = compile_cpu(slow_f, X)
     src = exe.kernels[0].source
-    assert "test_fusion.py" in src and "return x * x + x * 2.0" in src
+    assert "examples.py" in src and "return x * x + x * 2.0" in src
     assert "def mul_add(" in src and "@njit(" in src
     assert [e.primitive.name for e in exe.kernels[0].eqns] == ["mul", "mul", "add"]
 

@@ -20,8 +20,14 @@ _WITH_STDLIB = (_JITVIZ_DIR, _NUMPY_DIR, _STDLIB_DIR)
 _cache: dict = {}
 
 
+# jitviz.examples holds the tutorials' programs: user code that happens to ship with jitviz
+_USER_CODE_IN_PACKAGE = (_JITVIZ_DIR + "examples.py",)
+
+
 def is_internal_file(filename: str, skip_stdlib: bool = False) -> bool:
     prefixes = _WITH_STDLIB if skip_stdlib else _INTERNAL
+    if filename in _USER_CODE_IN_PACKAGE:
+        return False
     if filename.startswith(prefixes):
         # the stdlib dir contains site-packages: user-installed libraries are "user code"
         return not (skip_stdlib and filename.startswith(_SITE_DIRS)
