@@ -195,3 +195,27 @@ def test_generated_programs_gradient_matches_finite_differences(f, xs):
     np.testing.assert_allclose(g, fd, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(np.asarray(jitviz.jit(jitviz.grad(f))(x)), g, rtol=1e-9,
                                atol=1e-12)
+
+
+def _central_difference(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        g[i] = (float(f(x + d)) - float(f(x - d))) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("name, f", [
+    ("prod", lambda x: jnp.prod(x)),
+    ("prod_axis", lambda x: jnp.sum(jnp.prod(x, axis=1) * jnp.array([1.0, 2.0]))),
+    ("cumprod", lambda x: jnp.sum(jnp.cumprod(x, axis=1) * jnp.arange(3.0))),
+    ("cumprod_reverse", lambda x: jnp.sum(jitviz.lax.cumprod(x, axis=1, reverse=True)
+                                          * jnp.arange(3.0))),
+])
+def test_products_differentiate_exactly_at_zeros(name, f):
+    x = np.array([[2.0, 0.0, 3.0], [1.5, -2.0, 0.5]])  # float64, with a zero
+    want = _central_difference(f, x)
+    np.testing.assert_allclose(np.asarray(jitviz.grad(f)(x)), want, atol=1e-6)
+    _, jv = jitviz.jvp(f, (x,), (np.ones_like(x),))
+    assert float(jv) == pytest.approx(want.sum(), abs=1e-6)

@@ -268,22 +268,55 @@ JVP_RULES["reduce_max"] = _reduce_ext_jvp(P.reduce_max_p)
 JVP_RULES["reduce_min"] = _reduce_ext_jvp(P.reduce_min_p)
 
 
+def prod_of_others(x, axes):
+    """For each element, the product of the other elements reduced with it over `axes`:
+    exclusive prefix times exclusive suffix products (no division, so zeros are exact)."""
+    from .. import numpy as jnp
+    nd = len(aval_of(x).shape)
+    rest = [i for i in range(nd) if i not in axes]
+    perm = rest + list(axes)
+    xt = jnp.transpose(x, perm)
+    lead = tuple(aval_of(xt).shape[:len(rest)])
+    flat = jnp.reshape(xt, lead + (-1,))
+    if aval_of(flat).shape[-1] == 0:
+        return jnp.zeros_like(x)
+    ones = jnp.ones(lead + (1,), aval_of(x).dtype)
+    last = len(lead)
+    left = jnp.concatenate([ones, P.cumprod_p.bind(flat, axis=last, reverse=False)[..., :-1]],
+                           axis=-1)
+    right = jnp.concatenate([P.cumprod_p.bind(flat, axis=last, reverse=True)[..., 1:], ones],
+                            axis=-1)
+    others = jnp.reshape(jnp.multiply(left, right), aval_of(xt).shape)
+    return jnp.transpose(others, tuple(int(i) for i in np.argsort(perm)))
+
+
 def _reduce_prod_jvp(primals, tangents, *, axes):
     x, = primals
     y = P.reduce_prod_p.bind(x, axes=axes)
-    # d prod = sum_i t_i * prod_{j != i} x_j, as prod / x_i (exact where no x_i is zero)
-    others = P.div_p.bind(keep_dims(x, y, axes), x)
-    return y, P.reduce_sum_p.bind(mul(tangents[0], others), axes=axes)
+    # d prod = sum_i t_i * prod_{j != i} x_j
+    return y, P.reduce_sum_p.bind(mul(tangents[0], prod_of_others(x, axes)), axes=axes)
 
 
 JVP_RULES["reduce_prod"] = _reduce_prod_jvp
 
 
 def _cumprod_jvp(primals, tangents, *, axis, reverse):
+    """y_k = y_{k-1} x_k, so dy_k = dy_{k-1} x_k + y_{k-1} t_k: a scan (exact at zeros)."""
+    from .. import lax
+    from .. import numpy as jnp
     x, = primals
     y = P.cumprod_p.bind(x, axis=axis, reverse=reverse)
-    s = P.cumsum_p.bind(P.div_p.bind(tangents[0], x), axis=axis, reverse=reverse)
-    return y, mul(y, s)
+    xs, ts = jnp.moveaxis(x, axis, 0), jnp.moveaxis(tangents[0], axis, 0)
+    dt = aval_of(x).dtype
+    init = (jnp.ones(aval_of(xs).shape[1:], dt), jnp.zeros(aval_of(xs).shape[1:], dt))
+
+    def step(carry, xt):
+        p, dp = carry
+        xi, ti = xt
+        dp = jnp.add(jnp.multiply(dp, xi), jnp.multiply(p, ti))
+        return (jnp.multiply(p, xi), dp), dp
+    _, dys = lax.scan(step, init, (xs, ts), reverse=reverse)
+    return y, jnp.moveaxis(dys, 0, axis)
 
 
 JVP_RULES["cumprod"] = _cumprod_jvp

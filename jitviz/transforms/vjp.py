@@ -25,6 +25,7 @@ from ..lax import primitives as P
 from ._util import (TransformError, add_any, aval_of, broadcast_to, closed, convert, full,
                     instantiate, is_float, keep_source, moveaxis, mul, neg, read_literal,
                     strong, trace_avals, unbroadcast, where, zeros)
+from .jvp import prod_of_others  # noqa: E402
 from .jvp import (DIFFERENTIABLE_ELEMENTWISE, NON_DIFFERENTIABLE, along_axis_indices,
                   cum_source_index, extremum_weights, keep_dims, partials)
 
@@ -247,10 +248,34 @@ def _reduce_ext_vjp(ct, primals, out, *, axes):
 VJP_RULES["reduce_max"] = _reduce_ext_vjp
 VJP_RULES["reduce_min"] = _reduce_ext_vjp
 VJP_RULES["reduce_prod"] = lambda ct, primals, out, *, axes: [
-    mul(keep_dims(primals[0], ct, axes), P.div_p.bind(keep_dims(primals[0], out, axes),
-                                                      primals[0]))]
-VJP_RULES["cumprod"] = lambda ct, primals, out, *, axis, reverse: [
-    P.div_p.bind(P.cumsum_p.bind(mul(ct, out), axis=axis, reverse=not reverse), primals[0])]
+    mul(keep_dims(primals[0], ct, axes), prod_of_others(primals[0], axes))]
+
+
+def _cumprod_vjp(ct, primals, out, *, axis, reverse):
+    """ct_x_i = (prefix product before i) * S_i with S_i = ct_i + x_{i+1} S_{i+1}: a reverse
+    scan, exact at zeros. `reverse=True` is the same along the flipped axis."""
+    from .. import lax
+    from .. import numpy as jnp
+    x, = primals
+    if reverse:
+        flip = lambda a: jnp.flip(a, axis)  # noqa: E731
+        return [flip(_cumprod_vjp(flip(ct), [flip(x)], flip(out), axis=axis,
+                                  reverse=False)[0])]
+    xs, cts, ys = (jnp.moveaxis(a, axis, 0) for a in (x, ct, out))
+    dt = aval_of(x).dtype
+    one = jnp.ones((1,) + tuple(aval_of(xs).shape[1:]), dt)
+    x_next = jnp.concatenate([xs[1:], one], axis=0)
+
+    def step(s, inp):
+        c, xn = inp
+        s = jnp.add(c, jnp.multiply(xn, s))
+        return s, s
+    _, sums = lax.scan(step, jnp.zeros(aval_of(xs).shape[1:], dt), (cts, x_next), reverse=True)
+    before = jnp.concatenate([one, ys[:-1]], axis=0)
+    return [jnp.moveaxis(jnp.multiply(before, sums), 0, axis)]
+
+
+VJP_RULES["cumprod"] = _cumprod_vjp
 
 
 def _cumext_vjp(ct, primals, out, *, axis, reverse):
