@@ -302,28 +302,7 @@ def bypass_kernel_cache(backend_name: str):
     cache = getattr(backend, "kernel_cache", None)
     if cache is not None and callable(getattr(cache, "disabled", None)):
         return cache.disabled(), f"{type(backend).__name__}.kernel_cache.disabled()"
-    # The CPU backend as it is today: `CpuBackend(cache=None)` keeps an optional
-    # `KernelCache(root)` in `_cache` (else the shared default one). A fresh KernelCache in a
-    # temporary directory has nothing in memory and nothing on disk: a real compile, and the
-    # shared cache is neither read nor filled.
-    if "_cache" in getattr(backend, "__dict__", {}):
-        current = getattr(backend, "cache", None)
-        if current is not None and callable(getattr(current, "module", None)):
-            return _fresh_kernel_cache(backend, type(current)), \
-                f"a fresh {type(current).__name__} in a temporary directory"
     return contextlib.nullcontext(), None
-
-
-@contextlib.contextmanager
-def _fresh_kernel_cache(backend, cache_type):
-    import tempfile
-    with tempfile.TemporaryDirectory(prefix="jitviz-cold-") as tmp:
-        saved = backend._cache
-        backend._cache = cache_type(tmp)
-        try:
-            yield
-        finally:
-            backend._cache = saved
 
 
 # --- timing ------------------------------------------------------------------------------------

@@ -16,6 +16,9 @@ equation and the user's line. There is no fallback to another backend.
 """
 from __future__ import annotations
 
+import contextlib
+import tempfile
+
 import itertools
 import linecache
 import re
@@ -279,6 +282,18 @@ class CpuBackend(Backend):
     @property
     def cache(self):
         return self._cache or default_cache()
+
+    @contextlib.contextmanager
+    def bypass_kernel_cache(self):
+        """Compile into a fresh, empty kernel cache (in a temporary folder) while inside:
+        nothing is read from or added to the shared cache (`%jitbench --cold`)."""
+        with tempfile.TemporaryDirectory(prefix="jitviz-cold-") as tmp:
+            saved = self._cache
+            self._cache = type(self.cache)(tmp)
+            try:
+                yield
+            finally:
+                self._cache = saved
 
     def compile(self, closed: ClosedJaxpr, *, fastmath=False, parallel=False) -> Executable:
         program = Program(fastmath=fastmath, parallel=parallel, cache=self.cache)
