@@ -219,3 +219,10 @@ def test_products_differentiate_exactly_at_zeros(name, f):
     np.testing.assert_allclose(np.asarray(jitviz.grad(f)(x)), want, atol=1e-6)
     _, jv = jitviz.jvp(f, (x,), (np.ones_like(x),))
     assert float(jv) == pytest.approx(want.sum(), abs=1e-6)
+
+
+def test_complex_inputs_and_outputs_are_refused_not_miscomputed():
+    with pytest.raises(TypeError, match="does not support complex inputs"):
+        jitviz.grad(lambda z: jnp.real(z * z))(np.complex64(1 + 2j))
+    with pytest.raises(TypeError, match="real-valued outputs"):
+        jitviz.grad(lambda x: x * (1 + 1j))(np.float32(1.0))

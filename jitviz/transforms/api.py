@@ -111,6 +111,11 @@ def _cast_ct(c, aval):
 def _check_grad_inputs(leaves, allow_int):
     for x in leaves:
         dt = aval_of(x).dtype
+        if dt.kind == "c":
+            # the rules do not conjugate: refuse rather than return a wrong gradient
+            raise TypeError(f"jitviz.grad does not support complex inputs yet (got {dt.name}); "
+                            "differentiate with respect to the real and imaginary parts as two "
+                            "real arguments, or use jitviz.jvp for forward-mode derivatives.")
         if dt.kind not in "fc" and not allow_int:
             raise TypeError("grad requires real- or complex-valued inputs (input dtype that is "
                             "a sub-dtype of np.inexact), but got "
@@ -146,9 +151,9 @@ def value_and_grad(fun, argnums=0, has_aux=False, allow_int=False):
             raise TypeError("Gradient only defined for scalar-output functions. Output "
                             + (f"had shape: {ov.shape}." if ov is not None else
                                f"was a {type(out).__name__}."))
-        if not is_float(ov):
-            raise TypeError(f"grad requires real- or complex-valued outputs (output dtype that "
-                            f"is a sub-dtype of np.inexact), but got {ov.dtype.name}.")
+        if not is_float(ov) or ov.dtype.kind == "c":
+            raise TypeError(f"grad requires real-valued outputs (output dtype that is a "
+                            f"sub-dtype of np.floating), but got {ov.dtype.name}.")
         g = fn(full((), 1, ov.dtype))
         g = tuple(g) if multiple else g[0]
         if has_aux:
