@@ -640,15 +640,18 @@ class FusedRenderer:
         dt = ctor(eqn.outvars[0].aval.dtype)
         op, cascade = BLOCKED[eqn.primitive.name]
         k = len(eqn.invars[0].aval.shape) - 1
+        if not cascade:  # max/min: exact in any order; per-lane updates vectorize
+            lanes, used = self.fresh("lane"), f"min(n{k}, {BLOCK})"
+            hooks.setup.append((1, f"{lanes} = np.empty({BLOCK}, {dt})", eqn))
+            hooks.pre.setdefault(r, []).append((f"rt.lanes_fill({lanes}, {used}, {init})", eqn))
+            self.emit(self.depth, f"{lanes}[j{k}] = rt.lane_{op}({lanes}[j{k}], {val})", eqn)
+            hooks.post.setdefault(r, []).insert(
+                0, (f"{acc} = {dt}(rt.lanes_total_{op}({lanes}, {used}, {init}))", eqn))
+            return
         buf = self.fresh("buf")
         hooks.setup.append((1, f"{buf} = np.empty({BLOCK}, {dt})", eqn))
         self.emit(self.depth, f"{buf}[j{k}] = {val}", eqn)
         blocks = (f"rt.lanes_{op}({buf})", f"rt.block_{op}({buf}, m{k}, {init})")
-        if not cascade:  # max/min: exact in any order
-            hooks.pre.setdefault(r, []).append((f"{acc} = {init}", eqn))
-            hooks.after_block.append(tuple(f"{acc} = {dt}(rt._{op}({acc}, {b}))"
-                                           for b in blocks) + (eqn,))
-            return
         stack, levels, top = self.fresh("stk"), self.fresh("lvl"), self.fresh("top")
         hooks.setup.append((1, f"{stack} = np.empty(64, {dt})", eqn))
         hooks.setup.append((1, f"{levels} = np.empty(64, np.int64)", eqn))

@@ -429,3 +429,50 @@ block_max = _make_block(_max)
 block_min = _make_block(_min)
 cascade_push_add, cascade_total_add = _make_cascade(_add)
 cascade_push_mul, cascade_total_mul = _make_cascade(_mul)
+
+
+# max/min over the innermost axis: each value updates lane `j` of a BLOCK-long lane array
+# (an elementwise loop, which LLVM vectorizes; a NaN-propagating max as a running scalar
+# reduction does not), and the lanes are combined pairwise at the end. NaN propagates (a NaN
+# lane stays NaN, a NaN value enters its lane); on ties the later value wins, as np.max's
+# SIMD loops give for -0.0/+0.0.
+
+@_inline
+def lane_max(m, v):
+    return m if (m > v) | (m != m) else v
+
+
+@_inline
+def lane_min(m, v):
+    return m if (m < v) | (m != m) else v
+
+
+@_inline
+def lanes_fill(lanes, c, identity):
+    for j in range(c):
+        lanes[j] = identity
+
+
+def _make_lanes_total(op):
+    @_inline
+    def total(lanes, c, identity):
+        """Combine the first c (<= BLOCK) lanes, starting from identity."""
+        if c == BLOCK:
+            for j in range(64):
+                lanes[j] = op(lanes[j], lanes[j + 64])
+            for j in range(32):
+                lanes[j] = op(lanes[j], lanes[j + 32])
+            for j in range(16):
+                lanes[j] = op(lanes[j], lanes[j + 16])
+            for j in range(8):
+                lanes[j] = op(lanes[j], lanes[j + 8])
+            c = 8
+        res = identity
+        for j in range(c):
+            res = op(res, lanes[j])
+        return res
+    return total
+
+
+lanes_total_max = _make_lanes_total(lane_max)
+lanes_total_min = _make_lanes_total(lane_min)
