@@ -706,3 +706,34 @@ def test_control_flow_runs_eagerly_outside_a_trace():
     assert c == 6 and ys.tolist() == [0, 0, 1, 3]
     assert lax.cond(False, lambda x: x + 1, lambda x: x - 1, 5) == 4
     assert lax.switch(7, [lambda: 0, lambda: 1]) == 1
+
+
+def test_every_sub_jaxpr_is_fed_and_read_by_its_equation():
+    """Each primitive's `sub_io` rule routes the equation's operands and results to the
+    sub-jaxpr's invars and outvars (the explorer draws its edges from it)."""
+    from jitviz.core.pretty import sub_jaxprs
+
+    def f(x, n):
+        y = lax.cond(x > 0, lambda v: v + 1.0, lambda v: v - 1.0, x)
+        z = lax.while_loop(lambda c: c < n, lambda c: c * 2.0 + y, y)
+        w, _ = lax.scan(lambda c, a: (c + a * z, None), 0.0, jnp.ones(3))
+        return lax.fori_loop(0, 4, lambda i, c: c + w, w)
+    closed = jitviz.make_jaxpr(f)(1.0, 10.0)
+    seen = set()
+    for eqn in closed.jaxpr.eqns:
+        for key, value in eqn.params.items():
+            for sub in (value if isinstance(value, tuple) else (value,)):
+                if not hasattr(sub, "jaxpr"):
+                    continue
+                ops, results = eqn.primitive.sub_io(eqn.params, eqn.invars, eqn.outvars, key)
+                assert len(ops) == len(sub.jaxpr.invars)
+                for a, v in zip(ops, sub.jaxpr.invars):  # scan feeds slices of its xs
+                    assert a.aval.dtype == v.aval.dtype and \
+                        v.aval.shape in (a.aval.shape, a.aval.shape[1:])
+                for r, v in zip(results, sub.jaxpr.outvars):  # ... and stacks its ys
+                    assert r is None or (r.aval.dtype == v.aval.dtype and
+                                         v.aval.shape in (r.aval.shape, r.aval.shape[1:]))
+                assert len(results) == len(sub.jaxpr.outvars)
+                seen.add(eqn.primitive.name)
+        assert list(sub_jaxprs(eqn)) or eqn.primitive.name not in ("cond", "while", "scan")
+    assert seen == {"cond", "while", "scan"}

@@ -152,7 +152,7 @@ def _inline(eqns, consts):
 
 
 def _has_print(eqn) -> bool:
-    if eqn.primitive.name == "debug_print":
+    if eqn.primitive.effectful:
         return True
     for p in eqn.params.values():
         for j in (p if isinstance(p, tuple) else (p,)):
@@ -691,7 +691,7 @@ class Renderer:
             outs.append(self.value(a, self._at(a.aval, eidx)))
         for e in flat.eqns:
             if _has_print(e):
-                if e.primitive.name == "debug_print":
+                if e.primitive.effectful:
                     self.render_print(e)
                 else:
                     self.render_control(e, None, eidx if self.control_space(e) else ())

@@ -296,7 +296,9 @@ def _dropped_vars(top: Jaxpr):
     return [v for e in top.eqns for v in e.outvars if v.id not in used]
 
 
-def pp_toplevel(jaxpr) -> Doc:
+def _toplevel(jaxpr):
+    """(document, naming context) of a whole printout: names are handed out while the
+    document is built, in the order the printer meets the variables."""
     if isinstance(jaxpr, ClosedJaxpr):
         jaxpr = jaxpr.jaxpr
     shared = _shared_jaxprs(jaxpr)
@@ -307,7 +309,16 @@ def pp_toplevel(jaxpr) -> Doc:
                             text(" in"), brk()]))
         ctx.shared[id(sub)] = name
     docs.append(_skeleton(jaxpr, ctx))
-    return concat(docs)
+    return concat(docs), ctx
+
+
+def pp_toplevel(jaxpr) -> Doc:
+    return _toplevel(jaxpr)[0]
+
+
+def printed_names(jaxpr) -> dict[int, str]:
+    """var id -> the name `print(jaxpr)` gives it (a, b, ..., `_` for unused results)."""
+    return dict(_toplevel(jaxpr)[1].names)
 
 
 def pp_jaxpr(jaxpr, width: int = WIDTH) -> str:

@@ -16,7 +16,8 @@ class Primitive:
     def __init__(self, name: str, *, abstract_eval: Callable, impl: Callable,
                  multiple_results: bool = False, pp_params: Callable | None = None,
                  scalar: str | Callable | None = None, kind: str = "other",
-                 effectful: bool = False, call_param: str | None = None):
+                 effectful: bool = False, call_param: str | None = None,
+                 sub_io: Callable | None = None):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is defined twice")
         self.name = name
@@ -30,6 +31,9 @@ class Primitive:
         # a call primitive (jit): the param holding the called jaxpr, which is printed with
         # the caller's variable names for its inputs and outputs (JAX's jit printing rule)
         self.call_param = call_param
+        # for primitives with sub-jaxprs: (params, invars, outvars, param key) -> (outer atoms
+        # feeding the sub-jaxpr's invars, outer vars its outvars become; None where none)
+        self.sub_io = sub_io or _same_io
         self.lowerings: dict[str, Callable] = {}
         PRIMITIVES[name] = self
 
@@ -44,6 +48,11 @@ class Primitive:
 
     def __repr__(self):
         return self.name
+
+
+def _same_io(params, invars, outvars, key):
+    """The default routing: the equation's operands and results are the sub-jaxpr's own."""
+    return list(invars), list(outvars)
 
 
 def primitive(name, **rules) -> Primitive:

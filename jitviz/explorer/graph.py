@@ -101,56 +101,16 @@ def jaxpr_params(eqn) -> list[tuple[str, Jaxpr]]:
 
 
 def _sub_name(eqn, key, index, count) -> str:
-    if eqn.primitive.name == "cond" and key == "branches":
+    if key == "branches":
         return f"branch {index}"
     return key if count == 1 else f"{key} {index}"
 
 
 def printed_names(jaxpr: Jaxpr) -> dict[int, str]:
-    """var id -> the name `print(jaxpr)` gives it (a, b, ..., `_` for unused results).
-
-    Names are handed out in the order the printer meets variables; this walks the jaxpr in
-    that order without building the printed text (tests/test_explorer_graph.py checks the
-    names against the printer's)."""
-    try:
-        from ..core import pretty
-        shared = pretty._shared_jaxprs(jaxpr)
-        ctx = pretty.NameContext(reserved=[n for n, _ in shared],
-                                 dropped=pretty._dropped_vars(jaxpr))
-    except Exception:  # the printer changed shape: fall back to our own order
-        return {}
-    for name, sub in shared:
-        _name_in_print_order(sub, ctx)
-        ctx.shared[id(sub)] = name
-    _name_in_print_order(jaxpr, ctx)
-    return dict(ctx.names)
-
-
-def _name_in_print_order(jaxpr: Jaxpr, ctx) -> None:
-    if id(jaxpr) in ctx.shared:
-        return
-    for var in (*jaxpr.constvars, *jaxpr.invars):
-        ctx.name(var)
-    for eqn in jaxpr.eqns:
-        for var in eqn.outvars:
-            ctx.name(var)
-        if eqn.primitive.name == "jit" and "jaxpr" in eqn.params:
-            sub = eqn.params["jaxpr"]
-            sub = sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub
-            if id(sub) not in ctx.shared:
-                ctx.suggest(sub.invars, eqn.invars)
-                ctx.suggest(sub.outvars, eqn.outvars)
-        for _, value in eqn.primitive.printed_params(eqn.params):
-            for item in (value if isinstance(value, tuple) else (value,)):
-                if isinstance(item, (Jaxpr, ClosedJaxpr)):
-                    _name_in_print_order(item.jaxpr if isinstance(item, ClosedJaxpr) else item,
-                                         ctx)
-        for atom in eqn.invars:
-            if isinstance(atom, Var):
-                ctx.name(atom)
-    for atom in jaxpr.outvars:
-        if isinstance(atom, Var):
-            ctx.name(atom)
+    """var id -> the name `print(jaxpr)` gives it (the printer's own naming, so the graph and
+    the text always agree; tests/test_explorer_graph.py checks it)."""
+    from ..core import pretty
+    return pretty.printed_names(jaxpr)
 
 
 class _Names:
@@ -169,23 +129,13 @@ class _Names:
 
 def inner_operands(eqn, key: str, sub: Jaxpr) -> list:
     """The outer atoms that feed `sub`'s invars, in order (None where unknown)."""
-    name, params, invars = eqn.primitive.name, eqn.params, list(eqn.invars)
-    if name == "cond":
-        ops = invars[1:]
-    elif name == "while":
-        n_cond, n_body = params.get("cond_nconsts", 0), params.get("body_nconsts", 0)
-        consts = invars[:n_cond] if key == "cond_jaxpr" else invars[n_cond:n_cond + n_body]
-        ops = consts + invars[n_cond + n_body:]
-    else:
-        ops = invars
+    ops = eqn.primitive.sub_io(eqn.params, eqn.invars, eqn.outvars, key)[0]
     return ops if len(ops) == len(sub.invars) else [None] * len(sub.invars)
 
 
 def inner_results(eqn, key: str, sub: Jaxpr) -> list:
     """The outer vars that `sub`'s outvars become, in order (None where unknown)."""
-    if eqn.primitive.name == "while" and key == "cond_jaxpr":
-        return [None] * len(sub.outvars)
-    outs = list(eqn.outvars)
+    outs = eqn.primitive.sub_io(eqn.params, eqn.invars, eqn.outvars, key)[1]
     return outs if len(outs) == len(sub.outvars) else [None] * len(sub.outvars)
 
 

@@ -148,8 +148,12 @@ def _cond_impl(index, *operands, branches):
     return eval_jaxpr(br.jaxpr, br.consts, *operands)
 
 
+def _cond_io(params, invars, outvars, key):
+    return list(invars[1:]), list(outvars)  # the branch index feeds no branch
+
+
 cond_p = primitive("cond", abstract_eval=_cond_rule, impl=_cond_impl, multiple_results=True,
-                   kind="control")
+                   kind="control", sub_io=_cond_io)
 
 
 def _to_index(pred, what):
@@ -228,8 +232,16 @@ def _while_impl(*args, cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
     return carry
 
 
+def _while_io(params, invars, outvars, key):
+    n_cond, n_body = params["cond_nconsts"], params["body_nconsts"]
+    carry = list(invars[n_cond + n_body:])
+    if key == "cond_jaxpr":  # cond consts + carry in, a predicate out (no outer result)
+        return list(invars[:n_cond]) + carry, [None]
+    return list(invars[n_cond:n_cond + n_body]) + carry, list(outvars)
+
+
 while_p = primitive("while", abstract_eval=_while_rule, impl=_while_impl,
-                    multiple_results=True, kind="control")
+                    multiple_results=True, kind="control", sub_io=_while_io)
 
 
 def _carry_mismatch(what, in_tree, in_avals, out_tree, out_avals, names):
