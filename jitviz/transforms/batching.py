@@ -211,8 +211,7 @@ def _gather_rule(args, dims, *, axes):
     a0 = axes[0]
     if xd is None:
         # x[pre, idx...]: the batch dimension of the broadcast indices lands at a0
-        idx = [_front_full(i, d, size, aval_of(i).ndim - (d is not None)) for i, d in
-               zip(idx, idd)]
+        idx = [bdim_to_front(i, d, size) for i, d in zip(idx, idd)]
         return P.gather_p.bind(x, *idx, axes=axes), a0
     x = moveaxis(x, xd, a0)  # batch just before the indexed axes
     ishape = np.broadcast_shapes(*[_ex_shape(i, d) for i, d in zip(idx, idd)])
@@ -229,19 +228,15 @@ def _ex_shape(x, d):
     return tuple(s)
 
 
-def _to_full(i, d, size, ishape):
-    """An index array (batched or not) broadcast to (size, *ishape)."""
-    i = bdim_to_front(i, d, size)
-    r = aval_of(i).ndim - 1
-    full = (size,) + tuple(ishape)
-    if aval_of(i).shape == full:
-        return i
-    return P.broadcast_in_dim_p.bind(i, shape=full, broadcast_dimensions=(0,) + tuple(
-        range(1 + len(ishape) - r, 1 + len(ishape))))
-
-
-def _front_full(i, d, size, r):
-    return bdim_to_front(i, d, size)
+def _to_full(x, d, size, shape):
+    """`x` (batched along `d`, or not) with the batch in front, broadcast to (size, *shape)."""
+    x = bdim_to_front(x, d, size)
+    r = aval_of(x).ndim - 1
+    full = (size,) + tuple(shape)
+    if aval_of(x).shape == full:
+        return x
+    return P.broadcast_in_dim_p.bind(x, shape=full, broadcast_dimensions=(0,) + tuple(
+        range(1 + len(shape) - r, 1 + len(shape))))
 
 
 def _scatter_rule(args, dims, *, axes, mode):
@@ -253,14 +248,14 @@ def _scatter_rule(args, dims, *, axes, mode):
         # the update must broadcast against x[:, pre, idx, post]: give it every dimension
         ex_x = aval_of(x).shape[1:]
         target = _gather_target(ex_x, [aval_of(i).shape for i in idx], axes)
-        u = _update_full(u, ud, size, target)
+        u = _to_full(u, ud, size, target)
         return P.scatter_p.bind(x, u, *idx, axes=tuple(a + 1 for a in axes), mode=mode), 0
     a0 = axes[0]
     x = bdim_to_front(x, xd, size)
     ex_x = aval_of(x).shape[1:]
     ishape = np.broadcast_shapes(*[_ex_shape(i, d) for i, d in zip(idx, idd)])
     target = _gather_target(ex_x, [ishape], axes)
-    u = _update_full(u, ud, size, target)  # (size, *target)
+    u = _to_full(u, ud, size, target)  # (size, *target)
     # x: batch before the indexed axes; u: batch at a0 too (where the index dims start)
     x = moveaxis(x, 0, a0)
     u = moveaxis(u, 0, a0)
@@ -273,16 +268,6 @@ def _scatter_rule(args, dims, *, axes, mode):
 def _gather_target(ex_x, idx_shapes, axes):
     b = np.broadcast_shapes(*idx_shapes)
     return tuple(ex_x[:axes[0]]) + tuple(b) + tuple(ex_x[axes[-1] + 1:])
-
-
-def _update_full(u, d, size, target):
-    u = bdim_to_front(u, d, size)
-    r = aval_of(u).ndim - 1
-    full = (size,) + tuple(target)
-    if aval_of(u).shape == full:
-        return u
-    return P.broadcast_in_dim_p.bind(u, shape=full, broadcast_dimensions=(0,) + tuple(
-        range(1 + len(target) - r, 1 + len(target))))
 
 
 # --- reductions, cumulative, dot -----------------------------------------------------------
