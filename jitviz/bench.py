@@ -617,6 +617,14 @@ def _title(result: BenchResult) -> str:
     return result.call
 
 
+def _verdicts(result: BenchResult):
+    """(backend, speedup, break-even calls as text, or None for never) per timed backend."""
+    for b in result.backends:
+        sp, be = result.speedups.get(b), result.break_evens.get(b)
+        if sp is not None:
+            yield b, sp, None if be is not None and math.isinf(be) else _fmt_calls(be)
+
+
 def _text_report(result: BenchResult) -> str:
     from .magics.render import text_table
     lines = [f"jitbench {_title(result)}"]
@@ -624,16 +632,13 @@ def _text_report(result: BenchResult) -> str:
         lines.append(f"  cold call ({b}, fresh cache): {_cold_line(c)}")
     lines.append("  per call (warm):")
     lines.append(text_table(_HEADERS, _timing_rows(result), _ALIGN, indent="    "))
-    for b in result.backends:
-        sp, be = result.speedups.get(b), result.break_evens.get(b)
-        if sp is None:
-            continue
-        if be is not None and math.isinf(be):
+    for b, sp, calls in _verdicts(result):
+        if calls is None:
             lines.append(f"  {b}: {sp:.2f}x the baseline's speed: jit does not pay off here, "
                          "break-even never (the compiled call is not faster)")
         else:
             lines.append(f"  {b}: {sp:.2f}x faster than the baseline; pays for its cold call "
-                         f"after {_fmt_calls(be)}")
+                         f"after {calls}")
     for n in result.notes:
         lines.append(f"  note: {n}")
     for w in result.warnings:
@@ -649,16 +654,13 @@ def _html_report(result: BenchResult) -> str:
     parts.append(html_table(_HEADERS, _timing_rows(result), _ALIGN,
                             caption="per call, warm (block_until_ready included)"))
     summary = []
-    for b in result.backends:
-        sp, be = result.speedups.get(b), result.break_evens.get(b)
-        if sp is None:
-            continue
-        if be is not None and math.isinf(be):
+    for b, sp, calls in _verdicts(result):
+        if calls is None:
             summary.append(f"<b>{esc(b)}</b>: {sp:.2f}x the baseline — jit does not pay off "
                            "here: break-even <b>never</b>")
         else:
             summary.append(f"<b>{esc(b)}</b>: <b>{sp:.2f}x</b> faster than the baseline; pays "
-                           f"for its cold call after <b>{esc(_fmt_calls(be))}</b>")
+                           f"for its cold call after <b>{esc(calls)}</b>")
     if summary:
         parts.append("<div>" + "<br>".join(summary) + "</div>")
     items = []
