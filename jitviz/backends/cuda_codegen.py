@@ -1245,25 +1245,7 @@ class Planner:
         kept = r.decompose("k", kept_shape, "k")
         it = iter(kept)
         kept_map = {a: next(it) for a in range(len(shape)) if a not in axes}
-        if arg:
-            r.emit(f"acc = {ops.literal(0, dt)}")
-            r.emit("acci = -1")
-        else:
-            op = ops.REDUCE_OPS[name]
-            r.emit(f"acc = {ops.identity(op, dt)}")
-        r.emit(f"for rr in range(c, {R}, {C}):")
-        r.ind += 1
-        r.push()
-        full = Renderer._full_index(shape, axes, kept_map, r.decompose("rr", rshape, "r"))
-        v = r.value(x, full)
-        if arg:
-            r.emit(f"if acci < 0 or {arg_better(name, v, 'acc', dt)}:")
-            r.emit(f"    acc = {v}")
-            r.emit("    acci = rr")
-        else:
-            r.emit(f"acc = {ops.combine(op, 'acc', v, dt)}")
-        r.pop()
-        r.ind -= 1
+        self._accumulate(r, x, name, dt, shape, axes, kept_map, rshape, f"c, {R}, {C}", arg)
         n = K * C
         head = [f"for t in range(cuda.grid(1), {n}, cuda.gridsize(1)):"]
         if C == 1:
@@ -1308,25 +1290,8 @@ class Planner:
         kept = r.decompose("o", kept_shape, "k")
         it = iter(kept)
         kept_map = {a: next(it) for a in range(len(shape)) if a not in axes}
-        if arg:
-            r.emit(f"acc = {ops.literal(0, dt)}")
-            r.emit("acci = -1")
-        else:
-            op = ops.REDUCE_OPS[name]
-            r.emit(f"acc = {ops.identity(op, dt)}")
-        r.emit(f"for rr in range({start}, {R}, {step}):")
-        r.ind += 1
-        r.push()
-        full = Renderer._full_index(shape, axes, kept_map, r.decompose("rr", rshape, "r"))
-        v = r.value(x, full)
-        if arg:
-            r.emit(f"if acci < 0 or {arg_better(name, v, 'acc', dt)}:")
-            r.emit(f"    acc = {v}")
-            r.emit("    acci = rr")
-        else:
-            r.emit(f"acc = {ops.combine(op, 'acc', v, dt)}")
-        r.pop()
-        r.ind -= 1
+        self._accumulate(r, x, name, dt, shape, axes, kept_map, rshape,
+                         f"{start}, {R}, {step}", arg)
         self._tree(r, name, dt, nt, arg)
         grid = (max(1, min(K * P, t.max_blocks)),)
         r.emit("if tid == 0:")
@@ -1346,6 +1311,30 @@ class Planner:
         r.pop()
         self._finish("reduce", r, outs[0], outs, K, [], grid, (nt,), eqns=[e])
         self.available.update(outs)
+
+    @staticmethod
+    def _accumulate(r, x, name, dt, shape, axes, kept_map, rshape, bounds, arg):
+        """Emit `acc` (and `acci` for argmax/argmin) over `for rr in range(bounds)`: one
+        thread's share of a reduction, shared by the column and block reduction kernels."""
+        if arg:
+            r.emit(f"acc = {ops.literal(0, dt)}")
+            r.emit("acci = -1")
+        else:
+            op = ops.REDUCE_OPS[name]
+            r.emit(f"acc = {ops.identity(op, dt)}")
+        r.emit(f"for rr in range({bounds}):")
+        r.ind += 1
+        r.push()
+        full = Renderer._full_index(shape, axes, kept_map, r.decompose("rr", rshape, "r"))
+        v = r.value(x, full)
+        if arg:
+            r.emit(f"if acci < 0 or {arg_better(name, v, 'acc', dt)}:")
+            r.emit(f"    acc = {v}")
+            r.emit("    acci = rr")
+        else:
+            r.emit(f"acc = {ops.combine(op, 'acc', v, dt)}")
+        r.pop()
+        r.ind -= 1
 
     def _tree(self, r, name, dt, nt, arg):
         """Shared-memory tree: sv[0] (and si[0]) end up holding the block's result."""
