@@ -313,6 +313,47 @@ def test_new_shape_of_same_rank_reuses_the_compiled_kernel():
     assert_same(second(x)[0], run_interpret(f, x)[0])
 
 
+def _shapeful_loop(x, w, idx):
+    """Control flow whose bodies use every statement that needs a size: slices, reshapes,
+    BLAS, gathers, scatters, dynamic slices, arg-reductions, cumulative sums, scans."""
+    n = x.shape[0]
+
+    def body(i, c):
+        h = jnp.tanh(c @ w) + c[::-1] * 0.5
+        g = lax.scatter(h, h[idx] * 2.0, [idx], axes=(0,), mode="add")
+        d = lax.dynamic_update_slice(g, lax.dynamic_slice(g, [i], [2]) + 1.0, [n - 2 - i])
+        k = jnp.argmax(d)
+        e = jnp.concatenate([jnp.cumsum(d)[1:], d[:1] + k.astype(jnp.float32)])
+        return e / jnp.sum(e * e)
+    y = lax.fori_loop(0, 3, body, x)
+    y = lax.while_loop(lambda c: jnp.sum(c[1:]) < 50.0, lambda c: c[::-1] + 1.0, y)
+    z = lax.cond(y.sum() > 0, lambda a: jnp.reshape(a, (2, -1))[1] * 2.0,
+                 lambda a: jnp.reshape(a, (-1, 2))[:, 0] - 1.0, y)
+    carry, ys = lax.scan(lambda c, r: (c + r.sum(), r.max() + c), 0.0,
+                         jnp.reshape(x, (-1, 2)))
+    return z, carry, ys
+
+
+def test_new_shape_reuses_compiled_control_flow_regions():
+    """Sizes inside a loop, branch or scan are parameters of its Numba function, so a new
+    shape of the same rank costs a trace, not a Numba compile of the region."""
+    shapes = (6, 10, 16)
+    exes = []
+    for n in shapes:
+        x = rng.standard_normal(n).astype(f32)
+        w = (rng.standard_normal((n, n)) / n).astype(f32)
+        idx = np.array([0, n - 1, 1], np.int32)
+        exe, _ = compile_cpu(_shapeful_loop, x, w, idx)
+        for g, i in zip(exe(x, w, idx), run_interpret(_shapeful_loop, x, w, idx)):
+            assert_same(g, i, rtol=1e-4, atol=1e-5)
+        exes.append(exe)
+    regions = [k.name for k in exes[0].kernels if k.name.endswith("_region")]
+    assert sorted(regions) == ["cond_region", "scan_region", "scan_region", "while_region"]
+    for exe in exes[1:]:
+        assert [k.name for k in exe.kernels] == [k.name for k in exes[0].kernels]
+        assert all(k.reused for k in exe.kernels), [(k.name, k.reused) for k in exe.kernels]
+
+
 def test_literal_values_do_not_change_the_kernel():
     a, _ = compile_cpu(lambda x: x * 3.0 + 1.0, X)
     b, _ = compile_cpu(lambda x: x * 5.0 + 2.0, X)

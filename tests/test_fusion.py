@@ -96,6 +96,66 @@ def test_no_cycle_through_a_non_fusable_equation():
     assert_same(exe(X)[0], X * 2 + (X * 2) @ w, rtol=1e-5, atol=1e-5)
 
 
+def test_sibling_reductions_of_one_array_share_one_loop():
+    """`x.sum()` and `x.max()` depend only on x: one kernel, one loop nest reading x once."""
+    x = rng.standard_normal((300, 7)).astype(f32)
+
+    def f(x):
+        return x.sum(), jnp.max(x, axis=1), (x * 3.0).min(axis=1)
+    out = optimized(f, x)
+    (k,) = fused_eqns(out)
+    assert sorted(prim_names(k.params["jaxpr"])) == ["mul", "reduce_max", "reduce_min",
+                                                     "reduce_sum"]
+    exe, _ = compile_cpu(f, x)
+    (kernel,) = exe.kernels
+    body = kernel.source.split("def ", 1)[1]
+    assert body.count("for i0 in range(n0)") == 1, kernel.source
+    got = exe(x)
+    assert_same(got[0], x.sum(dtype=f32), rtol=1e-5, atol=1e-4)
+    assert_same(got[1], x.max(1))
+    assert_same(got[2], (x * f32(3)).min(1))
+
+
+def test_siblings_stay_apart_when_one_waits_on_the_other():
+    """x.sum(0) feeds a dot whose result the x.max() kernel uses: merging them would make a
+    kernel wait on itself, so they stay two kernels around the dot."""
+    w = rng.standard_normal((5, 5)).astype(f32)
+
+    def f(x):
+        s = x.sum(0)
+        return s, jnp.dot(s, w).sum() + x.max()
+    out = optimized(f, X)
+    typecheck_jaxpr(out)
+    assert prim_names(out, top_only=True) == ["fused", "dot_general", "fused"]
+    exe, _ = compile_cpu(f, X)
+    got = exe(X)
+    assert_same(got[0], X.sum(0), rtol=1e-5)
+    assert_same(got[1], (X.sum(0) @ w).sum() + X.max(), rtol=1e-5, atol=1e-5)
+
+
+def test_siblings_merge_only_over_the_whole_shared_array():
+    y = rng.standard_normal((6, 5)).astype(f32)
+    # different arrays: nothing shared, two kernels
+    assert len(fused_eqns(optimized(lambda a, b: (a.sum(), b.sum()), X, y))) == 2
+    # v broadcast across y's rows is read over y's index space, not v's: no shared loop
+    v = rng.standard_normal(5).astype(f32)
+    two = optimized(lambda v, b: (v.sum(), b + v), v, y)
+    assert len(fused_eqns(two)) == 2
+    # the same v read over its own shape by both: one kernel
+    one = optimized(lambda v, b: (v.sum(), jnp.exp(v)), v, y)
+    assert len(fused_eqns(one)) == 1
+
+
+def test_sibling_merges_respect_the_kernel_size_bound(monkeypatch):
+    monkeypatch.setattr(fuse_mod, "MAX_KERNEL_EQNS", 3)
+    out = optimized(lambda x: [(x * float(i)).sum() for i in range(6)], X)
+    assert all(len(k.params["jaxpr"].jaxpr.eqns) <= 3 for k in fused_eqns(out))
+    assert len(fused_eqns(out)) == 6  # each mul + sum is 2 equations: two do not fit in 3
+    exe, _ = compile_cpu(lambda x: [(x * float(i)).sum() for i in range(6)], X)
+    for i, g in enumerate(exe(X)):
+        assert_same(g, (X * f32(i)).sum(dtype=f32), rtol=1e-5, atol=1e-5)
+
+
 def test_values_used_outside_become_kernel_outputs():
     def f(x):
         a = jnp.exp(x)

@@ -147,13 +147,15 @@ class Program:
         name = f"{eqn.primitive.name}_region"
         consts = [lit for _, lit in rb.consts.values()]
         params += [c for c, _ in rb.consts.values()]
+        params += [f"z{k}" for k in range(len(rb.dims))]
         ret = f"    return ({', '.join(outs)}{',' if outs else ''})"
         text, line_eqns = rb.text(f"def {name}({', '.join(params)}):", ret)
         module.add(name, text, line_eqns)
         arg_types += [_nb_type(lit.aval, "S") for lit in consts]
+        arg_types += [types.int64] * len(rb.dims)
         callee = self._build(module, name, tuple(arg_types), [eqn], _region_cost(eqn),
                              consts)
-        args = arg_names + [fb.atom(lit) for lit in consts]
+        args = arg_names + [fb.atom(lit) for lit in consts] + [str(d) for d in rb.dims]
         r = fb.fresh("r")
         fb.emit(f"{r} = {callee}({', '.join(args)})", eqn)
         for k, v in enumerate(eqn.outvars):

@@ -94,6 +94,7 @@ class FunctionBuilder:
         self.depth = 1
         self.counter = 0
         self.used_kernels: dict[str, tuple] = {}
+        self.dims: list[int] = []  # a region's sizes, passed in as z0, z1, ... (see `dim`)
 
     # -- naming ----------------------------------------------------------------------------
     def fresh(self, prefix="v"):
@@ -124,6 +125,19 @@ class FunctionBuilder:
         if k not in self.consts:
             self.consts[k] = (f"c{len(self.consts)}", lit)
         return self.consts[k][0]
+
+    def dim(self, n) -> str:
+        """A size that comes from a shape. The driver writes it as a number; a region takes
+        it as a parameter, one per use (never merged by value: (3, 3) and (3, 4) must give
+        the same text), so a new shape of the same rank reuses the compiled region."""
+        if self.host:
+            return str(int(n))
+        self.dims.append(int(n))
+        return f"z{len(self.dims) - 1}"
+
+    def shape(self, shape) -> str:
+        """A shape tuple, its sizes through `dim`."""
+        return _shape_text([self.dim(d) for d in shape])
 
     def kernel_arg(self, a) -> str:
         """How a value is passed to a fused kernel: float16 as uint16 bits (arrays) or
@@ -205,7 +219,7 @@ def _alloc_text(fb, shape, dtype) -> str:
     from . import cpu_buffers
     nbytes = math.prod(shape) * np.dtype(dtype).itemsize
     fn = "_empty" if fb.host and nbytes >= cpu_buffers.MIN_BYTES else "np.empty"
-    return f"{fn}({_shape_text(shape)}, {ctor(dtype)})"
+    return f"{fn}({fb.shape(shape)}, {ctor(dtype)})"
 
 
 # --- fused kernels ---------------------------------------------------------------------------
@@ -319,10 +333,11 @@ def _scan_inline(fb: FunctionBuilder, eqn: Eqn):
     for y in body.outvars[n_k:]:
         v = Var(y.aval.update(shape=(length,) + y.aval.shape))
         name = fb.define(v, "C", prefix="ys")
-        fb.emit(f"{name} = np.empty({_shape_text(v.aval.shape)}, {ctor(v.aval.dtype)})", eqn)
+        fb.emit(f"{name} = np.empty({fb.shape(v.aval.shape)}, {ctor(v.aval.dtype)})", eqn)
         ys.append(v)
     step, i = fb.fresh("step"), fb.fresh("i")
-    bound = f"{fb.atom(xs[0])}.shape[0]" if xs and not isinstance(xs[0], Literal) else length
+    bound = (f"{fb.atom(xs[0])}.shape[0]" if xs and not isinstance(xs[0], Literal)
+             else fb.dim(length))
     fb.emit(f"for {step} in range({bound}):", eqn)
     with fb.indent():
         fb.emit(f"{i} = {bound} - 1 - {step}" if p["reverse"] else f"{i} = {step}", eqn)
@@ -356,13 +371,13 @@ def _reshape_to(fb, x, out_shape, eqn, v):
     """Reshape (also squeeze): a view on the host; contiguous then reshaped in Numba."""
     src = fb.atom(x)
     if x.aval.ndim == 0:
-        return fb.assign(v, f"np.full({_shape_text(out_shape)}, {src})" if out_shape else src,
+        return fb.assign(v, f"np.full({fb.shape(out_shape)}, {src})" if out_shape else src,
                          eqn)
     if not out_shape:
         return fb.assign(v, f"np.ascontiguousarray({src}).reshape(1)[0]", eqn)
     if fb.host:
-        return fb.assign(v, f"np.reshape({src}, {_shape_text(out_shape)})", eqn, "A")
-    return fb.assign(v, f"{fb.contiguous(x)}.reshape({_shape_text(out_shape)})", eqn)
+        return fb.assign(v, f"np.reshape({src}, {fb.shape(out_shape)})", eqn, "A")
+    return fb.assign(v, f"{fb.contiguous(x)}.reshape({fb.shape(out_shape)})", eqn)
 
 
 def _reshape(fb, eqn):
@@ -389,7 +404,7 @@ def _slice(fb, eqn):
     x, v = eqn.invars[0], eqn.outvars[0]
     p = eqn.params
     strides = p["strides"] or (1,) * x.aval.ndim
-    parts = [f"{s}:{l}:{st}" if st != 1 else f"{s}:{l}"
+    parts = [f"{fb.dim(s)}:{fb.dim(l)}:{st}" if st != 1 else f"{fb.dim(s)}:{fb.dim(l)}"
              for s, l, st in zip(p["start_indices"], p["limit_indices"], strides)]
     fb.assign(v, fb.atom(x) + _index_tuple(parts), eqn, "A")
 
@@ -398,7 +413,7 @@ def _clamped_starts(fb, x, starts, sizes, eqn):
     names = []
     for k, (s, z) in enumerate(zip(starts, sizes)):
         name = fb.fresh("s")
-        fb.emit(f"{name} = min(max(int({fb.atom(s)}), 0), {x.aval.shape[k] - z})", eqn)
+        fb.emit(f"{name} = min(max(int({fb.atom(s)}), 0), {fb.dim(x.aval.shape[k] - z)})", eqn)
         names.append(name)
     return names
 
@@ -409,7 +424,7 @@ def _dynamic_slice(fb, eqn):
     if x.aval.ndim == 0:
         return fb.assign(v, fb.atom(x), eqn, "S")
     st = _clamped_starts(fb, x, eqn.invars[1:], sizes, eqn)
-    parts = [f"{s}:{s} + {z}" for s, z in zip(st, sizes)]
+    parts = [f"{s}:{s} + {fb.dim(z)}" for s, z in zip(st, sizes)]
     fb.assign(v, fb.atom(x) + _index_tuple(parts), eqn, "A")
 
 
@@ -419,7 +434,7 @@ def _dynamic_update_slice(fb, eqn):
         return fb.assign(v, fb.atom(upd), eqn, "S")
     st = _clamped_starts(fb, x, eqn.invars[2:], upd.aval.shape, eqn)
     name = fb.assign(v, f"np.ascontiguousarray({fb.atom(x)}).copy()", eqn)
-    parts = [f"{s}:{s} + {z}" for s, z in zip(st, upd.aval.shape)]
+    parts = [f"{s}:{s} + {fb.dim(z)}" for s, z in zip(st, upd.aval.shape)]
     fb.emit(f"{name}{_index_tuple(parts)} = {fb.atom(upd)}", eqn)
 
 
@@ -450,11 +465,11 @@ def _flat_indices(fb, x, indices, axes, eqn):
     lin = fb.fresh("lin")
     for k, (ind, ax) in enumerate(zip(indices, axes)):
         src = fb.atom(ind)
-        spread = (f"np.full({_shape_text(full)}, {src})" if ind.aval.ndim == 0
-                  else f"np.broadcast_to({src}, {_shape_text(full)})")
-        clipped = f"np.clip({spread}, 0, {x.aval.shape[ax] - 1}).astype(np.int64)"
+        spread = (f"np.full({fb.shape(full)}, {src})" if ind.aval.ndim == 0
+                  else f"np.broadcast_to({src}, {fb.shape(full)})")
+        clipped = f"np.clip({spread}, 0, {fb.dim(x.aval.shape[ax] - 1)}).astype(np.int64)"
         fb.emit(f"{lin} = {clipped}" if k == 0 else
-                f"{lin} = {lin} * {x.aval.shape[ax]} + {clipped}", eqn)
+                f"{lin} = {lin} * {fb.dim(x.aval.shape[ax])} + {clipped}", eqn)
     flat = fb.fresh("flat")
     fb.emit(f"{flat} = np.ascontiguousarray({lin}).reshape(-1)", eqn)
     return flat, bshape
@@ -466,8 +481,9 @@ def _gather(fb, eqn):
     flat, _ = _flat_indices(fb, x, indices, axes, eqn)
     pre, mid, post = _pre_mid_post(x.aval.shape, axes[0], axes[-1] + 1)
     x3, o3 = fb.fresh("x3_"), fb.fresh("o3_")
-    fb.emit(f"{x3} = {fb.contiguous(x)}.reshape(({pre}, {mid}, {post}))", eqn)
-    fb.emit(f"{o3} = np.empty(({pre}, {flat}.shape[0], {post}), {ctor(v.aval.dtype)})", eqn)
+    fb.emit(f"{x3} = {fb.contiguous(x)}.reshape({fb.shape((pre, mid, post))})", eqn)
+    fb.emit(f"{o3} = np.empty(({fb.dim(pre)}, {flat}.shape[0], {fb.dim(post)}), "
+            f"{ctor(v.aval.dtype)})", eqn)
     fb.emit(f"rt.gather3({x3}, {flat}, {o3})", eqn)
     _from_nd(fb, v, o3, 3, eqn)
 
@@ -477,7 +493,7 @@ def _from_nd(fb, v, arr, nd, eqn):
     if v.aval.ndim == 0:
         fb.assign(v, f"{arr}[{', '.join(['0'] * nd)}]", eqn, "S")
     else:
-        fb.assign(v, f"{arr}.reshape({_shape_text(v.aval.shape)})", eqn)
+        fb.assign(v, f"{arr}.reshape({fb.shape(v.aval.shape)})", eqn)
 
 
 _SCATTER = {"set": "set", "add": "add", "mul": "mul", "max": "max", "min": "min"}
@@ -492,12 +508,12 @@ def _scatter(fb, eqn):
     target = x.aval.shape[:axes[0]] + tuple(bshape) + x.aval.shape[axes[-1] + 1:]
     out = fb.assign(v, f"np.ascontiguousarray({fb.atom(x)}).copy()", eqn)
     u3 = fb.fresh("u3_")
-    spread = (f"np.full({_shape_text(target)}, {fb.atom(upd)})" if upd.aval.ndim == 0 else
-              f"np.ascontiguousarray(np.broadcast_to({fb.atom(upd)}, {_shape_text(target)}))")
-    fb.emit(f"{u3} = {spread}.reshape(({pre}, {flat}.shape[0], {post}))", eqn)
+    spread = (f"np.full({fb.shape(target)}, {fb.atom(upd)})" if upd.aval.ndim == 0 else
+              f"np.ascontiguousarray(np.broadcast_to({fb.atom(upd)}, {fb.shape(target)}))")
+    fb.emit(f"{u3} = {spread}.reshape(({fb.dim(pre)}, {flat}.shape[0], {fb.dim(post)}))", eqn)
     table = _SCATTER_BOOL if v.aval.dtype == np.bool_ else _SCATTER
-    fb.emit(f"rt.scatter_{table[mode]}3({out}.reshape(({pre}, {mid}, {post})), {flat}, {u3})",
-            eqn)
+    fb.emit(f"rt.scatter_{table[mode]}3({out}.reshape({fb.shape((pre, mid, post))}), {flat}, "
+            f"{u3})", eqn)
 
 
 def _arg_reduce(helper):
@@ -506,8 +522,8 @@ def _arg_reduce(helper):
         (axis,) = eqn.params["axes"]
         pre, n, post = _pre_mid_post(x.aval.shape, axis, axis + 1)
         x3, o2 = fb.fresh("x3_"), fb.fresh("o2_")
-        fb.emit(f"{x3} = {fb.contiguous(x)}.reshape(({pre}, {n}, {post}))", eqn)
-        fb.emit(f"{o2} = np.empty(({pre}, {post}), {ctor(v.aval.dtype)})", eqn)
+        fb.emit(f"{x3} = {fb.contiguous(x)}.reshape({fb.shape((pre, n, post))})", eqn)
+        fb.emit(f"{o2} = np.empty({fb.shape((pre, post))}, {ctor(v.aval.dtype)})", eqn)
         fb.emit(f"rt.{helper}({x3}, {o2})", eqn)
         _from_nd(fb, v, o2, 2, eqn)
     return rule
@@ -527,7 +543,7 @@ def _cumulative(fb, eqn):
     pre, n, post = _pre_mid_post(x.aval.shape, axis, axis + 1)
     name = fb.assign(v, f"np.ascontiguousarray({fb.atom(x)}).copy()", eqn)
     table = _CUMULATIVE_BOOL if x.aval.dtype == np.bool_ else _CUMULATIVE
-    fb.emit(f"rt.{table[eqn.primitive.name]}({name}.reshape(({pre}, {n}, {post})), "
+    fb.emit(f"rt.{table[eqn.primitive.name]}({name}.reshape({fb.shape((pre, n, post))}), "
             f"{bool(eqn.params['reverse'])})", eqn)
 
 
@@ -547,7 +563,7 @@ def _dot_general(fb, eqn):
     b3 = _as_3d(fb, b, list(rb) + list(rc) + rf, (B, K, N), eqn)
     o3 = fb.fresh("o3_")
     if fb.host and B == 1:  # one product: exactly NumPy's np.dot (BLAS gemm)
-        a2, b2 = f"{a3}.reshape(({M}, {K}))", f"{b3}.reshape(({K}, {N}))"
+        a2, b2 = f"{a3}.reshape({fb.shape((M, K))})", f"{b3}.reshape({fb.shape((K, N))})"
         fb.emit("with np.errstate(all='ignore'):", eqn)  # NaN/inf are values, not warnings
         with fb.indent():
             fb.emit(f"{o3} = np.dot({a2}, {b2}, out={_alloc_text(fb, (M, N), in_dt)})", eqn)
@@ -558,24 +574,24 @@ def _dot_general(fb, eqn):
                     eqn)
     else:
         helper = "matmul3_blas" if in_dt.kind in "fc" else "matmul3_loops"
-        fb.emit(f"{o3} = np.empty(({B}, {M}, {N}), {ctor(in_dt)})", eqn)
+        fb.emit(f"{o3} = np.empty({fb.shape((B, M, N))}, {ctor(in_dt)})", eqn)
         fb.emit(f"rt.{helper}({a3}, {b3}, {o3})", eqn)
     cast = f".astype({ctor(out_dt)})" if out_dt != in_dt else ""
     if v.aval.ndim == 0:
         fb.assign(v, f"{o3}.reshape(-1)[0]", eqn, "S")
     else:
-        fb.assign(v, f"{o3}.reshape({_shape_text(v.aval.shape)}){cast}", eqn)
+        fb.assign(v, f"{o3}.reshape({fb.shape(v.aval.shape)}){cast}", eqn)
 
 
 def _as_3d(fb, x, perm, shape3, eqn) -> str:
     name = fb.fresh("m")
     src = fb.atom(x)
     if x.aval.ndim == 0:
-        fb.emit(f"{name} = np.full({_shape_text(shape3)}, {src})", eqn)
+        fb.emit(f"{name} = np.full({fb.shape(shape3)}, {src})", eqn)
         return name
     if list(perm) != list(range(x.aval.ndim)):
         src = f"np.transpose({src}, {tuple(perm)})"
-    fb.emit(f"{name} = np.ascontiguousarray({src}).reshape({_shape_text(shape3)})", eqn)
+    fb.emit(f"{name} = np.ascontiguousarray({src}).reshape({fb.shape(shape3)})", eqn)
     return name
 
 

@@ -11,6 +11,9 @@ only add or drop unit dimensions, and the associative reductions (`reduce_sum`, 
 `dot_general`, gathers, cumulative ops and control flow are kernel boundaries; control-flow
 bodies are fused recursively, so loops run fused kernels.
 
+Then sibling fusion: kernels that read the same array over its whole shape and do not depend
+on each other merge, so `x.sum()` and `x.max()` share one loop over `x`.
+
 Legality: two groups merge only if no path leads from one to the other through an equation
 outside them (that would make the kernel wait on itself). Every fusable equation ends up in
 some `fused` equation, even alone, so a backend only ever compiles kernels.
@@ -18,6 +21,7 @@ some `fused` equation, even alone, so a backend only ever compiles kernels.
 from __future__ import annotations
 
 import heapq
+from typing import NamedTuple
 
 from ..core.interpreter import eval_jaxpr
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
@@ -207,18 +211,22 @@ def _make_fused(members, used_outside) -> Eqn:
                members[-1].source)
 
 
-def _assemble(jaxpr: Jaxpr, eqns, groups) -> Jaxpr:
-    members: dict[int, list] = {}
-    for e, g in zip(eqns, groups):
-        if g is not None:
-            members.setdefault(g, []).append(e)
-    # nodes: ("g", root) for a group, ("e", index) for an equation left alone
+class _KernelGraph(NamedTuple):
+    """Equations grouped into nodes: ("g", root) for a kernel, ("e", index) for an equation
+    left alone; `preds` are data dependencies plus the program order of effects."""
+    node_of: list
+    first_index: dict
+    preds: dict
+    used_outside: set  # vars read by another node or returned
+
+
+def _kernel_graph(outvars, eqns, groups) -> _KernelGraph:
     node_of = [("g", g) if g is not None else ("e", i) for i, g in enumerate(groups)]
     first_index = {}
     for i, node in enumerate(node_of):
         first_index.setdefault(node, i)
     producer = {v.id: node_of[i] for i, e in enumerate(eqns) for v in e.outvars}
-    used_outside: set[int] = {a.id for a in jaxpr.outvars if isinstance(a, Var)}
+    used_outside: set[int] = {a.id for a in outvars if isinstance(a, Var)}
     preds: dict[tuple, set] = {n: set() for n in first_index}
     last_effect = None
     for i, e in enumerate(eqns):
@@ -232,11 +240,94 @@ def _assemble(jaxpr: Jaxpr, eqns, groups) -> Jaxpr:
             if last_effect is not None:
                 preds[node].add(last_effect)
             last_effect = node
-    order = _toposort(preds, first_index)
+    return _KernelGraph(node_of, first_index, preds, used_outside)
+
+
+def _assemble(jaxpr: Jaxpr, eqns, groups) -> Jaxpr:
+    members: dict[int, list] = {}
+    for e, g in zip(eqns, groups):
+        if g is not None:
+            members.setdefault(g, []).append(e)
+    graph = _kernel_graph(jaxpr.outvars, eqns, groups)
+    order = _toposort(graph.preds, graph.first_index)
     out = []
     for kind, key in order:
-        out.append(eqns[key] if kind == "e" else _make_fused(members[key], used_outside))
+        out.append(eqns[key] if kind == "e" else _make_fused(members[key], graph.used_outside))
     return jaxpr.replace(eqns=out)
+
+
+# --- sibling fusion --------------------------------------------------------------------------
+
+def _domain(eqn: Eqn) -> tuple:
+    """The index space an equation loops over: its operand's for a reduction."""
+    if eqn.primitive.name in REDUCERS:
+        return eqn.invars[0].aval.shape
+    return eqn.outvars[0].aval.shape
+
+
+def _merge_siblings(outvars, eqns, groups) -> list:
+    """Kernels that read the same array over its whole index space, neither depending on the
+    other (not even through an equation outside both), become one kernel: `x.sum()` and
+    `x.max()` then share one loop over `x`, reading it from memory once (XLA's sibling
+    fusion). Merging two independent nodes of an acyclic graph keeps it acyclic."""
+    graph = _kernel_graph(outvars, eqns, groups)
+    order = _toposort(graph.preds, graph.first_index)
+    bit = {n: 1 << k for k, n in enumerate(order)}
+    anc: dict[tuple, int] = {}  # node -> bits of every node it depends on, transitively
+    for n in order:
+        m = 0
+        for p in graph.preds[n]:
+            m |= anc[p] | bit[p]
+        anc[n] = m
+    rep = {g: g for g in groups if g is not None}  # group root -> root of its merged kernel
+    mask = {g: bit[("g", g)] for g in rep}  # merged kernel -> bits of its original groups
+    size: dict[int, int] = {}
+    for g in groups:
+        if g is not None:
+            size[g] = size.get(g, 0) + 1
+
+    def find(g):
+        while rep[g] != g:
+            g = rep[g]
+        return g
+
+    readers: dict[int, list] = {}  # array var -> groups reading all of it from outside
+    produced_in = {v.id: g for e, g in zip(eqns, groups) for v in e.outvars}
+    for e, g in zip(eqns, groups):
+        if g is None:
+            continue
+        for a in e.invars:
+            if isinstance(a, Var) and a.aval.ndim and produced_in.get(a.id) != g and \
+                    _domain(e) == a.aval.shape and g not in readers.setdefault(a.id, []):
+                readers[a.id].append(g)
+    for gs in readers.values():
+        for g in gs[1:]:
+            a, b = find(gs[0]), find(g)
+            if a == b or size[a] + size[b] > MAX_KERNEL_EQNS:
+                continue
+            anc_a = _anc_of(anc, mask[a], order)
+            anc_b = _anc_of(anc, mask[b], order)
+            if anc_a & mask[b] or anc_b & mask[a]:
+                continue  # one waits on the other: merging would make a kernel wait on itself
+            root, other = min(a, b), max(a, b)
+            rep[other] = root
+            size[root] += size.pop(other)
+            merged, both = anc_a | anc_b, mask[a] | mask[b]
+            mask[root] = both
+            for n in order:  # whatever waited on either now waits on all the merged waits on
+                if anc[n] & both:
+                    anc[n] |= merged | both
+    return [None if g is None else find(g) for g in groups]
+
+
+def _anc_of(anc, bits, order) -> int:
+    out, k = 0, 0
+    while bits:
+        if bits & 1:
+            out |= anc[order[k]]
+        bits >>= 1
+        k += 1
+    return out
 
 
 def _toposort(preds, priority):
@@ -266,6 +357,8 @@ def fuse_jaxpr(jaxpr: Jaxpr, memo=None) -> Jaxpr:
     eqns = [e if e.primitive is fused_p else map_sub_jaxprs(e, lambda j: fuse_jaxpr(j, memo), memo)
             for e in jaxpr.eqns]
     groups = _Partition(eqns).run()
+    if any(g is not None for g in groups):
+        groups = _merge_siblings(jaxpr.outvars, eqns, groups)
     if all(g is None for g in groups):
         if all(a is b for a, b in zip(eqns, jaxpr.eqns)):
             return jaxpr
