@@ -53,6 +53,19 @@ except Exception:  # JAX is optional
 from jitviz.examples import norm, selu, slow_f  # noqa: E402
 
 
+def exp_only(x):
+    return jnp.exp(x)
+
+
+def sum_and_max(x):
+    return x.sum(), x.max()
+
+
+def loop_scale(x, w):
+    """Control flow over arrays: its Numba region is what a new shape must not recompile."""
+    return lax.fori_loop(0, 5, lambda i, c: jnp.tanh(c @ w) + c[::-1] * 0.5, x)
+
+
 def forward(W, X):
     return jnp.maximum(0.0, jnp.dot(W, X))
 
@@ -73,6 +86,10 @@ def np_slow_f(x):
 
 def np_selu(x, alpha=np.float32(1.67), lambda_=np.float32(1.05)):
     return lambda_ * np.where(x > 0, x, alpha * np.exp(x) - alpha)
+
+
+def np_sum_and_max(x):
+    return x.sum(), x.max()
 
 
 def np_norm(X):
@@ -120,6 +137,28 @@ def nb_selu(x):
     out = np.empty_like(x)
     _nb_selu(x, out)
     return out
+
+
+@njit(cache=True)
+def _nb_exp(x, out):
+    for i in range(x.shape[0]):
+        out[i] = np.exp(x[i])
+
+
+def nb_exp(x):
+    out = np.empty_like(x)
+    _nb_exp(x, out)
+    return out
+
+
+@njit(cache=True)
+def nb_sum_and_max(x):
+    s, m = np.float32(0), np.float32(-np.inf)
+    for i in range(x.shape[0]):
+        v = x[i]
+        s += v
+        m = max(m, v)
+    return s, m
 
 
 @njit(cache=True)
@@ -195,6 +234,7 @@ def workloads():
     big = lambda: (rng.random((5000, 5000), np.float32),)  # noqa: E731
     vec = lambda: (rng.standard_normal(1_000_000).astype(np.float32),)  # noqa: E731
     tall = lambda: (rng.random((10000, 10), np.float32),)  # noqa: E731
+    long = lambda: (rng.standard_normal(10_000_000).astype(np.float32),)  # noqa: E731
     mats = lambda: (rng.standard_normal((512, 1024)).astype(np.float32),  # noqa: E731
                     rng.standard_normal((1024, 2048)).astype(np.float32))
     jx = {}
@@ -202,6 +242,8 @@ def workloads():
         jx = dict(
             slow_f=lambda x: x * x + x * 2.0,
             selu=lambda x: 1.05 * jjnp.where(x > 0, x, 1.67 * jjnp.exp(x) - 1.67),
+            exp=jjnp.exp,
+            sum_and_max=lambda x: (x.sum(), x.max()),
             norm=lambda X: (X - X.mean(0)) / (X - X.mean(0)).std(0),
             forward=lambda W, X: jjnp.maximum(0.0, jjnp.dot(W, X)),
             dot=lambda W, X: jjnp.dot(W, X),
@@ -218,6 +260,10 @@ def workloads():
                  None, True, {"parallel": True}),
         Workload("  same, fastmath=True", "1M f32", vec, selu, np_selu, nb_selu,
                  None, True, {"fastmath": True}),
+        Workload("  exp alone (SELU's arithmetic bound)", "1M f32", vec, exp_only, np.exp,
+                 nb_exp, _jax(jx.get("exp")) if jx else None, True),
+        Workload("sum and max of one array", "10M f32", long, sum_and_max, np_sum_and_max,
+                 nb_sum_and_max, _jax(jx.get("sum_and_max")) if jx else None, False),
         Workload("norm (mean/std axis 0)", "10000x10 f32", tall, norm, np_norm, nb_norm,
                  _jax(jx.get("norm")) if jx else None, True),
         Workload("forward (dot + relu)", "512x1024 @ 1024x2048", mats, forward, np_forward,
@@ -230,8 +276,8 @@ def workloads():
 
 
 def _block(out):
-    if jax is not None and hasattr(out, "block_until_ready"):
-        out.block_until_ready()
+    if jax is not None:
+        jax.block_until_ready(out)  # any pytree (tuples of outputs too)
     return out
 
 
@@ -398,6 +444,12 @@ def _in_process_compiles():
     fn(np.ones((50, 10), np.float32))
     t_norm = first_call(fn, yn) - steady(fn, yn, n=5)
     rows.append(("norm: new shape, same rank", t_norm, "literal 1/N is a kernel argument"))
+    fl = jitviz.jit(loop_scale)
+    fl(np.ones(64, np.float32), np.eye(64, dtype=np.float32))
+    xb, wb = np.ones(96, np.float32), np.eye(96, dtype=np.float32)
+    t_loop = first_call(fl, xb, wb) - steady(fl, xb, wb)
+    rows.append(("fori_loop over arrays: new shape, same rank", t_loop,
+                 "the loop's Numba region takes sizes as arguments: reused"))
     if jax is not None:
         jg = jax.jit(lambda x: jjnp.tanh(x) * 0.5 + x * x - 1.0)
         jg(jjnp.ones((300, 200))).block_until_ready()

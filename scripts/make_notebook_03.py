@@ -68,6 +68,25 @@ cells = [
     code("@jit\ndef count(x):\n    return lax.fori_loop(0, 200_000, lambda i, c: c * 0.999999 "
          "+ 1.0, x)\n\ncount(jnp.float32(0))\n%timeit count(jnp.float32(0))\n"
          "print(count.lower(jnp.float32(0)).compile().executable.driver_source)"),
+    md("## A new shape is a retrace, not a compile\nKernels take their sizes from their "
+       "arguments, and so do the Numba functions that hold loops and branches: calling a jitted "
+       "function with a new shape of the same rank and dtype retraces it (a few milliseconds) "
+       "and reuses every compiled kernel. JAX recompiles with XLA for each new shape."),
+    code("import time\n\n@jit\ndef smooth(x, w):\n"
+         "    return lax.fori_loop(0, 5, lambda i, c: jnp.tanh(c @ w) + c[::-1] * 0.5, x)\n\n"
+         "for n in (64, 96, 128):\n    x, w = jnp.ones(n), jnp.eye(n)\n"
+         "    t = time.perf_counter()\n    smooth(x, w)\n"
+         "    ms = (time.perf_counter() - t) * 1e3\n"
+         "    kernels = smooth.lower(x, w).compile().kernels\n"
+         "    print(f'n={n}: first call {ms:.1f} ms;', ', '.join(\n"
+         "        f\"{k.name} {'reused' if k.reused else 'compiled'}\" for k in kernels))"),
+    md("## Sibling reductions share one loop\n`x.sum()` and `x.max()` both read all of `x` "
+       "and neither waits on the other, so fusion puts them in one kernel that reads `x` once."),
+    code("def stats(x):\n    return x.sum(), x.max(), x.min()\n\n"
+         "x = np.random.default_rng(0).standard_normal(1_000_000).astype(np.float32)\n"
+         "stats_jit = jit(stats)\n"
+         "print([k.name for k in stats_jit.lower(x).compile().kernels])\n"
+         "%timeit stats_jit(x)\n%timeit stats(x)"),
     md("## Asynchronous dispatch\nOn a GPU, JAX (and jitviz's CUDA backend) return before the "
        "work is done, which is why the tutorials time `f(x).block_until_ready()`. On the CPU "
        "backend results are ready when the call returns; `block_until_ready` is kept so the "
