@@ -340,7 +340,8 @@ def _index_text(name, idx):
     return f"{name}[{', '.join(idx)}]"
 
 
-BLOCK = 128  # = cpu_runtime.BLOCK
+BLOCK = 128  # = cpu_runtime.BLOCK: the block of a sum/prod cascade (fixes its numerics)
+LANES = 64  # = cpu_runtime.LANES: the block of a max/min row when no cascade shares it
 # reduction -> (block/cascade helper suffix, combine blocks by cascade?)
 BLOCKED = {"reduce_sum": ("add", True), "reduce_prod": ("mul", True),
            "reduce_max": ("max", False), "reduce_min": ("min", False)}
@@ -570,20 +571,47 @@ class FusedRenderer:
             self.emit(depth, *line)
 
     def _blocked_loops(self, k, body, hooks):
-        """The innermost loop in blocks of rt.BLOCK values: full blocks (a constant trip
-        count, so LLVM vectorizes them), then the tail; the body appears in both."""
-        self.emit(1 + k, f"f{k} = n{k} - n{k} % {BLOCK}")
-        self.emit(1 + k, f"for b{k} in range(0, f{k}, {BLOCK}):")
-        self.emit(2 + k, f"for j{k} in range({BLOCK}):")
+        """The innermost loop in blocks: full blocks (a constant trip count, so LLVM
+        vectorizes them), then the tail; the body appears in both. Max/min lanes need a
+        vectorized tail too (a short row is all tail): it runs a full block's width, the
+        body (every root) only where `j < m`, and lanes past the end see the identity."""
+        size, lanes = hooks.pre["block"], hooks.pre.get("lanes", [])
+        self.emit(1 + k, f"f{k} = n{k} - n{k} % {size}")
+        self.emit(1 + k, f"for b{k} in range(0, f{k}, {size}):")
+        self.emit(2 + k, f"for j{k} in range({size}):")
         self.emit(3 + k, f"i{k} = b{k} + j{k}")
         self._innermost(3 + k, body, hooks)
         for full, _, eqn in hooks.after_block:
             self.emit(2 + k, full, eqn)
         self.emit(1 + k, f"if f{k} < n{k}:")
         self.emit(2 + k, f"m{k} = n{k} - f{k}")
-        self.emit(2 + k, f"for j{k} in range(m{k}):")
-        self.emit(3 + k, f"i{k} = f{k} + j{k}")
-        self._innermost(3 + k, body, hooks)
+        # f + j >= 0, but LLVM cannot tell: rt.nonneg spares the wrap-around (gathers)
+        index = f"i{k} = rt.nonneg(f{k} + j{k})"
+        if not lanes:
+            self.emit(2 + k, f"for j{k} in range(m{k}):")
+            self.emit(3 + k, index)
+            self._innermost(3 + k, body, hooks)
+        else:
+            # each lane update takes `w`: the value where j < m, else the identity (an
+            # unconditional select and store, which vectorize better than a masked store)
+            selected = {lane["update"]: f"{lane['w']} = {lane['val']}" for lane in lanes}
+            self.emit(2 + k, "# the last block at full width (vectorized): lanes past the end "
+                             "take the identity")
+            self.emit(2 + k, f"for j{k} in range({size}):")
+            self.emit(3 + k, f"if j{k} < m{k}:")
+            self.emit(4 + k, index)
+            for line in hooks.pre.get("inner", []):
+                self.emit(4 + k, *line)
+            for depth, text, eqn in body:
+                self.block.append((depth + 1, selected.get(text, text), eqn))
+            for line in hooks.post.get("inner", []):
+                self.emit(4 + k, *line)
+            self.emit(3 + k, "else:")
+            for lane in lanes:
+                self.emit(4 + k, f"{lane['w']} = {lane['init']}", lane["eqn"])
+            for lane in lanes:
+                self.emit(3 + k, lane["update"].replace(f", {lane['val']})", f", {lane['w']})"),
+                          lane["eqn"])
         for _, tail, eqn in hooks.after_block:
             self.emit(2 + k, tail, eqn)
 
@@ -640,13 +668,23 @@ class FusedRenderer:
         dt = ctor(eqn.outvars[0].aval.dtype)
         op, cascade = BLOCKED[eqn.primitive.name]
         k = len(eqn.invars[0].aval.shape) - 1
+        # The nest's block: a cascade fixes it at BLOCK (its numerics depend on it); max/min
+        # alone take LANES, what fits the vector registers. Kept in hooks.pre under
+        # "block" (and max/min lanes under "lanes") for _blocked_loops.
+        nest = next(n for n in self.nests if any(e is eqn for e in n.roots))
+        size = BLOCK if any(self._blocked(e) and BLOCKED[e.primitive.name][1]
+                            for e in nest.roots) else LANES
+        hooks.pre["block"] = size
         if not cascade:  # max/min: exact in any order; per-lane updates vectorize
-            lanes, used = self.fresh("lane"), f"min(n{k}, {BLOCK})"
-            hooks.setup.append((1, f"{lanes} = np.empty({BLOCK}, {dt})", eqn))
-            hooks.pre.setdefault(r, []).append((f"rt.lanes_fill({lanes}, {used}, {init})", eqn))
-            self.emit(self.depth, f"{lanes}[j{k}] = rt.lane_{op}({lanes}[j{k}], {val})", eqn)
+            lanes = self.fresh("lane")
+            hooks.setup.append((1, f"{lanes} = rt.stack_array({size}, {dt})", eqn))
+            hooks.pre.setdefault(r, []).append((f"rt.lanes_fill({lanes}, {init})", eqn))
+            update = f"{lanes}[j{k}] = rt.lane_{op}({lanes}[j{k}], {val})"
+            self.emit(self.depth, update, eqn)
+            hooks.pre.setdefault("lanes", []).append(dict(
+                update=update, val=val, init=init, w=self.fresh("w"), eqn=eqn))
             hooks.post.setdefault(r, []).insert(
-                0, (f"{acc} = {dt}(rt.lanes_total_{op}({lanes}, {used}, {init}))", eqn))
+                0, (f"{acc} = {dt}(rt.lanes_total_{op}({lanes}, {init}))", eqn))
             return
         buf = self.fresh("buf")
         hooks.setup.append((1, f"{buf} = np.empty({BLOCK}, {dt})", eqn))

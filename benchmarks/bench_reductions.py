@@ -1,0 +1,155 @@
+"""Reductions on jitviz's CPU backend against NumPy and jax.jit: sum/max/min over all
+elements, over the innermost axis (axis=-1) and over the outermost (axis=0).
+
+    python benchmarks/bench_reductions.py            # the full table
+    python benchmarks/bench_reductions.py --quick    # fewer repetitions
+
+Each reduction is timed through `jitviz.jit` (the user's path: dispatch, argument checks
+and all), after a warm-up call. Implementations are timed in interleaved rounds and the
+best round is reported (it filters out noise from other processes). `ok` compares jitviz's
+result with NumPy's: bit for bit for max/min (they are exact in any order), within a
+tolerance for sum (NumPy's pairwise summation and ours group the additions differently).
+
+Nothing here is asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import jitviz  # noqa: E402
+import jitviz.numpy as jnp  # noqa: E402
+
+try:
+    import jax
+    import jax.numpy as jjnp
+    jax.config.update("jax_platforms", "cpu")
+except Exception:  # JAX is optional
+    jax = None
+
+OPS = ("sum", "max", "min")
+
+
+def arrays():
+    """(size label, array): a long vector, and matrices with rows of 1000, 100, 4096, 37."""
+    rng = np.random.default_rng(0)
+    return [
+        ("10M f32", rng.standard_normal(10_000_000).astype(np.float32)),
+        ("1000x1000 f32", rng.standard_normal((1000, 1000)).astype(np.float32)),
+        ("10000x100 f32", rng.standard_normal((10000, 100)).astype(np.float32)),
+        ("256x4096 f32", rng.standard_normal((256, 4096)).astype(np.float32)),
+        ("1000x1000 f64", rng.standard_normal((1000, 1000))),
+        ("100x37 f64", rng.standard_normal((100, 37))),
+    ]
+
+
+def _block(out):
+    if jax is not None and hasattr(out, "block_until_ready"):
+        out.block_until_ready()
+    return out
+
+
+def best_times(fns: dict, args, rounds: int, budget: float) -> dict:
+    """Interleaved rounds (order rotated each round); per round, as many calls as fit in
+    `budget` seconds (at least 1). The best per-call time of each, in seconds."""
+    per_call = {}
+    for name, fn in fns.items():  # warm up, and size the inner loop
+        _block(fn(*args))
+        t = time.perf_counter()
+        _block(fn(*args))
+        per_call[name] = max(time.perf_counter() - t, 1e-7)
+    best = {name: float("inf") for name in fns}
+    names = list(fns)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            fn = fns[name]
+            n = max(1, min(2000, int(budget / per_call[name])))
+            t = time.perf_counter()
+            for _ in range(n):
+                _block(fn(*args))
+            best[name] = min(best[name], (time.perf_counter() - t) / n)
+    return best
+
+
+def same(got, want, op) -> bool:
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if op == "sum":
+        scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+        return bool(np.allclose(got, want, rtol=1e-4, atol=1e-5 * scale))
+    # max/min: bit-identical (NaNs, and -0.0 vs 0.0, included)
+    return got.tobytes() == want.tobytes()
+
+
+def fmt_time(t):
+    if t is None:
+        return "n/a"
+    if t >= 1e-3:
+        return f"{t * 1e3:.2f} ms"
+    return f"{t * 1e6:.1f} us"
+
+
+def fmt_ratio(a, b):
+    return "n/a" if a is None or b is None else f"{a / b:.2f}x"
+
+
+def run_table(rounds, budget):
+    rows = []
+    for size, x in arrays():
+        axes = [None] if x.ndim == 1 else [None, -1, 0]
+        jx = jax.numpy.asarray(x) if jax is not None else None
+        for op in OPS:
+            for axis in axes:
+                jf = jitviz.jit(lambda a, op=op, axis=axis: getattr(jnp, op)(a, axis=axis))
+                nf = lambda a, op=op, axis=axis: getattr(np, op)(a, axis=axis)  # noqa: E731
+                fns = {"jitviz": jf, "numpy": nf}
+                if jax is not None:
+                    jaxf = jax.jit(lambda a, op=op, axis=axis: getattr(jjnp, op)(a, axis=axis))
+                    fns["jax"] = lambda a, f=jaxf, j=jx: f(j)
+                t = best_times(fns, (x,), rounds, budget)
+                ok = same(jf(x), nf(x), op)
+                label = f"{op} axis={'all' if axis is None else axis}"
+                rows.append((label, size, t, ok))
+    return rows
+
+
+def print_table(rows):
+    head = ["reduction", "size", "jitviz cpu", "NumPy", "jax.jit", "NumPy/jitviz",
+            "jax/jitviz", "ok"]
+    lines = []
+    for label, size, t, ok in rows:
+        j = t["jitviz"]
+        lines.append([label, size, fmt_time(j), fmt_time(t["numpy"]), fmt_time(t.get("jax")),
+                      fmt_ratio(t["numpy"], j), fmt_ratio(t.get("jax"), j),
+                      "yes" if ok else "NO"])
+    widths = [max(len(str(r[i])) for r in [head] + lines) for i in range(len(head))]
+    sep = "  "
+    print(sep.join(h.ljust(w) for h, w in zip(head, widths)))
+    print(sep.join("-" * w for w in widths))
+    for r in lines:
+        print(sep.join(str(c).ljust(w) for c, w in zip(r, widths)))
+
+
+def main():
+    # each row jits its own lambda on purpose (one reduction per row): not a retrace bug
+    warnings.filterwarnings("ignore", message=".*traced and compiled")
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
+    args = p.parse_args()
+    rounds, budget = (3, 0.02) if args.quick else (7, 0.05)
+    print(f"NumPy {np.__version__}; jax {jax.__version__ if jax else 'not installed'}; "
+          f"best of {rounds} interleaved rounds; NumPy/jitviz > 1 means jitviz is faster\n")
+    print_table(run_table(rounds, budget))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,221 @@
+"""CPU backend reductions against NumPy: max/min bit for bit (they are exact in any order:
+NaN propagates, the identity for empty reductions, -0.0/+0.0 where all zeros share a sign),
+sum/prod within tolerance, on row lengths around the kernels' blocks (64 lanes for max/min,
+128 values for a sum's cascade) and with NaN/inf placed in the head, middle and tail of a
+block. No timing is asserted here (see benchmarks/bench_reductions.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import jitviz.numpy as jnp
+from jitviz import lax
+from jitviz.backends import cpu_kernels
+
+from cpu_helpers import assert_same, compile_cpu, leaves, run_interpret
+
+f32, f64 = np.float32, np.float64
+ROWS = [0, 1, 7, 37, 63, 64, 65, 100, 127, 128, 129, 200, 1000]
+AXES = [None, -1, 0, (0, 1)]
+rng = np.random.default_rng(11)
+
+
+def _reducer(op, axis, keepdims=False):
+    return lambda x: getattr(jnp, op)(x, axis=axis, keepdims=keepdims)
+
+
+def run(op, x, axis=None, keepdims=False, fastmath=False):
+    f = _reducer(op, axis, keepdims)
+    exe, _ = compile_cpu(f, x, fastmath=fastmath)
+    return np.asarray(exe(*leaves(x))[0])
+
+
+def want(op, x, axis=None, keepdims=False):
+    return np.asarray(getattr(np, op)(x, axis=axis, keepdims=keepdims))
+
+
+def assert_bits(got, expected):
+    """Same dtype, shape and bits (NaN is NaN, -0.0 is not 0.0)."""
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (got, expected)
+    if got.dtype.kind == "f":  # any NaN bit pattern counts as NaN
+        gn, en = np.isnan(got), np.isnan(expected)
+        np.testing.assert_array_equal(gn, en)
+        got, expected = np.where(gn, 0, got), np.where(en, 0, expected)
+    assert got.tobytes() == expected.tobytes(), (got, expected)
+
+
+def _empty_ok(x, axis):
+    """NumPy refuses max/min of an empty reduction (no identity); jitviz gives it."""
+    axes = range(x.ndim) if axis is None else np.atleast_1d(axis)
+    return all(x.shape[a] for a in axes)
+
+
+# --- max/min: bit for bit -----------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [f32, f64])
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("n", ROWS)
+def test_max_min_rows(op, n, dtype):
+    x = rng.standard_normal((3, n)).astype(dtype)
+    for axis in AXES:
+        if _empty_ok(x, axis):
+            assert_bits(run(op, x, axis), want(op, x, axis))
+    assert_bits(run(op, x[0]), want(op, x[0])) if n else None
+
+
+@pytest.mark.parametrize("dtype", [f32, f64])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_empty_reduction_is_the_identity(op, dtype):
+    """lax.reduce_max/min of nothing (jnp.max refuses, as NumPy): -inf/+inf (XLA's)."""
+    x = np.zeros((3, 0), dtype)
+    ident = -np.inf if op == "max" else np.inf
+    prim = getattr(lax, f"reduce_{op}")
+    for axes, expected in (((1,), np.full(3, ident, dtype)), ((0, 1), np.array(ident, dtype))):
+        exe, _ = compile_cpu(lambda x: prim(x, axes), x)
+        assert_bits(exe(*leaves(x))[0], expected)
+
+
+@pytest.mark.parametrize("dtype", [f32, f64])
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("n", [1, 7, 64, 100, 129, 1000])
+@pytest.mark.parametrize("special", [np.nan, np.inf, -np.inf])
+def test_nan_and_inf_anywhere_in_a_block(op, n, dtype, special):
+    base = rng.standard_normal((2, n)).astype(dtype)
+    # head, middle and tail of the first block, the tail block, and the last value
+    for p in sorted({0, min(n - 1, 31), min(n - 1, 63), min(n - 1, 64), n // 2, n - 1}):
+        x = base.copy()
+        x[1, p] = special
+        for axis in (None, -1, 0):
+            assert_bits(run(op, x, axis), want(op, x, axis))
+
+
+@pytest.mark.parametrize("dtype", [f32, f64])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_all_nan_and_all_inf(op, dtype):
+    for fill in (np.nan, np.inf, -np.inf):
+        x = np.full((4, 130), fill, dtype)
+        for axis in (None, -1, 0):
+            assert_bits(run(op, x, axis), want(op, x, axis))
+
+
+@pytest.mark.parametrize("dtype", [f32, f64])
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("n", [1, 7, 64, 100, 1000])
+def test_signed_zeros(op, n, dtype):
+    for zero in (0.0, -0.0):  # all zeros of one sign, among values on the other side
+        x = np.full((3, n), zero, dtype)
+        x[1, ::3] = -1.0 if op == "max" else 1.0
+        for axis in (None, -1, 0):
+            assert_bits(run(op, x, axis), want(op, x, axis))
+    # a single zero of the other sign is outvoted by a nonzero extreme
+    x = np.zeros((2, n), dtype)
+    x[0, n // 2] = -0.0
+    x[1, -1] = 2.0 if op == "max" else -2.0
+    assert_bits(run(op, x, -1)[1], want(op, x, -1)[1])
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.int8])
+def test_integers(op, dtype):
+    info = np.iinfo(dtype)
+    for n in (0, 1, 65, 1000):
+        x = rng.integers(info.min, info.max, (3, n), dtype=dtype, endpoint=True)
+        for axis in AXES:
+            if _empty_ok(x, axis):
+                assert_bits(run(op, x, axis), want(op, x, axis))
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_keepdims_and_rank3(op):
+    x = rng.standard_normal((4, 5, 70)).astype(f32)
+    x[2, 3, 66] = np.nan
+    for axis in (-1, (1, 2), None, 0, 1, (0, 2)):
+        for keepdims in (False, True):
+            assert_bits(run(op, x, axis, keepdims), want(op, x, axis, keepdims))
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_fused_with_elementwise_and_sum(op):
+    """A max in the same kernel as a sum (one nest, one block) and behind elementwise ops."""
+    x = rng.standard_normal((5, 300)).astype(f32)
+    x[3, 290] = np.nan
+
+    def f(x):
+        y = x * 2.0 - 1.0
+        return getattr(jnp, op)(y, axis=-1), jnp.sum(y, axis=-1)
+
+    exe, _ = compile_cpu(f, x)
+    got = exe(*leaves(x))
+    ref = run_interpret(f, x)
+    assert_bits(got[0], np.asarray(ref[0]))
+    assert_same(got[1], ref[1])
+    y = x * f32(2.0) - f32(1.0)
+    assert_bits(got[0], getattr(np, op)(y, axis=-1))
+
+
+@pytest.mark.parametrize("dtype", [f32, f64])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_fastmath_path(op, dtype):
+    """fastmath=True lets LLVM vectorize on its own (no lanes); finite values stay exact."""
+    for n in (1, 37, 129, 1000):
+        x = rng.standard_normal((3, n)).astype(dtype)
+        for axis in (None, -1, 0):
+            assert_bits(run(op, x, axis, fastmath=True), want(op, x, axis))
+
+
+def test_kernel_shapes():
+    """What the generated code relies on: lanes on the stack, a masked full-width tail."""
+    x = np.ones((10, 100), f32)
+    src = "\n".join(k.source for k in
+                    jitviz_kernels(lambda x: jnp.max(x, axis=-1), x))
+    assert f"rt.stack_array({cpu_kernels.LANES}, np.float32)" in src
+    assert "rt.nonneg(" in src and "rt.lanes_total_max(" in src
+
+
+def jitviz_kernels(f, x):
+    import jitviz
+    return jitviz.jit(f).lower(x).compile().kernels
+
+
+# --- sum/prod keep their numerics ---------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [f32, f64])
+@pytest.mark.parametrize("op", ["sum", "prod"])
+@pytest.mark.parametrize("n", [0, 1, 7, 127, 128, 129, 1000])
+def test_sum_prod_rows(op, n, dtype):
+    x = (rng.standard_normal((3, n)) * (0.1 if op == "prod" else 1) + (1 if op == "prod" else 0))
+    x = x.astype(dtype)
+    for axis in AXES:
+        assert_same(run(op, x, axis), want(op, x, axis), rtol=1e-4 if dtype == f32 else 1e-10)
+
+
+# --- random shapes and values -------------------------------------------------------------
+
+_values = st.sampled_from([0.0, -0.5, 1.5, np.inf, -np.inf, np.nan, 3.0, -7.25])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rows=st.integers(1, 4), n=st.integers(0, 300), dtype=st.sampled_from([f32, f64]),
+       op=st.sampled_from(["max", "min"]), axis=st.sampled_from(AXES),
+       specials=st.lists(st.tuples(st.integers(0, 10**6), _values), max_size=6),
+       seed=st.integers(0, 2**32 - 1))
+def test_random_max_min(rows, n, dtype, op, axis, specials, seed):
+    x = np.random.default_rng(seed).standard_normal((rows, n)).astype(dtype)
+    for pos, v in specials:
+        if x.size:
+            x.flat[pos % x.size] = v
+    if _empty_ok(x, axis) and not _mixed_zero_extreme(x, op, axis):
+        assert_bits(run(op, x, axis), want(op, x, axis))
+
+
+def _mixed_zero_extreme(x, op, axis):
+    """Where the extreme is a zero present with both signs, which one NumPy returns depends
+    on its SIMD loop's order: not compared."""
+    ext = getattr(np, op)(x, axis=axis, keepdims=True)
+    zeros = (x == 0) & (ext == 0)
+    neg = np.signbit(x) & zeros
+    pos = ~np.signbit(x) & zeros
+    return bool(np.any(np.any(neg, axis=axis) & np.any(pos, axis=axis)))
