@@ -219,3 +219,27 @@ def _mixed_zero_extreme(x, op, axis):
     neg = np.signbit(x) & zeros
     pos = ~np.signbit(x) & zeros
     return bool(np.any(np.any(neg, axis=axis) & np.any(pos, axis=axis)))
+
+
+@pytest.mark.parametrize("n", [1_000_003, 2 ** 20])
+def test_long_float32_sum_error_grows_like_log_n(n):
+    """Blocks are summed in any order (vectorized), but blocks combine pairwise: a float32 sum
+    of a million values stays as accurate as NumPy's pairwise sum. A running float32 total
+    would be off by ~1e-3 here."""
+    x = np.full(n, 0.1, f32) + rng.random(n).astype(f32) * f32(1e-3)
+    exact = x.astype(np.float64).sum()
+    got = float(run("sum", x))
+    numpy_err = abs(float(x.sum()) - exact) / exact
+    assert abs(got - exact) / exact <= max(4 * numpy_err, 1e-6)
+    running = np.cumsum(x[:200_000], dtype=f32)[-1]  # the naive order, for contrast
+    assert abs(running - x[:200_000].astype(np.float64).sum()) / exact > 1e-6
+
+
+def test_sum_blocks_vectorize_without_fastmath():
+    """Only the block's own adds are reassociable (`rt.add_reassoc`); the kernel is not
+    compiled with fastmath, and its elementwise arithmetic stays IEEE-exact."""
+    x = rng.random((4, 300)).astype(f32)
+    exe, _ = compile_cpu(lambda x: (x * 3.0 + 1.0).sum(axis=1), x)
+    src = exe.kernels[0].source
+    assert "fastmath=False" in src and "rt.add_reassoc(" in src
+    assert_same(exe(x)[0], (x * f32(3) + f32(1)).sum(axis=1), rtol=1e-6, atol=1e-5)

@@ -686,17 +686,22 @@ class FusedRenderer:
             hooks.post.setdefault(r, []).insert(
                 0, (f"{acc} = {dt}(rt.lanes_total_{op}({lanes}, {init}))", eqn))
             return
-        buf = self.fresh("buf")
-        hooks.setup.append((1, f"{buf} = np.empty({BLOCK}, {dt})", eqn))
-        self.emit(self.depth, f"{buf}[j{k}] = {val}", eqn)
-        blocks = (f"rt.lanes_{op}({buf})", f"rt.block_{op}({buf}, m{k}, {init})")
+        # sum/prod: a partial result per block (its adds reassociable, so the block loop
+        # vectorizes), blocks combined by the cascade
+        part = self.fresh("p")
+        if eqn.outvars[0].aval.dtype.kind == "f":
+            step = f"rt.{op}_reassoc({part}, {val})"
+        else:  # complex: plain arithmetic (no vector reduction to gain)
+            step = REDUCERS[eqn.primitive.name]["c"].combine.format(part, val)
+        self.emit(self.depth, f"{part} = {step}", eqn)
         stack, levels, top = self.fresh("stk"), self.fresh("lvl"), self.fresh("top")
         hooks.setup.append((1, f"{stack} = np.empty(64, {dt})", eqn))
         hooks.setup.append((1, f"{levels} = np.empty(64, np.int64)", eqn))
         hooks.pre.setdefault(r, []).append((f"{top} = 0", eqn))
-        hooks.after_block.append(tuple(
-            f"{top} = rt.cascade_push_{op}({stack}, {levels}, {top}, {b})" for b in blocks)
-            + (eqn,))
+        hooks.pre.setdefault(r, []).append((f"{part} = {init}", eqn))
+        push = f"{top} = rt.cascade_push_{op}({stack}, {levels}, {top}, {part})"
+        hooks.after_block.append((push, push, eqn))
+        hooks.after_block.append((f"{part} = {init}", f"{part} = {init}", eqn))
         hooks.post.setdefault(r, []).insert(
             0, (f"{acc} = {dt}(rt.cascade_total_{op}({stack}, {top}, {init}))", eqn))
 

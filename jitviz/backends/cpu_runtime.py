@@ -49,11 +49,52 @@ def fma32(typingctx, a, b, c):
 _F = np.float32
 
 
+@intrinsic
+def ldexp32(typingctx, x, n):
+    """x * 2**n with one rounding (llvm.ldexp; one `vscalefps` per vector on AVX-512)."""
+    if x != types.float32 or n != types.int32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        f32, i32 = ir.FloatType(), ir.IntType(32)
+        fn = builder.module.declare_intrinsic("llvm.ldexp", [f32, i32],
+                                              ir.FunctionType(f32, [f32, i32]))
+        return builder.call(fn, args)
+    return types.float32(types.float32, types.int32), codegen
+
+
+def _target_has_avx512() -> bool:
+    """Whether Numba compiles for a CPU with AVX-512F (its own override, else the host)."""
+    from numba.core import config
+    import llvmlite.binding as ll
+    features = config.CPU_FEATURES
+    if features is None:
+        features = ll.get_host_cpu_features().flatten()
+    return "+avx512f" in features.split(",")
+
+
+@_inline
+def times_pow2_scalef(p, k):
+    """p * 2**k by llvm.ldexp: one instruction per vector on AVX-512 (elsewhere a library
+    call per value, which does not vectorize)."""
+    return ldexp32(p, k)
+
+
+@_inline
+def times_pow2_bits(p, k):
+    """p * 2**k from exponent bits, in two halves so subnormal results stay right."""
+    h = np.int32(k >> 1)
+    return p * i32_as_f32(np.int32((h + 127) << 23)) * i32_as_f32(np.int32((k - h + 127) << 23))
+
+
+_times_pow2 = times_pow2_scalef if _target_has_avx512() else times_pow2_bits
+
+
 @_inline
 def expf(x):
     """exp for float32: Cody-Waite reduction x = n*ln2 + r, a degree-6 polynomial for e^r,
-    and 2^n built from exponent bits in two halves (so subnormal results stay right).
-    Max error about 1 ulp (NumPy's SIMD expf is within 2.5 ulp of the exact value)."""
+    then scaled by 2**n. Max error about 1 ulp (NumPy's SIMD expf is within 2.5 ulp of the
+    exact value); inf, -inf, overflow, subnormal results and NaN as NumPy gives them."""
     xc = min(max(x, _F(-104.0)), _F(88.8))
     n = np.floor(fma32(xc, _F(1.4426950408889634), _F(0.5)))
     r = fma32(n, _F(-0.693145751953125), xc)
@@ -64,9 +105,7 @@ def expf(x):
     p = fma32(p, r, _F(1.6666665459e-1))
     p = fma32(p, r, _F(5.0000001201e-1))
     p = fma32(p, r * r, r) + _F(1.0)
-    k = np.int32(n)
-    h = np.int32(k >> 1)
-    res = p * i32_as_f32(np.int32((h + 127) << 23)) * i32_as_f32(np.int32((k - h + 127) << 23))
+    res = _times_pow2(p, np.int32(n))
     return res if x == x else x  # NaN stays NaN
 
 
@@ -340,60 +379,32 @@ def round_f16(f):
 
 
 # --- reductions along the innermost axis -------------------------------------------------
-# Kernels reduce a row in blocks of BLOCK values (staged in a small buffer): each block with
-# eight independent lanes (NumPy's pairwise kernel; vectorizes without reassociating a
-# single chain), and blocks combined pairwise through a small stack (cascade summation), so
-# the error grows like log(n), as NumPy's, not like n. A full block has a constant length
-# (`lanes_*`), which is what lets LLVM vectorize both the staging loop and the lanes.
+# Kernels reduce a row in blocks of BLOCK values. Within a block a sum (product) accumulates
+# through `add_reassoc` (`mul_reassoc`): an add that LLVM may reorder, and only that add, so
+# the block loop vectorizes into several vector accumulators (each value still goes through
+# IEEE float arithmetic; NaN and inf propagate as in any order). Blocks are combined pairwise
+# through a small stack (cascade summation), so the error grows like log(n), as NumPy's
+# pairwise sum's, not like n.
 
 BLOCK = 128
 
 
-def _make_lanes(op):
-    @_inline
-    def lanes(buf):
-        r0, r1, r2, r3 = buf[0], buf[1], buf[2], buf[3]
-        r4, r5, r6, r7 = buf[4], buf[5], buf[6], buf[7]
-        for i in range(8, BLOCK, 8):
-            r0 = op(r0, buf[i])
-            r1 = op(r1, buf[i + 1])
-            r2 = op(r2, buf[i + 2])
-            r3 = op(r3, buf[i + 3])
-            r4 = op(r4, buf[i + 4])
-            r5 = op(r5, buf[i + 5])
-            r6 = op(r6, buf[i + 6])
-            r7 = op(r7, buf[i + 7])
-        return op(op(op(r0, r1), op(r2, r3)), op(op(r4, r5), op(r6, r7)))
-    return lanes
+def _reassoc(name):
+    @intrinsic
+    def op(typingctx, a, b):
+        if a != b or a not in (types.float32, types.float64):
+            return None
+
+        def codegen(context, builder, signature, args):
+            return getattr(builder, name)(args[0], args[1], flags=("reassoc",))
+        return a(a, b), codegen
+    return op
 
 
-def _make_block(op):
-    @_inline
-    def block(buf, m, identity):
-        if m < 8:
-            res = identity
-            for i in range(m):
-                res = op(res, buf[i])
-            return res
-        r0, r1, r2, r3 = buf[0], buf[1], buf[2], buf[3]
-        r4, r5, r6, r7 = buf[4], buf[5], buf[6], buf[7]
-        i = 8
-        while i + 8 <= m:
-            r0 = op(r0, buf[i])
-            r1 = op(r1, buf[i + 1])
-            r2 = op(r2, buf[i + 2])
-            r3 = op(r3, buf[i + 3])
-            r4 = op(r4, buf[i + 4])
-            r5 = op(r5, buf[i + 5])
-            r6 = op(r6, buf[i + 6])
-            r7 = op(r7, buf[i + 7])
-            i += 8
-        res = op(op(op(r0, r1), op(r2, r3)), op(op(r4, r5), op(r6, r7)))
-        while i < m:
-            res = op(res, buf[i])
-            i += 1
-        return res
-    return block
+add_reassoc = _reassoc("fadd")
+add_reassoc.__doc__ = "a + b, which LLVM may reassociate with the adds around it (a reduction)."
+mul_reassoc = _reassoc("fmul")
+mul_reassoc.__doc__ = "a * b, which LLVM may reassociate with the products around it."
 
 
 def _make_cascade(op):
@@ -419,14 +430,6 @@ def _make_cascade(op):
     return push, total
 
 
-lanes_add = _make_lanes(_add)
-lanes_mul = _make_lanes(_mul)
-lanes_max = _make_lanes(_max)
-lanes_min = _make_lanes(_min)
-block_add = _make_block(_add)
-block_mul = _make_block(_mul)
-block_max = _make_block(_max)
-block_min = _make_block(_min)
 cascade_push_add, cascade_total_add = _make_cascade(_add)
 cascade_push_mul, cascade_total_mul = _make_cascade(_mul)
 
