@@ -156,6 +156,31 @@ def python_scalar_dtype(x):
     raise TypeError(f"not a Python scalar: {type(x).__name__}")
 
 
+def lowest(dtype):
+    """The identity of max: below every value of `dtype` (complex values compare
+    lexicographically, as NumPy and JAX order them, so both parts are -inf)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return dt.type(-np.inf)
+    if dt.kind == "c":
+        return dt.type(complex(-np.inf, -np.inf))
+    if dt.kind == "b":
+        return np.bool_(False)
+    return dt.type(np.iinfo(dt).min)
+
+
+def highest(dtype):
+    """The identity of min: above every value of `dtype`."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return dt.type(np.inf)
+    if dt.kind == "c":
+        return dt.type(complex(np.inf, np.inf))
+    if dt.kind == "b":
+        return np.bool_(True)
+    return dt.type(np.iinfo(dt).max)
+
+
 def is_inexact(dtype) -> bool:
     return np.dtype(dtype).kind in "fc"
 

@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core.ir import Eqn, Jaxpr, Literal, Var
+from ..dtypes import highest, lowest
 from ..passes._ir import literal_key
 from .base import Cost
 
@@ -76,6 +77,15 @@ def cast_text(dtype, text) -> str:
     return f"{ctor(dtype)}({text})"
 
 
+def _float_text(v) -> str:
+    """A float as Python source (NaN and infinities through NumPy's names)."""
+    if np.isnan(v):
+        return "np.nan"
+    if np.isinf(v):
+        return "np.inf" if v > 0 else "-np.inf"
+    return repr(float(v))
+
+
 def typed_const(value, dtype) -> str:
     """A constant of exactly `dtype` in generated code (`np.float32(-np.inf)`)."""
     dtype = np.dtype(dtype)
@@ -85,14 +95,9 @@ def typed_const(value, dtype) -> str:
         return repr(bool(value))
     v = np.asarray(value, dtype)[()]
     if dtype.kind == "f":
-        if np.isnan(v):
-            text = "np.nan"
-        elif np.isinf(v):
-            text = "np.inf" if v > 0 else "-np.inf"
-        else:
-            text = repr(float(v))
+        text = _float_text(v)
     elif dtype.kind == "c":
-        text = repr(complex(v))
+        text = f"complex({_float_text(v.real)}, {_float_text(v.imag)})"
     else:
         text = repr(int(v))
     return f"{ctor(dtype)}({text})"
@@ -269,26 +274,18 @@ class Reducer(NamedTuple):
     combine: str  # template over (acc, value)
 
 
-def _lowest(dt):
-    return -np.inf if dt.kind == "f" else (False if dt.kind == "b" else np.iinfo(dt).min)
-
-
-def _highest(dt):
-    return np.inf if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
-
-
 def _all_ones(dt):
     return True if dt.kind == "b" else (-1 if dt.kind == "i" else np.iinfo(dt).max)
 
 
 _SUM = Reducer(lambda dt: -0.0 if dt.kind in "fc" else 0, "{0} + {1}")  # -0.0: exact identity
 _PROD = Reducer(lambda dt: 1, "{0} * {1}")
-_MAX_F = Reducer(_lowest, "rt.fmax({0}, {1})")
-_MIN_F = Reducer(_highest, "rt.fmin({0}, {1})")
-_MAX_C = Reducer(_lowest, "np.maximum({0}, {1})")
-_MIN_C = Reducer(_highest, "np.minimum({0}, {1})")
-_MAX_I = Reducer(_lowest, "max({0}, {1})")
-_MIN_I = Reducer(_highest, "min({0}, {1})")
+_MAX_F = Reducer(lowest, "rt.fmax({0}, {1})")
+_MIN_F = Reducer(highest, "rt.fmin({0}, {1})")
+_MAX_C = Reducer(lowest, "np.maximum({0}, {1})")
+_MIN_C = Reducer(highest, "np.minimum({0}, {1})")
+_MAX_I = Reducer(lowest, "max({0}, {1})")
+_MIN_I = Reducer(highest, "min({0}, {1})")
 _OR = Reducer(lambda dt: False if dt.kind == "b" else 0, "{0} | {1}")
 _AND = Reducer(_all_ones, "{0} & {1}")
 
@@ -624,7 +621,9 @@ class FusedRenderer:
         x = eqn.invars[0].aval
         dt = eqn.outvars[0].aval.dtype
         axes = sorted(a % max(x.ndim, 1) for a in eqn.params["axes"])
-        return (dt.kind in "fc" and not is_half(dt) and bool(axes) and axes[-1] == x.ndim - 1
+        cascade = BLOCKED[eqn.primitive.name][1]  # complex max/min: no lanes (plain loop)
+        return (dt.kind in ("fc" if cascade else "f") and not is_half(dt) and bool(axes)
+                and axes[-1] == x.ndim - 1
                 and axes == list(range(x.ndim - len(axes), x.ndim)))
 
     def _reduction(self, eqn, st, idx, hooks, blocked):

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ..dtypes import highest, lowest
 from .cpu_kernels import ctor  # the CPU backend's `np.float32` constructor text
 
 # --- literals and casts ----------------------------------------------------------------------
@@ -69,13 +70,7 @@ def identity(op: str, dtype) -> str:
     if op == "prod":
         return literal(1, dt)
     if op in ("max", "min"):
-        low = op == "max"
-        if dt.kind == "f":
-            return literal(-np.inf if low else np.inf, dt)
-        if dt.kind == "b":
-            return literal(not low, dt)
-        info = np.iinfo(dt)
-        return literal(info.min if low else info.max, dt)
+        return literal(lowest(dt) if op == "max" else highest(dt), dt)
     if op == "and":
         return literal(True, dt) if dt.kind == "b" else literal(-1 if dt.kind == "i" else
                                                                 np.iinfo(dt).max, dt)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import highest, lowest
 from ..core.ir import ShapedArray
 from ..core.primitives import primitive
 
@@ -534,22 +535,6 @@ def _identity_reduce(ufunc, identity_of):
     return impl
 
 
-def _lowest(dt):
-    if dt.kind == "f":
-        return -np.inf
-    if dt.kind == "b":
-        return False
-    return np.iinfo(dt).min
-
-
-def _highest(dt):
-    if dt.kind == "f":
-        return np.inf
-    if dt.kind == "b":
-        return True
-    return np.iinfo(dt).max
-
-
 def _reduce_sum_impl(x, *, axes):
     x = np.asarray(x)
     return np.add.reduce(x, axis=tuple(axes), dtype=x.dtype)
@@ -562,16 +547,16 @@ def _reduce_prod_impl(x, *, axes):
 
 def _reduce_max_impl(x, *, axes):
     x = np.asarray(x)
-    if x.dtype.kind == "f" and x.size:  # NaN propagates, as in XLA
-        return np.max(x, axis=tuple(axes), initial=-np.inf)
-    return np.maximum.reduce(x, axis=tuple(axes), initial=_lowest(x.dtype))
+    if x.dtype.kind in "fc" and x.size:  # NaN propagates, as in XLA
+        return np.max(x, axis=tuple(axes), initial=lowest(x.dtype))
+    return np.maximum.reduce(x, axis=tuple(axes), initial=lowest(x.dtype))
 
 
 def _reduce_min_impl(x, *, axes):
     x = np.asarray(x)
-    if x.dtype.kind == "f" and x.size:
-        return np.min(x, axis=tuple(axes), initial=np.inf)
-    return np.minimum.reduce(x, axis=tuple(axes), initial=_highest(x.dtype))
+    if x.dtype.kind in "fc" and x.size:
+        return np.min(x, axis=tuple(axes), initial=highest(x.dtype))
+    return np.minimum.reduce(x, axis=tuple(axes), initial=highest(x.dtype))
 
 
 reduce_sum_p = primitive("reduce_sum", abstract_eval=_reduce_rule("reduce_sum", NUMERIC),
@@ -584,7 +569,7 @@ reduce_max_p = primitive("reduce_max", abstract_eval=_reduce_rule("reduce_max", 
 reduce_min_p = primitive("reduce_min", abstract_eval=_reduce_rule("reduce_min", ANY),
                          impl=_quiet(_reduce_min_impl), kind="reduction", scalar="min")
 reduce_and_p = primitive("reduce_and", abstract_eval=_reduce_rule("reduce_and", INTEGRAL),
-                         impl=_identity_reduce(np.bitwise_and, lambda dt: _highest(dt) if
+                         impl=_identity_reduce(np.bitwise_and, lambda dt: highest(dt) if
                                                dt.kind != "i" else -1),
                          kind="reduction", scalar="&")
 reduce_or_p = primitive("reduce_or", abstract_eval=_reduce_rule("reduce_or", INTEGRAL),
