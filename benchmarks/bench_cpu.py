@@ -23,9 +23,11 @@ import textwrap
 import time
 from typing import Callable, NamedTuple
 
-# parallel=True kernels use OpenMP threads; spinning idle threads would steal the cores the
-# next (single-threaded) measurement runs on, so idle threads sleep
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# parallel=True kernels use OpenMP threads (GNU libgomp). Idle threads spin only briefly
+# before they sleep: long spinning would steal the cores of the next single-threaded
+# measurement, while sleeping at once (OMP_WAIT_POLICY=PASSIVE) makes every parallel
+# launch pay a ~40 us wake-up, a cost back-to-back calls in a notebook do not see.
+os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 # One BLAS thread by default: NumPy's and Numba's (SciPy's) OpenBLAS are two thread pools, and
 # on a small shared machine their spinning threads make the dot rows bimodal. Every column
 # calls the same BLAS, so the comparison stays fair; override with OPENBLAS_NUM_THREADS.
