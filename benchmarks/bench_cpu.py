@@ -40,6 +40,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import jitviz  # noqa: E402
+from _timing import best_times, block, fmt_ratio, fmt_time  # noqa: E402
 import jitviz.numpy as jnp  # noqa: E402
 from jitviz import lax  # noqa: E402
 
@@ -277,47 +278,12 @@ def workloads():
     ]
 
 
-def _block(out):
-    if jax is not None:
-        jax.block_until_ready(out)  # any pytree (tuples of outputs too)
-    return out
 
 
-def best_times(fns: dict, args, rounds: int, budget: float) -> dict:
-    """Interleaved rounds (order rotated each round); per round, as many calls as fit in
-    `budget` seconds (at least 1).
-    Returns the best per-call time of each implementation, in seconds."""
-    per_call = {}
-    for name, fn in fns.items():  # warm up, and size the inner loop
-        _block(fn(*args))
-        t = time.perf_counter()
-        _block(fn(*args))
-        per_call[name] = max(time.perf_counter() - t, 1e-7)
-    best = {name: float("inf") for name in fns}
-    names = list(fns)
-    for r in range(rounds):
-        # rotate the order: a BLAS thread pool still spinning after one implementation
-        # (NumPy's and Numba's SciPy BLAS are two pools) must not always slow the same next one
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            fn = fns[name]
-            n = max(1, min(1000, int(budget / per_call[name])))
-            t = time.perf_counter()
-            for _ in range(n):
-                _block(fn(*args))
-            best[name] = min(best[name], (time.perf_counter() - t) / n)
-    return best
 
 
-def fmt_time(t):
-    if t is None:
-        return "n/a"
-    if t >= 1e-3:
-        return f"{t * 1e3:.2f} ms"
-    return f"{t * 1e6:.1f} us"
 
 
-def fmt_ratio(a, b):
-    return "n/a" if a is None or b is None else f"{a / b:.2f}x"
 
 
 def run_table(rounds, budget):

@@ -26,6 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import jitviz  # noqa: E402
+from _timing import best_times, block, fmt_ratio, fmt_time  # noqa: E402
 import jitviz.numpy as jnp  # noqa: E402
 
 try:
@@ -51,32 +52,8 @@ def arrays():
     ]
 
 
-def _block(out):
-    if jax is not None and hasattr(out, "block_until_ready"):
-        out.block_until_ready()
-    return out
 
 
-def best_times(fns: dict, args, rounds: int, budget: float) -> dict:
-    """Interleaved rounds (order rotated each round); per round, as many calls as fit in
-    `budget` seconds (at least 1). The best per-call time of each, in seconds."""
-    per_call = {}
-    for name, fn in fns.items():  # warm up, and size the inner loop
-        _block(fn(*args))
-        t = time.perf_counter()
-        _block(fn(*args))
-        per_call[name] = max(time.perf_counter() - t, 1e-7)
-    best = {name: float("inf") for name in fns}
-    names = list(fns)
-    for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            fn = fns[name]
-            n = max(1, min(2000, int(budget / per_call[name])))
-            t = time.perf_counter()
-            for _ in range(n):
-                _block(fn(*args))
-            best[name] = min(best[name], (time.perf_counter() - t) / n)
-    return best
 
 
 def same(got, want, op) -> bool:
@@ -90,16 +67,8 @@ def same(got, want, op) -> bool:
     return got.tobytes() == want.tobytes()
 
 
-def fmt_time(t):
-    if t is None:
-        return "n/a"
-    if t >= 1e-3:
-        return f"{t * 1e3:.2f} ms"
-    return f"{t * 1e6:.1f} us"
 
 
-def fmt_ratio(a, b):
-    return "n/a" if a is None or b is None else f"{a / b:.2f}x"
 
 
 def run_table(rounds, budget):
@@ -115,7 +84,7 @@ def run_table(rounds, budget):
                 if jax is not None:
                     jaxf = jax.jit(lambda a, op=op, axis=axis: getattr(jjnp, op)(a, axis=axis))
                     fns["jax"] = lambda a, f=jaxf, j=jx: f(j)
-                t = best_times(fns, (x,), rounds, budget)
+                t = best_times(fns, (x,), rounds, budget, max_calls=2000)
                 ok = same(jf(x), nf(x), op)
                 label = f"{op} axis={'all' if axis is None else axis}"
                 rows.append((label, size, t, ok))

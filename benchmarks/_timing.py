@@ -1,0 +1,53 @@
+"""Timing helpers the benchmark scripts share: interleaved best-of rounds, table formats."""
+from __future__ import annotations
+
+import time
+
+try:
+    import jax
+except Exception:  # JAX is optional
+    jax = None
+
+
+def block(out):
+    """Wait for JAX's asynchronous results (any pytree); other outputs are ready."""
+    if jax is not None:
+        jax.block_until_ready(out)
+    return out
+
+
+def best_times(fns: dict, args, rounds: int, budget: float, max_calls: int = 1000) -> dict:
+    """Interleaved rounds (order rotated each round); per round, as many calls as fit in
+    `budget` seconds (at least 1, at most `max_calls`).
+    Returns the best per-call time of each implementation, in seconds."""
+    per_call = {}
+    for name, fn in fns.items():  # warm up, and size the inner loop
+        block(fn(*args))
+        t = time.perf_counter()
+        block(fn(*args))
+        per_call[name] = max(time.perf_counter() - t, 1e-7)
+    best = {name: float("inf") for name in fns}
+    names = list(fns)
+    for r in range(rounds):
+        # rotate the order: a thread pool still spinning after one implementation (NumPy's
+        # and Numba's BLAS are two pools) must not always slow the same next one
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            fn = fns[name]
+            n = max(1, min(max_calls, int(budget / per_call[name])))
+            t = time.perf_counter()
+            for _ in range(n):
+                block(fn(*args))
+            best[name] = min(best[name], (time.perf_counter() - t) / n)
+    return best
+
+
+def fmt_time(t):
+    if t is None:
+        return "n/a"
+    if t >= 1e-3:
+        return f"{t * 1e3:.2f} ms"
+    return f"{t * 1e6:.1f} us"
+
+
+def fmt_ratio(a, b):
+    return "n/a" if a is None or b is None else f"{a / b:.2f}x"
