@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import time
 
-try:
+try:  # JAX is optional: its column is left out without it
     import jax
-except Exception:  # JAX is optional
-    jax = None
+    import jax.numpy as jjnp
+    jax.config.update("jax_platforms", "cpu")
+except Exception:
+    jax = jjnp = None
 
 
 def block(out):
@@ -51,3 +53,13 @@ def fmt_time(t):
 
 def fmt_ratio(a, b):
     return "n/a" if a is None or b is None else f"{a / b:.2f}x"
+
+
+def print_columns(head, rows):
+    """A plain-text table, each column as wide as its widest cell."""
+    widths = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]
+    sep = "  "
+    print(sep.join(h.ljust(w) for h, w in zip(head, widths)))
+    print(sep.join("-" * w for w in widths))
+    for r in rows:
+        print(sep.join(str(c).ljust(w) for c, w in zip(r, widths)))

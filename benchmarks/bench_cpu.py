@@ -40,16 +40,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import jitviz  # noqa: E402
-from _timing import best_times, block, fmt_ratio, fmt_time  # noqa: E402
+from _timing import (best_times, fmt_ratio, fmt_time, jax, jjnp,  # noqa: E402
+                     print_columns)
 import jitviz.numpy as jnp  # noqa: E402
 from jitviz import lax  # noqa: E402
 
-try:
-    import jax
-    import jax.numpy as jjnp
-    jax.config.update("jax_platforms", "cpu")
-except Exception:  # JAX is optional
-    jax = None
 
 
 # --- the seeds' programs -------------------------------------------------------------------
@@ -316,12 +311,7 @@ def print_table(rows):
                       fmt_ratio(j, t.get("copy")), fmt_ratio(t["numpy"], j),
                       fmt_ratio(j, t["numba"]), fmt_ratio(j, t.get("jax")),
                       "yes" if ok else "NO"])
-    widths = [max(len(str(r[i])) for r in [head] + lines) for i in range(len(head))]
-    sep = "  "
-    print(sep.join(h.ljust(w) for h, w in zip(head, widths)))
-    print(sep.join("-" * w for w in widths))
-    for r in lines:
-        print(sep.join(str(c).ljust(w) for c, w in zip(r, widths)))
+    print_columns(head, lines)
 
 
 # --- compile times -------------------------------------------------------------------------

@@ -27,8 +27,6 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import jitviz  # noqa: E402
-import jitviz.numpy as jnp  # noqa: E402
-from jitviz import lax  # noqa: E402
 from jitviz.backends import cuda as jcuda  # noqa: E402
 
 

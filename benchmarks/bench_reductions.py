@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import warnings
 
 import numpy as np
@@ -26,15 +25,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import jitviz  # noqa: E402
-from _timing import best_times, block, fmt_ratio, fmt_time  # noqa: E402
+from _timing import (best_times, fmt_ratio, fmt_time, jax, jjnp,  # noqa: E402
+                     print_columns)
 import jitviz.numpy as jnp  # noqa: E402
 
-try:
-    import jax
-    import jax.numpy as jjnp
-    jax.config.update("jax_platforms", "cpu")
-except Exception:  # JAX is optional
-    jax = None
 
 OPS = ("sum", "max", "min")
 
@@ -100,12 +94,7 @@ def print_table(rows):
         lines.append([label, size, fmt_time(j), fmt_time(t["numpy"]), fmt_time(t.get("jax")),
                       fmt_ratio(t["numpy"], j), fmt_ratio(t.get("jax"), j),
                       "yes" if ok else "NO"])
-    widths = [max(len(str(r[i])) for r in [head] + lines) for i in range(len(head))]
-    sep = "  "
-    print(sep.join(h.ljust(w) for h, w in zip(head, widths)))
-    print(sep.join("-" * w for w in widths))
-    for r in lines:
-        print(sep.join(str(c).ljust(w) for c, w in zip(r, widths)))
+    print_columns(head, lines)
 
 
 def main():
