@@ -675,15 +675,17 @@ class FusedRenderer:
                             for e in nest.roots) else LANES
         hooks.pre["block"] = size
         if not cascade:  # max/min: exact in any order; per-lane updates vectorize
-            lanes = self.fresh("lane")
+            lanes, nans = self.fresh("lane"), self.fresh("nan")
             hooks.setup.append((1, f"{lanes} = rt.stack_array({size}, {dt})", eqn))
+            hooks.setup.append((1, f"{nans} = rt.stack_array({size}, np.uint8)", eqn))
             hooks.pre.setdefault(r, []).append((f"rt.lanes_fill({lanes}, {init})", eqn))
-            update = f"{lanes}[j{k}] = rt.lane_{op}({lanes}[j{k}], {val})"
+            hooks.pre.setdefault(r, []).append((f"rt.lanes_fill({nans}, np.uint8(0))", eqn))
+            update = f"rt.lane_{op}({lanes}, {nans}, j{k}, {val})"
             self.emit(self.depth, update, eqn)
             hooks.pre.setdefault("lanes", []).append(dict(
                 update=update, val=val, init=init, w=self.fresh("w"), eqn=eqn))
             hooks.post.setdefault(r, []).insert(
-                0, (f"{acc} = {dt}(rt.lanes_total_{op}({lanes}, {init}))", eqn))
+                0, (f"{acc} = {dt}(rt.lanes_total_{op}({lanes}, {nans}, {init}))", eqn))
             return
         # sum/prod: a partial result per block (its adds reassociable, so the block loop
         # vectorizes), blocks combined by the cascade

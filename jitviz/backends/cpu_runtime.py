@@ -498,16 +498,20 @@ def nan_like(typingctx, x):
 
 
 @_inline
-def lane_max(m, v):
-    """The lane update: NaN if either is NaN (NumPy's SIMD loops also give the canonical
-    NaN), else the larger, v on ties. `m if m > v else v` is one vector max instruction;
-    this is 3 vector operations where a single select on `(m > v) | (m != m)` takes 4."""
-    return nan_like(m) if (m != m) | (v != v) else (m if m > v else v)
+def lane_max(lanes, nans, j, v):
+    """The lane update: lane j takes v unless it is larger (v on ties, as NumPy's SIMD loops
+    give between -0.0 and +0.0): one vector max. A NaN is not carried through the lane (that
+    takes compare-and-blend sequences) but recorded in `nans`, and the total is then NaN."""
+    m = lanes[j]
+    lanes[j] = m if m > v else v
+    nans[j] |= np.uint8(v != v)
 
 
 @_inline
-def lane_min(m, v):
-    return nan_like(m) if (m != m) | (v != v) else (m if m < v else v)
+def lane_min(lanes, nans, j, v):
+    m = lanes[j]
+    lanes[j] = m if m < v else v
+    nans[j] |= np.uint8(v != v)
 
 
 # Combining lanes at the end: the same results as lane_max/lane_min, as a single select.
@@ -532,11 +536,16 @@ def lanes_fill(lanes, identity):
 
 def _make_lanes_total(op):
     @_inline
-    def total(lanes, identity):
-        """Combine all lanes (a power-of-two count), starting from identity: a pairwise tree
-        of neighbours (lane 2j with 2j+1: each level one vectorized loop, instead of a serial
-        chain). Neighbours keep the lanes in order, so among equal values (-0.0 and +0.0)
-        the last lane wins, as in a left-to-right scan."""
+    def total(lanes, nans, identity):
+        """Combine all lanes (a power-of-two count), starting from identity: NaN if a lane
+        saw one, else a pairwise tree of neighbours (lane 2j with 2j+1: each level one
+        vectorized loop, instead of a serial chain). Neighbours keep the lanes in order, so
+        among equal values (-0.0 and +0.0) the last lane wins, as in a left-to-right scan."""
+        seen = np.uint8(0)
+        for j in range(nans.shape[0]):
+            seen |= nans[j]
+        if seen:
+            return nan_like(identity)
         h = lanes.shape[0] // 2
         while h > 0:
             for j in range(h):
