@@ -110,6 +110,15 @@ def np_loop(x):
 # (NumPy allocates large arrays on huge pages; an array allocated inside a Numba function is
 # not, and its page faults alone cost the x*x + x*2.0 loop 4x. So the loops get NumPy's.)
 
+def numpy_output(loop):
+    """A hand-written loop `loop(x, out)` as a function of x, writing into np.empty_like(x)."""
+    def run(x):
+        out = np.empty_like(x)
+        loop(x, out)
+        return out
+    return run
+
+
 @njit(cache=True)
 def _nb_slow_f(x, out):
     for i in range(x.shape[0]):
@@ -118,10 +127,7 @@ def _nb_slow_f(x, out):
             out[i, j] = v * v + v * np.float32(2.0)
 
 
-def nb_slow_f(x):
-    out = np.empty_like(x)
-    _nb_slow_f(x, out)
-    return out
+nb_slow_f = numpy_output(_nb_slow_f)
 
 
 @njit(cache=True)
@@ -131,10 +137,7 @@ def _nb_selu(x, out):
         out[i] = np.float32(1.05) * (v if v > 0 else np.float32(1.67) * np.exp(v) - np.float32(1.67))
 
 
-def nb_selu(x):
-    out = np.empty_like(x)
-    _nb_selu(x, out)
-    return out
+nb_selu = numpy_output(_nb_selu)
 
 
 @njit(cache=True)
@@ -143,10 +146,7 @@ def _nb_exp(x, out):
         out[i] = np.exp(x[i])
 
 
-def nb_exp(x):
-    out = np.empty_like(x)
-    _nb_exp(x, out)
-    return out
+nb_exp = numpy_output(_nb_exp)
 
 
 @njit(cache=True)
@@ -178,10 +178,7 @@ def _nb_norm(X, out):
             out[i, j] = (X[i, j] - mean[j]) / std[j]
 
 
-def nb_norm(X):
-    out = np.empty_like(X)
-    _nb_norm(X, out)
-    return out
+nb_norm = numpy_output(_nb_norm)
 
 
 @njit(cache=True)

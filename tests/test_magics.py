@@ -316,10 +316,14 @@ def test_jaxpr_magic_call_text_is_not_var_expanded(shell):
 
 # --- %jitbench -------------------------------------------------------------------------------------
 
-def test_jitbench_magic_returns_result_and_leaves_user_cache_alone(shell):
+def define_selu(shell):
     run(shell, "def selu(x, alpha=1.67, lambda_=1.05):\n"
                "    return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)\n"
                "selu_jit = jitviz.jit(selu, backend=B)\nx = jnp.arange(1000.0)\nselu_jit(x)")
+
+
+def test_jitbench_magic_returns_result_and_leaves_user_cache_alone(shell):
+    define_selu(shell)
     user = shell.user_ns["selu_jit"]
     before, n_events = user.cache_info(), len(user.events)
     res, io = run(shell, "r = %jitbench -n 3 -r 4 --warmup 2 -o -q selu_jit(x)")
@@ -361,6 +365,7 @@ def test_jitbench_magic_tiny_function_break_even_never(shell):
 
 
 def test_jitbench_magic_usage_errors(shell):
+    define_selu(shell)  # each line is wrong in its options or call, not in the user's names
     for line in ("--backend nope selu(x)", "-n 0 selu(x)", "selu", "selu(x", "x.shape(",
                  "--baseline numpy selu(x)"):
         with pytest.raises(UsageError):

@@ -31,6 +31,7 @@ from numba.core import errors as numba_errors
 from ..core.ir import ClosedJaxpr, Eqn, Literal, Var
 from ..errors import CompilationError
 from ..passes._ir import describe_eqn, literal_key, literal_value, sub_jaxprs
+from ..passes.fuse import fused_p
 from . import cpu_buffers, cpu_runtime, register_backend
 from .base import Backend, Cost, Executable, Kernel
 from .cpu_cache import default_cache
@@ -198,7 +199,7 @@ def _unique(name, taken):
 
 def _flat_eqns(eqns):
     for e in eqns:
-        if e.primitive.name == "fused":
+        if e.primitive is fused_p:
             yield from e.params["jaxpr"].jaxpr.eqns
         else:
             yield e
@@ -207,11 +208,11 @@ def _flat_eqns(eqns):
 def _region_cost(eqn: Eqn) -> Cost:
     """Static estimate: the fused kernels of the bodies, times the trip count where known."""
     from .cpu_kernels import kernel_cost
-    trips = eqn.params.get("length", 1) if eqn.primitive.name == "scan" else 1
+    trips = eqn.params.get("length", 1)  # a scan's step count; a while's is not known
     total = Cost()
     for j in sub_jaxprs(eqn):
         for e in j.eqns:
-            c = kernel_cost(e.params["jaxpr"].jaxpr) if e.primitive.name == "fused" else (
+            c = kernel_cost(e.params["jaxpr"].jaxpr) if e.primitive is fused_p else (
                 _region_cost(e) if any(True for _ in sub_jaxprs(e)) else Cost())
             total.flops += c.flops * trips
             total.bytes_moved += c.bytes_moved * trips

@@ -591,7 +591,8 @@ class FusedRenderer:
         else:
             # each lane update takes `w`: the value where j < m, else the identity (an
             # unconditional select and store, which vectorize better than a masked store)
-            selected = {lane["update"]: f"{lane['w']} = {lane['val']}" for lane in lanes}
+            selected = {lane["update"](lane["val"]): f"{lane['w']} = {lane['val']}"
+                        for lane in lanes}
             self.emit(2 + k, "# the last block at full width (vectorized): lanes past the end "
                              "take the identity")
             self.emit(2 + k, f"for j{k} in range({size}):")
@@ -607,8 +608,7 @@ class FusedRenderer:
             for lane in lanes:
                 self.emit(4 + k, f"{lane['w']} = {lane['init']}", lane["eqn"])
             for lane in lanes:
-                self.emit(3 + k, lane["update"].replace(f", {lane['val']})", f", {lane['w']})"),
-                          lane["eqn"])
+                self.emit(3 + k, lane["update"](lane["w"]), lane["eqn"])
         for _, tail, eqn in hooks.after_block:
             self.emit(2 + k, tail, eqn)
 
@@ -680,8 +680,9 @@ class FusedRenderer:
             hooks.setup.append((1, f"{nans} = rt.stack_array({size}, np.uint8)", eqn))
             hooks.pre.setdefault(r, []).append((f"rt.lanes_fill({lanes}, {init})", eqn))
             hooks.pre.setdefault(r, []).append((f"rt.lanes_fill({nans}, np.uint8(0))", eqn))
-            update = f"rt.lane_{op}({lanes}, {nans}, j{k}, {val})"
-            self.emit(self.depth, update, eqn)
+            def update(value):  # the lane update statement, of any value
+                return f"rt.lane_{op}({lanes}, {nans}, j{k}, {value})"
+            self.emit(self.depth, update(val), eqn)
             hooks.pre.setdefault("lanes", []).append(dict(
                 update=update, val=val, init=init, w=self.fresh("w"), eqn=eqn))
             hooks.post.setdefault(r, []).insert(

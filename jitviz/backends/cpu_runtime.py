@@ -161,43 +161,41 @@ def clt(a, b):
 
 # --- argmax / argmin over the middle axis of (pre, n, post) ------------------------------
 
-@_jit
-def argmax3(x3, out2):
-    """First index of the maximum along axis 1; a NaN counts as the maximum (np.argmax)."""
-    pre, n, post = x3.shape
-    for i in range(pre):
-        for k in range(post):
-            best = x3[i, 0, k]
-            at = 0
-            if best == best:
-                for j in range(1, n):
-                    v = x3[i, j, k]
-                    if v != v:
-                        at = j
-                        break
-                    if v > best:
-                        best = v
-                        at = j
-            out2[i, k] = at
+def _make_arg_reduce(better):
+    @_jit
+    def arg_reduce(x3, out2):
+        """First index of the best value along axis 1 (`better(v, best)`: larger for argmax,
+        smaller for argmin); a NaN counts as the best, as in np.argmax/np.argmin."""
+        pre, n, post = x3.shape
+        for i in range(pre):
+            for k in range(post):
+                best = x3[i, 0, k]
+                at = 0
+                if best == best:
+                    for j in range(1, n):
+                        v = x3[i, j, k]
+                        if v != v:
+                            at = j
+                            break
+                        if better(v, best):
+                            best = v
+                            at = j
+                out2[i, k] = at
+    return arg_reduce
 
 
-@_jit
-def argmin3(x3, out2):
-    pre, n, post = x3.shape
-    for i in range(pre):
-        for k in range(post):
-            best = x3[i, 0, k]
-            at = 0
-            if best == best:
-                for j in range(1, n):
-                    v = x3[i, j, k]
-                    if v != v:
-                        at = j
-                        break
-                    if v < best:
-                        best = v
-                        at = j
-            out2[i, k] = at
+@_inline
+def _greater(a, b):
+    return a > b
+
+
+@_inline
+def _less(a, b):
+    return a < b
+
+
+argmax3 = _make_arg_reduce(_greater)
+argmin3 = _make_arg_reduce(_less)
 
 
 # --- cumulative ops along the middle axis of (pre, n, post), in place ---------------------

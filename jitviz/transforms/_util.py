@@ -10,14 +10,43 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import ClosedJaxpr, Jaxpr, Literal, ShapedArray, literal_value
-from ..core.trace import (JaxprTrace, Tracer, concrete_aval, current_trace, push_trace,
-                          to_array)
+from ..core.ir import ClosedJaxpr, Jaxpr, ShapedArray, literal_value
+from ..core.trace import JaxprTrace, Tracer, concrete_aval, current_trace, push_trace
 from ..lax import primitives as P
 
 
 class TransformError(TypeError):
     """A transformation cannot handle a program; names the primitive and the user's line."""
+
+
+# Call primitives: an equation that runs a sub-jaxpr on its operands. `fused` (the
+# optimizer's kernels) registers itself only when the passes are imported, so each rule
+# table adds its call rules again on a miss.
+CALL_PRIMITIVES = ("jit", "fused")
+
+
+def add_call_rules(table: dict, make_rule) -> None:
+    """Give every registered call primitive without one a rule `make_rule(primitive)`."""
+    from ..core.primitives import PRIMITIVES
+    for name in CALL_PRIMITIVES:
+        prim = PRIMITIVES.get(name)
+        if prim is not None and name not in table:
+            table[name] = make_rule(prim)
+
+
+def select(items, mask):
+    """The items whose mask entry is true (e.g. the avals of the nonzero tangents)."""
+    return [x for x, keep in zip(items, mask) if keep]
+
+
+def take(it, n):
+    """The next n values of an iterator (unpacking a flat argument list into groups)."""
+    return [next(it) for _ in range(n)]
+
+
+def take_where(it, mask):
+    """The next value of an iterator where mask is true, None elsewhere."""
+    return [next(it) if keep else None for keep in mask]
 
 
 def aval_of(x) -> ShapedArray:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core.ir import Literal
 from ..lax import primitives as P
-from ._util import (TransformError, aval_of, broadcast_to, closed, convert, iota, moveaxis,
+from ._util import (TransformError, add_call_rules, aval_of, broadcast_to, closed, convert, iota, moveaxis,
                     read_literal, scalar, trace_avals, where)
 
 BATCH_RULES: dict = {}
@@ -172,14 +172,18 @@ def _batched_window_indices(x_shape, starts, sizes, size):
     return idx, tuple(range(rank + 1))
 
 
+def _zero_start(starts):
+    """The start index of the batch axis put in front: 0, typed like the other starts."""
+    return scalar(0, aval_of(starts[0]).dtype if starts else np.int32)
+
+
 def _dyn_slice_rule(args, dims, *, slice_sizes):
     x, *starts = args
     xd, *sd = dims
     size = batch_size(args, dims)
     if all(d is None for d in sd):
         x = bdim_to_front(x, xd)
-        return P.dynamic_slice_p.bind(x, scalar(0, aval_of(starts[0]).dtype) if starts else
-                                      scalar(0, np.int32), *starts,
+        return P.dynamic_slice_p.bind(x, _zero_start(starts), *starts,
                                       slice_sizes=(size,) + tuple(slice_sizes)), 0
     x = bdim_to_front(x, xd, size)
     starts = [bdim_to_front(s, d) for s, d in zip(starts, sd)]
@@ -194,8 +198,7 @@ def _dus_rule(args, dims):
     x = bdim_to_front(x, xd, size)
     u = bdim_to_front(u, ud, size)
     if all(d is None for d in sd):
-        z = scalar(0, aval_of(starts[0]).dtype) if starts else scalar(0, np.int32)
-        return P.dynamic_update_slice_p.bind(x, u, z, *starts), 0
+        return P.dynamic_update_slice_p.bind(x, u, _zero_start(starts), *starts), 0
     starts = [bdim_to_front(s, d) for s, d in zip(starts, sd)]
     idx, axes = _batched_window_indices(aval_of(x).shape, starts, aval_of(u).shape[1:], size)
     return P.scatter_p.bind(x, u, *idx, axes=axes, mode="set"), 0
@@ -547,11 +550,7 @@ BATCH_RULES["debug_print"] = _debug_print_rule
 
 
 def register_call_rules():
-    from ..core.primitives import PRIMITIVES
-    for name in ("jit", "fused"):
-        prim = PRIMITIVES.get(name)
-        if prim is not None and name not in BATCH_RULES:
-            BATCH_RULES[name] = _call_rule(prim)
+    add_call_rules(BATCH_RULES, _call_rule)
 
 
 register_call_rules()

@@ -16,9 +16,9 @@ import numpy as np
 
 from ..core.ir import Literal
 from ..lax import primitives as P
-from ._util import (TransformError, add_any, aval_of, broadcast_to, closed, convert,
-                    instantiate, is_float, keep_source, mul, neg, read_literal, scalar,
-                    trace_avals, where, zeros)
+from ._util import (TransformError, add_any, add_call_rules, aval_of, broadcast_to, closed,
+                    convert, instantiate, is_float, keep_source, mul, neg, read_literal,
+                    scalar, select, take, take_where, trace_avals, where, zeros)
 
 #: primitives with zero derivative everywhere it exists (or integer/boolean results)
 NON_DIFFERENTIABLE = {
@@ -455,22 +455,21 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
 
     def fun(*args):
         it = iter(args)
-        c = [next(it) for _ in range(nc)]
-        ct = [next(it) if z else None for z in nz_c]
-        k = [next(it) for _ in range(nk)]
-        kt = [next(it) if z else None for z in nz_k]
-        x = [next(it) for _ in range(nx)]
-        xt = [next(it) if z else None for z in nz_x]
+        c = take(it, nc)
+        ct = take_where(it, nz_c)
+        k = take(it, nk)
+        kt = take_where(it, nz_k)
+        x = take(it, nx)
+        xt = take_where(it, nz_x)
         outs, touts = jvp_replay(body, c + k + x, ct + kt + xt)
         k_out, y_out = outs[:nk], outs[nk:]
         kt_out = [instantiate(t, aval_of(o)) for t, o, z in zip(touts[:nk], k_out, nz_k) if z]
         yt_out = [instantiate(t, aval_of(o)) for t, o, z in zip(touts[nk:], y_out, y_float)
                   if z]
         return k_out + kt_out + y_out + yt_out
-    sel = lambda avs, m: [a for a, z in zip(avs, m) if z]  # noqa: E731
-    avals = (in_avals[:nc] + sel(in_avals[:nc], nz_c) + in_avals[nc:nc + nk]
-             + sel(in_avals[nc:nc + nk], nz_k) + in_avals[nc + nk:]
-             + sel(in_avals[nc + nk:], nz_x))
+    avals = (in_avals[:nc] + select(in_avals[:nc], nz_c) + in_avals[nc:nc + nk]
+             + select(in_avals[nc:nc + nk], nz_k) + in_avals[nc + nk:]
+             + select(in_avals[nc + nk:], nz_x))
     new_body = trace_avals(fun, avals, name="jvp scan body")
     ops = (list(consts) + [t for t in tc if t is not None] + list(carry)
            + [instantiate(t, aval_of(k)) for t, k, z in zip(tk, carry, nz_k) if z]
@@ -478,10 +477,10 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
     outs = scan_p.bind(*ops, jaxpr=closed(new_body), length=length, reverse=reverse,
                        num_consts=nc + sum(nz_c), num_carry=nk + sum(nz_k), unroll=unroll)
     it = iter(outs)
-    k_out = [next(it) for _ in range(nk)]
-    kt_out = [next(it) if z else None for z in nz_k]
-    y_out = [next(it) for _ in y_float]
-    yt_out = [next(it) if z else None for z in y_float]
+    k_out = take(it, nk)
+    kt_out = take_where(it, nz_k)
+    y_out = take(it, len(y_float))
+    yt_out = take_where(it, y_float)
     return k_out + y_out, kt_out + yt_out
 
 
@@ -499,30 +498,29 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, cond_nconsts, body_jaxpr, body_
     body = body_jaxpr.jaxpr
     cj = cond_jaxpr.jaxpr
     b_avals = [v.aval for v in body.invars]
-    sel = lambda avs, m: [a for a, z in zip(avs, m) if z]  # noqa: E731
 
     def body_fun(*args):
         it = iter(args)
-        b = [next(it) for _ in range(nbc)]
-        bt = [next(it) if z else None for z in nz_b]
-        k = [next(it) for _ in range(nk)]
-        kt = [next(it) if z else None for z in nz_k]
+        b = take(it, nbc)
+        bt = take_where(it, nz_b)
+        k = take(it, nk)
+        kt = take_where(it, nz_k)
         outs, touts = jvp_replay(body, b + k, bt + kt)
         return outs + [instantiate(t, aval_of(o)) for t, o, z in zip(touts, outs, nz_k) if z]
-    new_body = trace_avals(body_fun, b_avals[:nbc] + sel(b_avals[:nbc], nz_b) + b_avals[nbc:]
-                           + sel(b_avals[nbc:], nz_k), name="jvp while body")
+    new_body = trace_avals(body_fun, b_avals[:nbc] + select(b_avals[:nbc], nz_b)
+                           + b_avals[nbc:] + select(b_avals[nbc:], nz_k), name="jvp while body")
     c_avals = [v.aval for v in cj.invars]
 
     def cond_fun(*args):
         from ..core.interpreter import inline_jaxpr
         return inline_jaxpr(cj, (), *args[:ncc + nk])
-    new_cond = trace_avals(cond_fun, c_avals + sel(c_avals[ncc:], nz_k), name="while cond")
+    new_cond = trace_avals(cond_fun, c_avals + select(c_avals[ncc:], nz_k), name="while cond")
     kts = [instantiate(t, aval_of(k)) for t, k, z in zip(tk, carry, nz_k) if z]
     outs = while_p.bind(*cconsts, *bconsts, *[t for t in tb if t is not None], *carry, *kts,
                         cond_jaxpr=closed(new_cond), cond_nconsts=ncc,
                         body_jaxpr=closed(new_body), body_nconsts=nbc + sum(nz_b))
     it = iter(outs[nk:])
-    return outs[:nk], [next(it) if z else None for z in nz_k]
+    return outs[:nk], take_where(it, nz_k)
 
 
 JVP_RULES["while"] = _while_jvp
@@ -532,19 +530,17 @@ def _call_jvp(prim):
     def rule(primals, tangents, *, name, jaxpr):
         nonzero = [t is not None for t in tangents]
         inner = jvp_jaxpr(jaxpr.jaxpr, nonzero) if not jaxpr.consts else None
-        if inner is None:
-            from ..core.interpreter import inline_jaxpr  # a call with constants: inline it
+        if inner is None:  # a call with constants: replay it inline
             return jvp_replay_closed(jaxpr, primals, tangents)
         outs = prim.bind(*primals, *[t for t in tangents if t is not None],
                          name=f"jvp({name})", jaxpr=closed(inner))
         n = len(jaxpr.jaxpr.outvars)
         it = iter(outs[n:])
-        return outs[:n], [next(it) if is_float(aval_of(o)) else None for o in outs[:n]]
+        return outs[:n], take_where(it, [is_float(aval_of(o)) for o in outs[:n]])
     return rule
 
 
 def jvp_replay_closed(cj, primals, tangents):
-    from ._util import trace_flat  # noqa: F401
     jaxpr = cj.jaxpr.replace(constvars=(), invars=tuple(cj.jaxpr.constvars) + cj.jaxpr.invars)
     return jvp_replay(jaxpr, list(cj.consts) + list(primals),
                       [None] * len(cj.consts) + list(tangents))
@@ -560,11 +556,7 @@ JVP_RULES["debug_print"] = _debug_print_jvp
 
 def register_call_rules():
     """`jit` (and the optimizer's `fused`, once registered): calls of a sub-jaxpr."""
-    from ..core.primitives import PRIMITIVES
-    for name in ("jit", "fused"):
-        prim = PRIMITIVES.get(name)
-        if prim is not None and name not in JVP_RULES:
-            JVP_RULES[name] = _call_jvp(prim)
+    add_call_rules(JVP_RULES, _call_jvp)
 
 
 register_call_rules()

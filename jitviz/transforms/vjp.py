@@ -22,9 +22,9 @@ import numpy as np
 from ..core.ir import Literal, Var
 from ..core.trace import JaxprTrace, current_trace, push_trace
 from ..lax import primitives as P
-from ._util import (TransformError, add_any, aval_of, broadcast_to, closed, convert, full,
-                    instantiate, is_float, keep_source, moveaxis, mul, neg, read_literal,
-                    strong, trace_avals, unbroadcast, where, zeros)
+from ._util import (TransformError, add_any, add_call_rules, aval_of, closed, convert,
+                    instantiate, is_float, keep_source, mul, neg, read_literal, strong,
+                    trace_avals, unbroadcast, where, zeros)
 from .jvp import prod_of_others  # noqa: E402
 from .jvp import (DIFFERENTIABLE_ELEMENTWISE, NON_DIFFERENTIABLE, along_axis_indices,
                   cum_source_index, extremum_weights, keep_dims, partials)
@@ -634,11 +634,7 @@ VJP_RULES["debug_print"] = lambda cts, primals, outs, **params: [None] * len(pri
 
 
 def register_call_rules():
-    from ..core.primitives import PRIMITIVES
-    for name in ("jit", "fused"):
-        prim = PRIMITIVES.get(name)
-        if prim is not None and name not in VJP_CALL_RULES:
-            VJP_CALL_RULES[name] = (_call_fwd(prim), _call_bwd(prim))
+    add_call_rules(VJP_CALL_RULES, lambda prim: (_call_fwd(prim), _call_bwd(prim)))
 
 
 register_call_rules()
