@@ -1,7 +1,6 @@
 """Writes demo_notebooks/02_caching_and_side_effects.ipynb (run it after editing the cells)."""
-import nbformat as nbf
+from notebook_cells import code, md, write_notebook
 
-md, code = nbf.v4.new_markdown_cell, nbf.v4.new_code_cell
 cells = [
     md("# 02 · Caching, recompiles and lost side effects\n\n"
        "`jitviz.jit` behaves like `jax.jit`: the first call with a new *abstract signature* "
@@ -77,6 +76,4 @@ cells = [
     code("log = []\nunsubscribe = jitviz.subscribe(lambda cache, ev: log.append((cache.name, "
          "ev.kind)))\nbad_f(3.0); bad_f(3.0)\nunsubscribe()\nlog"),
 ]
-nb = nbf.v4.new_notebook(cells=cells, metadata={"kernelspec": {
-    "name": "python3", "display_name": "Python 3", "language": "python"}})
-nbf.write(nb, "demo_notebooks/02_caching_and_side_effects.ipynb")
+write_notebook(cells, "demo_notebooks/02_caching_and_side_effects.ipynb")

@@ -1,7 +1,6 @@
 """Writes demo_notebooks/03_speed.ipynb (run it after editing the cells)."""
-import nbformat as nbf
+from notebook_cells import code, md, write_notebook
 
-md, code = nbf.v4.new_markdown_cell, nbf.v4.new_code_cell
 cells = [
     md("# 03 · Speed: what the compiler does with the whole function\n\n"
        "The tutorials promise that `jit` is faster because the compiler sees the whole "
@@ -93,6 +92,4 @@ cells = [
        "same code runs everywhere."),
     code("y = fast_f(jnp.ones((1000, 1000)))\ny.block_until_ready() is y"),
 ]
-nb = nbf.v4.new_notebook(cells=cells, metadata={"kernelspec": {
-    "name": "python3", "display_name": "Python 3", "language": "python"}})
-nbf.write(nb, "demo_notebooks/03_speed.ipynb")
+write_notebook(cells, "demo_notebooks/03_speed.ipynb")

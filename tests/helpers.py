@@ -8,17 +8,21 @@ It also checks the provenance the issue asks for: every equation's `source` is a
 """
 from __future__ import annotations
 
+import inspect
 import os
 
 import numpy as np
 
 import jitviz
+import jitviz.numpy as jnp
 from jitviz.core.ir import ClosedJaxpr, Jaxpr, Literal
 from jitviz.tree import tree_flatten
 
 JITVIZ_DIR = os.path.dirname(os.path.abspath(jitviz.__file__)) + os.sep
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 ORIGIN_KINDS = {"literal", "global", "closure", "computed", "nondeterministic"}
+# a string that is live markup if any front end forgets to escape it
+XSS = "<img src=x onerror=alert(1)>"
 
 
 def all_eqns(jaxpr):
@@ -134,3 +138,32 @@ def eval_closed(closed, *args):
     leaves = tree_flatten(args)[0]
     outs = jitviz.eval_jaxpr(closed.jaxpr, closed.consts, *leaves)
     return closed.out_tree.unflatten(outs) if closed.out_tree is not None else outs
+
+
+def line_of(fun, marker):
+    """The line number of the line of `fun` that contains `marker`."""
+    lines, start = inspect.getsourcelines(fun)
+    for i, text in enumerate(lines):
+        if marker in text:
+            return start + i
+    raise AssertionError(f"{marker!r} not in {fun.__name__}")
+
+
+def unrolled(x):
+    """A 5,000-equation program (1,250 rounds of mul, add, sin, sub) for the explorer's blocks."""
+    for _ in range(1250):
+        x = x * 1.0001
+        x = x + 0.5
+        x = jnp.sin(x)
+        x = x - 0.25
+    return x
+
+
+def xss_function():
+    """A function named, and printing, `XSS`: every place the explorer shows it must escape it."""
+    def fun(x):
+        print(XSS)
+        return jnp.sin(x)
+    fun.__name__ = fun.__qualname__ = XSS
+    fun.__code__ = fun.__code__.replace(co_name=XSS)
+    return fun

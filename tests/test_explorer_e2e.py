@@ -31,13 +31,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import XSS, unrolled, xss_function
+
 ROOT = Path(__file__).resolve().parent.parent
 LABEXTENSION = ROOT / "labextension"
 E2E = LABEXTENSION / "e2e"
 ARTIFACTS = ROOT / "test-artifacts"
 NOTEBOOK = ROOT / "demo_notebooks" / "05_explorer.ipynb"
 CHROMIUM = os.environ.get("JITVIZ_CHROMIUM", "/usr/bin/chromium")
-XSS = "<img src=x onerror=alert(1)>"
 
 pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists() and shutil.which("chromium") is None,
@@ -180,17 +181,7 @@ def test_notebook_in_jupyterlab(renderer, tmp_path, driver_env):
     assert any(XSS in t for t in result["probeEffect"])
 
 
-# --- the bundle on its own: a 5,000-equation program ---------------------------------------
-
-def unrolled(x):
-    import jitviz.numpy as jnp
-    for _ in range(1250):
-        x = x * 1.0001
-        x = x + 0.5
-        x = jnp.sin(x)
-        x = x - 0.25
-    return x
-
+# --- the bundle on its own: a 5,000-equation program (helpers.unrolled) --------------------
 
 def widget_state(w) -> dict:
     names = ["widget", "title", "graph", "view", "dot", "svg", "renderer", "jaxpr", "stages",
@@ -245,15 +236,8 @@ def test_5000_equations_open_within_3_seconds(renderer, tmp_path, driver_env, mo
 def test_escaping_in_the_browser(tmp_path, driver_env, monkeypatch):
     """A function named and printing <img src=x onerror=alert(1)>, drawn by WebAssembly."""
     import jitviz
-    import jitviz.numpy as jnp
-
-    def fun(x):
-        print(XSS)
-        return jnp.sin(x)
-    fun.__name__ = fun.__qualname__ = XSS
-    fun.__code__ = fun.__code__.replace(co_name=XSS)
     monkeypatch.setenv("JITVIZ_DOT", "none")
-    w = jitviz.explore(fun, np.ones(3))
+    w = jitviz.explore(xss_function(), np.ones(3))
     for name in ("explorer.js", "explorer.css", "graphviz.js"):
         shutil.copy(ROOT / "jitviz" / "static" / name, tmp_path / name)
     shutil.copy(E2E / "harness.html", tmp_path / "harness.html")

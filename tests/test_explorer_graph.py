@@ -14,9 +14,10 @@ from jitviz import lax
 from jitviz.explorer import dot as dotlib
 from jitviz.explorer.graph import BLOCK_THRESHOLD, build_graph, stale_bindings
 
+from helpers import XSS, unrolled, xss_function
+
 pytestmark = pytest.mark.filterwarnings("ignore::jitviz.JitvizWarning")
 
-XSS = "<img src=x onerror=alert(1)>"
 has_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz's dot binary")
 
 OFFSET = 0.5
@@ -173,15 +174,6 @@ def test_nested_jit_is_a_cluster_named_after_the_function():
     assert cluster["primitive"] == "jit" and cluster["label"].startswith("jit ")
 
 
-def unrolled(x):
-    for _ in range(1250):
-        x = x * 1.0001
-        x = x + 0.5
-        x = jnp.sin(x)
-        x = x - 0.25
-    return x
-
-
 @pytest.fixture(scope="module")
 def big_graph():
     closed = jitviz.make_jaxpr(unrolled)(np.ones(4, np.float32))
@@ -270,15 +262,6 @@ def test_dot_escapes_user_strings():
                         "outputs": [{"name": 'a"b', "type": "f32[]"}]}], "edges": []}
     text = dotlib.to_dot(graph, [])
     assert 'label="<img src=x onerror=alert(1)>\\na\\"b:f32[]"' in text
-
-
-def xss_function():
-    def fun(x):
-        print(XSS)
-        return jnp.sin(x)
-    fun.__name__ = fun.__qualname__ = XSS
-    fun.__code__ = fun.__code__.replace(co_name=XSS)
-    return fun
 
 
 @has_dot

@@ -13,10 +13,11 @@ import jitviz.numpy as jnp
 from jitviz.explorer import bundle, widget
 from jitviz.explorer import dot as dotlib
 
+from helpers import xss_function
+
 pytestmark = pytest.mark.filterwarnings("ignore::jitviz.JitvizWarning")
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-XSS = "<img src=x onerror=alert(1)>"
 SCALE = 2.0
 
 
@@ -192,15 +193,6 @@ def test_monitor_collects_events_of_its_functions():
         jitviz.monitor(lambda x: x)
     m.close()
     everything.close()
-
-
-def xss_function():
-    def fun(x):
-        print(XSS)
-        return jnp.sin(x)
-    fun.__name__ = fun.__qualname__ = XSS
-    fun.__code__ = fun.__code__.replace(co_name=XSS)
-    return fun
 
 
 def test_saved_notebook_fallbacks_escape_user_strings(server_svg):

@@ -12,21 +12,14 @@ import sys
 import time
 
 import numpy as np
-import pytest
 
 import jitviz
 import jitviz.numpy as jnp
 from jitviz import lax
 
+from helpers import line_of
+
 HERE = __file__
-
-
-def line_of(fun, marker):
-    lines, start = inspect.getsourcelines(fun)
-    for i, text in enumerate(lines):
-        if marker in text:
-            return start + i
-    raise AssertionError(marker)
 
 
 # --- prints ----------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ line in this file (never a frame inside jitviz), and the fix.
 from __future__ import annotations
 
 import collections
-import inspect
 
 import numpy as np
 import pytest
@@ -16,16 +15,9 @@ import jitviz
 import jitviz.numpy as jnp
 from jitviz import errors, lax
 
+from helpers import line_of
+
 HERE = __file__
-
-
-def line_of(fun, marker):
-    """The line number of the line of `fun` that contains `marker`."""
-    lines, start = inspect.getsourcelines(fun)
-    for i, text in enumerate(lines):
-        if marker in text:
-            return start + i
-    raise AssertionError(f"{marker!r} not in {fun.__name__}")
 
 
 def raises(cls, fun, *args, **kwargs):

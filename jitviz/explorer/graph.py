@@ -24,6 +24,7 @@ import numpy as np
 
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var, format_scalar
 from ..core.pretty import format_param
+from ..passes.fuse import fused_p
 
 #: Above this many nodes the explorer opens with every cluster collapsed.
 COLLAPSE_NODE_THRESHOLD = 300
@@ -317,7 +318,7 @@ class GraphBuilder:
         return self.add_node(node_id, kind, self._equation_label(eqn), cluster, **fields)
 
     def _fused_kernel(self, eqn) -> str | None:
-        name = eqn.params.get("name") if eqn.primitive.name == "fused" else None
+        name = eqn.params.get("name") if eqn.primitive is fused_p else None
         known = {k.name for k in self.kernels}
         return str(name) if name is not None and str(name) in known else None
 

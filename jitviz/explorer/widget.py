@@ -191,14 +191,28 @@ def _locked(method):
     return run
 
 
-class Explorer(anywidget.AnyWidget):
-    """The jaxpr of a function as an interactive graph (see `jitviz.explore`)."""
+class _JitvizWidget(anywidget.AnyWidget):
+    """What the jitviz widgets share: the front end bundle and its styles (set here, on a
+    class, where anywidget looks for them), which of the bundle's views draws the widget
+    (`widget`, from each subclass's `_view`), and a `title`."""
 
     _esm = _front_end(BUNDLE, _MISSING_BUNDLE_ESM)
     _css = _front_end(STYLES, "")
+    _view = ""
 
-    widget = traitlets.Unicode("explorer").tag(sync=True)
+    widget = traitlets.Unicode().tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
+
+    @traitlets.default("widget")
+    def _default_widget(self):
+        return self._view
+
+
+class Explorer(_JitvizWidget):
+    """The jaxpr of a function as an interactive graph (see `jitviz.explore`)."""
+
+    _view = "explorer"
+
     graph = traitlets.Dict().tag(sync=True)
     view = traitlets.Dict().tag(sync=True)
     dot = traitlets.Unicode("").tag(sync=True)
@@ -400,14 +414,11 @@ def static_html(title: str, stage: str, svg: str, jaxpr: str) -> str:
 
 # --- the monitor widget -------------------------------------------------------------------------
 
-class Monitor(anywidget.AnyWidget):
+class Monitor(_JitvizWidget):
     """Jit events as they happen, for the given functions or all of them (`jitviz.monitor`)."""
 
-    _esm = _front_end(BUNDLE, _MISSING_BUNDLE_ESM)
-    _css = _front_end(STYLES, "")
+    _view = "monitor"
 
-    widget = traitlets.Unicode("monitor").tag(sync=True)
-    title = traitlets.Unicode("").tag(sync=True)
     events = traitlets.List().tag(sync=True)
     functions = traitlets.List().tag(sync=True)
 
