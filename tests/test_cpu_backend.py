@@ -531,3 +531,23 @@ def test_big_outputs_come_from_recycled_buffers():
 def test_leaves_helper_flattens_pytrees():
     assert len(leaves(X, (X, {"a": X}))) == 3
     assert os.path.basename(__file__) == "test_cpu_backend.py"
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int64, np.float32, np.complex128])
+def test_stack_array_stores_and_reads_every_dtype(dtype):
+    """rt.stack_array (the kernels' register lanes) allocates by the storage type: a bool is a
+    byte in an array, not LLVM's i1."""
+    from numba import njit
+    from jitviz.backends import cpu_runtime as rt
+
+    @njit
+    def roundtrip(x):
+        lanes = rt.stack_array(16, x.dtype.type)  # noqa: F841 (the literal size is the point)
+        for j in range(16):
+            lanes[j] = x[j]
+        out = np.empty_like(x)
+        for j in range(16):
+            out[j] = lanes[j]
+        return out
+    x = (np.arange(16) % 3).astype(dtype)
+    np.testing.assert_array_equal(roundtrip(x), x)

@@ -457,7 +457,7 @@ def stack_array(typingctx, n, dtype):
     def codegen(context, builder, signature, args):
         from numba.core import cgutils
         from numba.np.arrayobj import make_array, populate_array
-        ty = context.get_value_type(dt)
+        ty = context.get_data_type(dt)  # the storage type (bool: a byte)
         data = cgutils.alloca_once(builder, ty, size=size)
         intp = context.get_value_type(types.intp)
         itemsize = context.get_abi_sizeof(ty)
