@@ -607,8 +607,7 @@ class Renderer:
         if name in ("argmax", "argmin"):
             bv, bi = self.fresh("bv"), self.fresh("bi")
             r = self.fresh("r")
-            self.emit(f"{bv} = {ops.literal(0, dt)}")
-            self.emit(f"{bi} = -1")
+            _start_acc(self, name, dt, True, bv, bi)
             self.emit(f"for {r} in range({R}):")
             self.ind += 1
             self.push()
@@ -624,7 +623,7 @@ class Renderer:
             return t
         op = ops.REDUCE_OPS[name]
         acc = self.fresh("acc")
-        self.emit(f"{acc} = {ops.identity(op, dt)}")
+        _start_acc(self, name, dt, False, acc)
         if R:
             r = self.fresh("r")
             self.emit(f"for {r} in range({R}):")
@@ -649,12 +648,9 @@ class Renderer:
     def control_space(self, eqn):
         """The element shape one thread's loop/branch covers (all array outputs share it)."""
         outs = eqn.outvars
-        if eqn.primitive.name == "scan":
-            nc = eqn.params["num_carry"]
-            shapes = {v.aval.shape for v in outs[:nc] if v.aval.ndim} | \
-                     {v.aval.shape[1:] for v in outs[nc:] if v.aval.ndim > 1}
-        else:
-            shapes = {v.aval.shape for v in outs if v.aval.ndim}
+        nc = _carry_count(eqn)
+        shapes = {v.aval.shape for v in outs[:nc] if v.aval.ndim} | \
+                 {v.aval.shape[1:] for v in outs[nc:] if v.aval.ndim > 1}
         if len(shapes) > 1:
             raise Conflict("loop carries of different shapes")
         return shapes.pop() if shapes else ()
@@ -665,7 +661,7 @@ class Renderer:
         space = self.control_space(eqn)
         if out is not None:
             k = eqn.outvars.index(out)
-            if eqn.primitive.name == "scan" and k >= eqn.params["num_carry"]:
+            if k >= _carry_count(eqn):
                 raise Conflict("scan outputs stacked over steps need their own kernel")
             if out.aval.ndim == 0 and space:
                 raise Conflict("a scalar result of a loop over arrays")
@@ -799,6 +795,38 @@ class Renderer:
         self.pop()
         self.ind -= 1
         return carries + [None] * (len(eqn.outvars) - nc)
+
+
+def _carry_count(eqn) -> int:
+    """How many leading outputs of a control-flow equation hold one final value each (its
+    carries, or a cond's results): all of them, except for `scan`, whose outputs after its
+    `num_carry` carries are stacked over the steps (a leading axis of `length`). Those are
+    written as the steps run, so their element space is their shape without that axis and they
+    cannot be read back as one value of the loop."""
+    return eqn.params["num_carry"] if eqn.primitive.name == "scan" else len(eqn.outvars)
+
+
+def _start_acc(r, name, dt, arg, acc="acc", acci="acci"):
+    """Emit the start of a reduction's accumulator `acc`: the monoid's identity, or for
+    argmax/argmin a placeholder value with position `acci = -1` (no candidate yet, so the
+    first one wins)."""
+    if arg:
+        r.emit(f"{acc} = {ops.literal(0, dt)}")
+        r.emit(f"{acci} = -1")
+    else:
+        r.emit(f"{acc} = {ops.identity(ops.REDUCE_OPS[name], dt)}")
+
+
+def _merge_into(r, name, dt, arg, v, vi, acc, acci):
+    """Emit the merge of a partial result (`v`, at position `vi` for argmax/argmin) into
+    (`acc`, `acci`): take the other (value, index) pair if it is better (`arg_better_pair`),
+    else combine the values with the reduction's monoid (`vi`, `acci` unused)."""
+    if arg:
+        r.emit(f"if {arg_better_pair(name, v, vi, acc, acci, dt)}:")
+        r.emit(f"    {acc} = {v}")
+        r.emit(f"    {acci} = {vi}")
+    else:
+        r.emit(f"{acc} = {ops.combine(ops.REDUCE_OPS[name], acc, v, dt)}")
 
 
 def arg_better(name, v, best, dtype) -> str:
@@ -1128,7 +1156,7 @@ class Planner:
             space = r.control_space(e)
             idx = tuple(r.decompose("i", space))
             n = _size(space)
-            nc = e.params["num_carry"] if e.primitive.name == "scan" else len(e.outvars)
+            nc = _carry_count(e)
             sinks = {}
             for k, v in enumerate(e.outvars):
                 if k >= nc:
@@ -1316,12 +1344,7 @@ class Planner:
     def _accumulate(r, x, name, dt, shape, axes, kept_map, rshape, bounds, arg):
         """Emit `acc` (and `acci` for argmax/argmin) over `for rr in range(bounds)`: one
         thread's share of a reduction, shared by the column and block reduction kernels."""
-        if arg:
-            r.emit(f"acc = {ops.literal(0, dt)}")
-            r.emit("acci = -1")
-        else:
-            op = ops.REDUCE_OPS[name]
-            r.emit(f"acc = {ops.identity(op, dt)}")
+        _start_acc(r, name, dt, arg)
         r.emit(f"for rr in range({bounds}):")
         r.ind += 1
         r.push()
@@ -1332,7 +1355,7 @@ class Planner:
             r.emit(f"    acc = {v}")
             r.emit("    acci = rr")
         else:
-            r.emit(f"acc = {ops.combine(op, 'acc', v, dt)}")
+            r.emit(f"acc = {ops.combine(ops.REDUCE_OPS[name], 'acc', v, dt)}")
         r.pop()
         r.ind -= 1
 
@@ -1345,15 +1368,9 @@ class Planner:
         r.emit(f"s = {nt // 2}")
         r.emit("while s > 0:")
         r.emit("    if tid < s:")
-        if arg:
-            cond = arg_better_pair(name, "sv[tid + s]", "si[tid + s]", "sv[tid]", "si[tid]",
-                                   dt)
-            r.emit(f"        if {cond}:")
-            r.emit("            sv[tid] = sv[tid + s]")
-            r.emit("            si[tid] = si[tid + s]")
-        else:
-            op = ops.REDUCE_OPS[name]
-            r.emit(f"        sv[tid] = {ops.combine(op, 'sv[tid]', 'sv[tid + s]', dt)}")
+        r.ind += 2
+        _merge_into(r, name, dt, arg, "sv[tid + s]", "si[tid + s]", "sv[tid]", "si[tid]")
+        r.ind -= 2
         r.emit("    cuda.syncthreads()")
         r.emit("    s //= 2")
 
@@ -1373,21 +1390,12 @@ class Planner:
         r.emit("tid = cuda.threadIdx.x")
         r.emit(f"for o in range(cuda.blockIdx.x, {K}, cuda.gridDim.x):")
         r.ind += 1
-        if arg:
-            r.emit(f"acc = {ops.literal(0, dt)}")
-            r.emit("acci = -1")
-        else:
-            op = ops.REDUCE_OPS[name]
-            r.emit(f"acc = {ops.identity(op, dt)}")
+        _start_acc(r, name, dt, arg)
         r.emit(f"for p in range(tid, {P}, {nt}):")
-        if arg:
-            cond = arg_better_pair(name, f"{pv}[o * {P} + p]", f"{pi}[o * {P} + p]", "acc",
-                                   "acci", dt)
-            r.emit(f"    if {cond}:")
-            r.emit(f"        acc = {pv}[o * {P} + p]")
-            r.emit(f"        acci = {pi}[o * {P} + p]")
-        else:
-            r.emit(f"    acc = {ops.combine(op, 'acc', f'{pv}[o * {P} + p]', dt)}")
+        r.ind += 1
+        _merge_into(r, name, dt, arg, f"{pv}[o * {P} + p]", f"{pi}[o * {P} + p]" if arg else None,
+                    "acc", "acci")
+        r.ind -= 1
         self._tree(r, name, dt, nt, arg)
         r.emit("if tid == 0:")
         loop_ind = r.ind

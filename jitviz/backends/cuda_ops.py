@@ -107,6 +107,22 @@ CUMULATIVE_OPS = {"cumsum": "sum", "cumprod": "prod", "cummax": "max", "cummin":
 # --- elementwise rules -----------------------------------------------------------------------
 # rule(args, in_dtypes, out_dtype, params) -> expression; `args` are operand expressions.
 
+def _tmpl(template):
+    """A rule that fills a fixed template with the operand expressions, whatever the dtypes:
+    `_tmpl("atan2({0}, {1})")`."""
+    def rule(args, dts, out, params):
+        return template.format(*args)
+    return rule
+
+
+def _libm(name):
+    """A rule calling the libdevice function `name` in the result's precision (`_f`):
+    `_libm("cbrt")` gives `cbrtf(x)` for float32, `cbrt(x)` for float64."""
+    def rule(args, dts, out, params):
+        return f"{_f(out, name)}({', '.join(args)})"
+    return rule
+
+
 def _bin(op):
     def rule(args, dts, out, params):
         return _wrap_int(f"{args[0]} {op} {args[1]}", out)
@@ -186,10 +202,6 @@ def _rem(args, dts, out, params):
     return f"fmod({x}, {y})"
 
 
-def _pow(args, dts, out, params):
-    return f"{args[0]} ** {args[1]}"
-
-
 def minmax(kind, a, b, dtype) -> str:
     """NumPy's maximum/minimum: NaN propagates; complex compares lexicographically."""
     dt = np.dtype(dtype)
@@ -225,18 +237,6 @@ def _convert(args, dts, out, params):
     return cast(args[0], dts[0], params["new_dtype"])
 
 
-def _real(args, dts, out, params):
-    return f"({args[0]}).real"
-
-
-def _imag(args, dts, out, params):
-    return f"({args[0]}).imag"
-
-
-def _conj(args, dts, out, params):
-    return f"({args[0]}).conjugate()"
-
-
 def _round(args, dts, out, params):
     x = args[0]
     if params.get("rounding_method", 1) == 0:  # half away from zero, as the interpreter
@@ -265,22 +265,6 @@ def _exp2(args, dts, out, params):
     if out.kind == "c":
         return f"cexp({args[0]} * {literal(math.log(2.0), out)})"
     return f"{_f(out, 'exp2')}({args[0]})"
-
-
-def _is_finite(args, dts, out, params):
-    return f"isfinite({args[0]})"
-
-
-def _nextafter(args, dts, out, params):
-    return f"{_f(out, 'nextafter')}({args[0]}, {args[1]})"
-
-
-def _atan2(args, dts, out, params):
-    return f"atan2({args[0]}, {args[1]})"
-
-
-def _cbrt(args, dts, out, params):
-    return f"{_f(out, 'cbrt')}({args[0]})"
 
 
 def _clamp(args, dts, out, params):
@@ -331,7 +315,7 @@ def _unary(name, cmath_name=None, complex_rule=None):
 _C = _complex_fn
 ELEMENTWISE = {
     "neg": _neg, "sign": _sign, "floor": _unary("floor"), "ceil": _unary("ceil"),
-    "is_finite": _is_finite, "exp": _unary("exp", "cexp"), "exp2": _exp2,
+    "is_finite": _tmpl("isfinite({0})"), "exp": _unary("exp", "cexp"), "exp2": _exp2,
     "log": _unary("log", "clog"), "log1p": _unary("log1p", None, _C("log1p")),
     "expm1": _unary("expm1", None, _C("expm1")), "tanh": _unary("tanh", None, _C("tanh")),
     "logistic": _logistic, "sin": _unary("sin", None, _C("sin")),
@@ -340,14 +324,16 @@ ELEMENTWISE = {
     "atan": _unary("atan", "catan"), "sinh": _unary("sinh", None, _C("sinh")),
     "cosh": _unary("cosh", None, _C("cosh")), "asinh": _unary("asinh", "casinh"),
     "acosh": _unary("acosh", None, _C("acosh")), "atanh": _unary("atanh", "catanh"),
-    "sqrt": _unary("sqrt", "csqrt"), "rsqrt": _rsqrt, "cbrt": _cbrt, "square": _square,
-    "not": _not, "abs": _abs, "real": _real, "imag": _imag, "conj": _conj, "round": _round,
+    "sqrt": _unary("sqrt", "csqrt"), "rsqrt": _rsqrt, "cbrt": _libm("cbrt"),
+    "square": _square, "not": _not, "abs": _abs, "real": _tmpl("({0}).real"),
+    "imag": _tmpl("({0}).imag"), "conj": _tmpl("({0}).conjugate()"), "round": _round,
     "integer_pow": _integer_pow, "add": _bin("+"), "sub": _bin("-"), "mul": _bin("*"),
-    "div": _div, "rem": _rem, "pow": _pow, "max": _minmax("max"), "min": _minmax("min"),
-    "atan2": _atan2, "nextafter": _nextafter, "and": _bin("&"), "or": _bin("|"),
-    "xor": _bin("^"), "shift_left": _shift("shl"), "shift_right_arithmetic": _shift("sar"),
-    "eq": _cmp("=="), "ne": _cmp("!="), "lt": _cmp("<"), "le": _cmp("<="), "gt": _cmp(">"),
-    "ge": _cmp(">="), "convert_element_type": _convert, "clamp": _clamp,
+    "div": _div, "rem": _rem, "pow": _tmpl("{0} ** {1}"), "max": _minmax("max"),
+    "min": _minmax("min"), "atan2": _tmpl("atan2({0}, {1})"), "nextafter": _libm("nextafter"),
+    "and": _bin("&"), "or": _bin("|"), "xor": _bin("^"), "shift_left": _shift("shl"),
+    "shift_right_arithmetic": _shift("sar"), "eq": _cmp("=="), "ne": _cmp("!="),
+    "lt": _cmp("<"), "le": _cmp("<="), "gt": _cmp(">"), "ge": _cmp(">="),
+    "convert_element_type": _convert, "clamp": _clamp,
 }
 # select_n is rendered as a conditional by the code generator (only the chosen case loads).
 
