@@ -77,13 +77,15 @@ def cast_text(dtype, text) -> str:
     return f"{ctor(dtype)}({text})"
 
 
-def _float_text(v) -> str:
-    """A float as Python source (NaN and infinities through NumPy's names)."""
-    if np.isnan(v):
-        return "np.nan"
-    if np.isinf(v):
-        return "np.inf" if v > 0 else "-np.inf"
-    return repr(float(v))
+def float_text(v, module: str = "np") -> str:
+    """A float as Python source, NaN and infinities through `module`'s names (`np.nan`;
+    CUDA kernels say `math.inf`)."""
+    v = float(v)
+    if v != v:
+        return f"{module}.nan"
+    if v in (np.inf, -np.inf):
+        return f"{module}.inf" if v > 0 else f"-{module}.inf"
+    return repr(v)
 
 
 def typed_const(value, dtype) -> str:
@@ -95,9 +97,9 @@ def typed_const(value, dtype) -> str:
         return repr(bool(value))
     v = np.asarray(value, dtype)[()]
     if dtype.kind == "f":
-        text = _float_text(v)
+        text = float_text(v)
     elif dtype.kind == "c":
-        text = f"complex({_float_text(v.real)}, {_float_text(v.imag)})"
+        text = f"complex({float_text(v.real)}, {float_text(v.imag)})"
     else:
         text = repr(int(v))
     return f"{ctor(dtype)}({text})"

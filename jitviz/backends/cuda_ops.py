@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..dtypes import highest, lowest
-from .cpu_kernels import ctor  # the CPU backend's `np.float32` constructor text
+from .cpu_kernels import ctor, float_text  # the CPU backend's constant texts
 
 # --- literals and casts ----------------------------------------------------------------------
 
@@ -30,19 +30,12 @@ def literal(value, dtype) -> str:
     if dt.kind in "iu":
         return f"{ctor(dt)}({int(v)})"
     if dt.kind == "f":
-        return f"{ctor(dt)}({_float_text(float(v))})"
+        return f"{ctor(dt)}({float_text(v, 'math')})"
     if dt.kind == "c":
         c = complex(v)
-        return f"{ctor(dt)}(complex({_float_text(c.real)}, {_float_text(c.imag)}))"
+        parts = f"{float_text(c.real, 'math')}, {float_text(c.imag, 'math')}"
+        return f"{ctor(dt)}(complex({parts}))"
     raise TypeError(f"no CUDA literal for dtype {dt}")
-
-
-def _float_text(f: float) -> str:
-    if math.isnan(f):
-        return "math.nan"
-    if math.isinf(f):
-        return "math.inf" if f > 0 else "-math.inf"
-    return repr(f)
 
 
 def cast(expr: str, src, dst) -> str:
