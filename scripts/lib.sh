@@ -82,6 +82,9 @@ pip_install_jitviz() {
     local spec="$JITVIZ_ROOT"
     [ -n "${1:-}" ] && spec="$JITVIZ_ROOT[$1]"
     log "pip install -e \"$spec\""
+    # a jitviz.egg-info left in the checkout by an earlier build shadows the installed
+    # metadata for anything run from here (importlib.metadata looks in the cwd first)
+    rm -rf "$JITVIZ_ROOT/jitviz.egg-info"
     if ! "$PY" -m pip install -q -e "$spec"; then
         # Offline, with every dependency already there, only the isolated build environment
         # (setuptools from the index) is missing: build with the installed setuptools.

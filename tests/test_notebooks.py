@@ -75,11 +75,14 @@ def test_kernel_imports_this_checkout(monkeypatch):
     """The `python3` kernelspec runs an interpreter that can import jitviz (from this checkout)."""
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "import jitviz, sys; print(jitviz.__file__); print(sys.executable)")])
+        "import jitviz, sys; print(jitviz.__file__); print(sys.prefix)")])
     nbclient.NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT_S,
                             startup_timeout=120).execute()
     text = "".join(o.get("text", "") for o in nb.cells[0].outputs)
     assert str(ROOT / "jitviz" / "__init__.py") in text, text
+    # ... and runs in this environment: a kernelspec left by another install (a user-level
+    # `python3` pointing at the system Python) would hide a missing dependency
+    assert text.split("\n")[1] == sys.prefix, (text, sys.prefix)
 
 
 def _readme_quickstart():
@@ -106,3 +109,23 @@ def test_readme_quickstart_prints_what_the_readme_says(tmp_path):
     got = proc.stdout.replace(str(tmp_path) + os.sep, "")
     assert got == "".join(output), (
         "README.md's Quickstart output is out of date; it now prints:\n" + got)
+
+
+def _user_facing_texts():
+    """(where, text) for what users read: README, the notebooks, jitviz's sources."""
+    yield "README.md", (ROOT / "README.md").read_text(encoding="utf-8")
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        for i, cell in enumerate(nb.cells):
+            yield f"{path.name} cell {i}", cell.source
+    for path in sorted((ROOT / "jitviz").rglob("*.py")):
+        yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("phrase", ["shared/seeds", "being built", "Coming here",
+                                    "not available yet", "until the cpu backend lands"])
+def test_user_facing_text_has_no_private_paths_or_stale_promises(phrase):
+    """Users have no `shared/` folder (the tutorials are cited by title), and what has landed
+    is not announced as coming."""
+    hits = [where for where, text in _user_facing_texts() if phrase.lower() in text.lower()]
+    assert not hits, f"{phrase!r} in {hits}"

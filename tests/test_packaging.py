@@ -17,9 +17,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-RUNTIME = {"numpy", "numba", "ipython", "ipywidgets", "anywidget", "graphviz"}
+RUNTIME = {"numpy", "numba", "scipy", "ipython", "ipywidgets", "anywidget", "graphviz"}
 EXTRAS = {
-    "test": {"pytest", "hypothesis", "nbclient", "nbformat", "ipykernel"},
+    "test": {"pytest", "hypothesis", "nbclient", "nbformat", "ipykernel", "pytest-xdist"},
+    "jax": {"jax"},
     "cuda": {"numba-cuda"},
     "lab": {"jupyterlab"},
 }
@@ -112,3 +113,42 @@ def test_wheel_builds_with_every_subpackage(tmp_path):
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(meta).decode()
     assert "Provides-Extra: cuda" in text and "Requires-Python: >=3.10" in text
+
+
+# The distribution behind each module jitviz imports, where the names differ (or where the
+# module comes with a declared dependency); modules others import on our behalf.
+DIST_OF = {"llvmlite": "numba", "traitlets": "ipython", "IPython": "ipython",
+           "numba_cuda": "numba-cuda", "cuda": "numba-cuda"}
+OPTIONAL = {"platformdirs"}  # cpu_cache falls back to ~/.cache/jitviz without it
+IMPORTED_FOR_US = {"scipy": "Numba compiles np.dot in nopython code with scipy's BLAS"}
+
+
+def _third_party_imports() -> dict:
+    """{top-level module: first file importing it} over jitviz/'s sources."""
+    import ast
+    found = {}
+    for path in sorted((ROOT / "jitviz").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                if top not in sys.stdlib_module_names and top not in ("jitviz", "__future__"):
+                    found.setdefault(top, path.relative_to(ROOT))
+    return found
+
+
+def test_every_imported_module_is_a_declared_dependency(dist):
+    """A fresh virtualenv has only what pyproject.toml declares (this machine's Python may
+    have more: that is how a missing SciPy once hid behind a green suite)."""
+    declared = {name for name, _, _ in _requirements()}
+    for module, where in _third_party_imports().items():
+        if module not in OPTIONAL:
+            dist_name = DIST_OF.get(module, module)
+            assert _norm(dist_name) in declared, (
+                f"{where} imports {module!r}: declare {dist_name!r} in pyproject.toml")
+    for module, why in IMPORTED_FOR_US.items():
+        assert _norm(module) in declared, f"{module} must be a dependency: {why}"
