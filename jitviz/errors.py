@@ -47,7 +47,62 @@ class UnsupportedOperationError(JitvizError, TypeError):
 
 
 class CompilationError(JitvizError):
-    """A backend rejected generated code; carries the code and the equation."""
+    """A backend rejected generated code.
+
+    `str(err)` is compact: what failed, the equation and the user's line, the first lines of
+    the backend's message and the generated lines around the failure. The rest is kept as
+    data: `generated_source` (the whole text), `backend_message` (everything the backend
+    said), `source` (the user's line, as for tracing errors), `eqn` and `kernel`; the
+    backend's own traceback is the `__cause__` (`%tb` shows it).
+    """
+
+    def __init__(self, summary: str, *, generated_source: str | None = None,
+                 backend_message: str | None = None, failing_line: int | None = None,
+                 eqn=None, kernel: str | None = None):
+        self.summary = summary
+        self.generated_source = generated_source
+        self.backend_message = backend_message
+        self.failing_line = failing_line
+        self.eqn, self.kernel = eqn, kernel
+        self.source = getattr(eqn, "source", None)
+        super().__init__(summary)
+
+    def __str__(self) -> str:
+        if not self.generated_source:
+            return self.summary
+        lines = self.generated_source.split("\n")
+        lo, hi = source_window(len(lines), self.failing_line)
+        shown = "\n".join(f"{'>' if i == self.failing_line else ' '}{i:4d}  {lines[i - 1]}"
+                          for i in range(lo, hi + 1))
+        whole = "" if (lo, hi) == (1, len(lines)) else \
+            f" (lines {lo}-{hi} of {len(lines)}; all of it: err.generated_source)"
+        return f"{self.summary}\nGenerated source{whole}:\n{shown}"
+
+
+_ANSI = None
+
+
+def backend_message_head(exc: BaseException, max_lines: int = 8) -> tuple[str, str]:
+    """(the first lines of what a backend said, all of it) for an exception from Numba:
+    colour codes removed, blank lines dropped; its type named when it is not Numba's own."""
+    import re
+    global _ANSI
+    _ANSI = _ANSI or re.compile(r"\x1b\[[0-9;]*m")
+    text = _ANSI.sub("", str(exc)).strip()
+    if not type(exc).__module__.startswith("numba"):
+        text = f"{type(exc).__name__}: {text}"
+    lines = [ln.rstrip() for ln in text.split("\n") if ln.strip()]
+    head = lines[:max_lines]
+    if len(lines) > max_lines:
+        head.append(f"... ({len(lines) - max_lines} more lines: err.backend_message)")
+    return "\n".join(head), text
+
+
+def source_window(n_lines: int, focus: int | None, radius: int = 5) -> tuple[int, int]:
+    """The 1-based line range of generated source to show: around `focus`, or the head."""
+    if focus is None or not 1 <= focus <= n_lines:
+        return 1, min(n_lines, 2 * radius + 1)
+    return max(1, focus - radius), min(n_lines, focus + radius)
 
 
 class JitvizWarning(UserWarning):

@@ -466,7 +466,7 @@ def test_numba_rejecting_a_kernel_is_a_compilation_error(tmp_path, monkeypatch):
     msg = str(err)
     assert "no_such_fn" in msg and "sin" in msg
     assert "return jnp.sin(x) + 1.0  # the user's line" in msg
-    assert err.eqn.primitive.name == "sin" and "no_such_fn" in err.source
+    assert err.eqn.primitive.name == "sin" and "no_such_fn" in err.generated_source
 
 
 def test_llvm_ir_and_asm_views():

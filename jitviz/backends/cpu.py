@@ -26,10 +26,9 @@ import warnings
 
 import numpy as np
 from numba import from_dtype, types
-from numba.core import errors as numba_errors
 
 from ..core.ir import ClosedJaxpr, Eqn, Literal, Var
-from ..errors import CompilationError
+from ..errors import CompilationError, backend_message_head
 from ..passes._ir import describe_eqn, literal_key, literal_value, sub_jaxprs
 from ..passes.fuse import fused_p
 from . import cpu_buffers, cpu_runtime, register_backend
@@ -175,8 +174,9 @@ class Program:
             mod = self.cache.module(text)
             disp = getattr(mod, fname)
             reused = self.cache.compile(text, disp, sig)
-        except numba_errors.NumbaError as e:
-            raise _compilation_error(e, fname, text, line_eqns, eqns, self.cache.path(key))
+        except Exception as e:  # Numba's errors, and the ImportErrors/LLVM errors it lets out
+            raise _compilation_error(e, fname, text, line_eqns, eqns, self.cache.path(key)) \
+                from e
         callee = self._host_kernels.get((key, fname))
         if callee is None:
             callee = _unique(fname, set(self.namespace))
@@ -256,22 +256,19 @@ def _view(disp, sig, kind):
 
 
 def _compilation_error(e, fname, text, line_eqns, eqns, path) -> CompilationError:
-    msg = str(e)
-    eqn = None
-    for m in re.finditer(r'File "([^"]+)", line (\d+)', msg):
+    head, whole = backend_message_head(e)
+    failing = None
+    for m in re.finditer(r'File "([^"]+)", line (\d+)', whole):
         if m.group(1).endswith(path.rsplit("/", 1)[-1]):
-            eqn = line_eqns.get(int(m.group(2)), eqn)
+            failing = int(m.group(2))
+    eqn = line_eqns.get(failing) if failing is not None else None
     eqn = eqn or next(iter(_flat_eqns(eqns)), None)
-    numbered = "\n".join(f"{i:4d}  {line}" for i, line in enumerate(text.split("\n"), 1))
     where = describe_eqn(eqn) if eqn is not None else "?"
-    err = CompilationError(
-        f"Numba rejected the generated kernel {fname!r} for equation {where}.\n"
-        f"  user line: {_user_line(eqn) if eqn is not None else '?'}\n"
-        f"Numba said:\n  " + "\n  ".join(msg.strip().split("\n")[:30]) +
-        f"\nGenerated source ({path}):\n{numbered}")
-    err.source, err.eqn, err.kernel = text, eqn, fname
-    err.user_line = eqn.source if eqn is not None else None
-    return err
+    summary = (f"Numba could not compile the generated kernel {fname!r} for equation {where}.\n"
+               f"Numba said:\n  " + head.replace("\n", "\n  ") +
+               f"\n(the generated module is {path})")
+    return CompilationError(summary, generated_source=text, backend_message=whole,
+                            failing_line=failing, eqn=eqn, kernel=fname)
 
 
 # --- the backend ---------------------------------------------------------------------------

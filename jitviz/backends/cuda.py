@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 from ..core.ir import ClosedJaxpr, Literal, literal_value
-from ..errors import CompilationError, JitvizError
+from ..errors import CompilationError, JitvizError, backend_message_head
 from . import register_backend
 from .base import Backend, Cost, Executable, Kernel
 from .cuda_codegen import (SIMULATOR_TARGET, HostCond, HostPrint, HostScan, HostWhile,
@@ -210,14 +210,17 @@ def _numba_argtypes(arg_types):
 
 
 def _kernel_error(spec, err) -> CompilationError:
+    head, whole = backend_message_head(err)
     lines = []
     for e in spec.eqns:
         src = f"  {e.source.file}:{e.source.line}: {e.source.code}" if e.source else ""
         lines.append(f"  {e.primitive.name}{src}")
-    msg = (f"Numba CUDA rejected kernel {spec.name}: {type(err).__name__}: {err}\n"
-           f"equations:\n" + "\n".join(lines[:12]) + "\ngenerated source:\n" + spec.source)
-    out = CompilationError(msg)
-    out.source, out.eqns = spec.source, list(spec.eqns)
+    more = f"\n  ... ({len(lines) - 12} more)" if len(lines) > 12 else ""
+    summary = (f"Numba CUDA could not compile kernel {spec.name}.\nequations:\n"
+               + "\n".join(lines[:12]) + more + "\nNumba said:\n  " + head.replace("\n", "\n  "))
+    out = CompilationError(summary, generated_source=spec.source, backend_message=whole,
+                           eqn=next(iter(spec.eqns), None), kernel=spec.name)
+    out.eqns = list(spec.eqns)
     return out
 
 
@@ -284,8 +287,9 @@ def _ptx_here(rt, source, fn_name, arg_types, cc, fastmath):
             raise CudaToolkitError(
                 f"cannot compile PTX: the CUDA toolkit's NVVM was not found ({text}). "
                 f"Install it with {INSTALL_HINT}") from e
-        raise CompilationError(f"Numba CUDA rejected kernel {fn_name}: {text}\n"
-                               f"generated source:\n{source}") from e
+        raise CompilationError(f"Numba CUDA could not compile kernel {fn_name} to PTX: "
+                               f"{backend_message_head(e)[0]}", generated_source=source,
+                               backend_message=text, kernel=fn_name) from e
     return ptx
 
 
@@ -348,8 +352,9 @@ def _ptx_subprocess(source, fn_name, arg_types, cc, fastmath):
         last = err[-1] if err else "no output"
         if "CudaToolkitError" in last:
             raise CudaToolkitError(last.split(":", 1)[-1].strip())
-        raise CompilationError(f"PTX compilation of {fn_name} failed in a subprocess: {last}\n"
-                               f"generated source:\n{source}")
+        raise CompilationError(f"PTX compilation of {fn_name} failed in a subprocess: {last}",
+                               generated_source=source, backend_message=proc.stderr,
+                               kernel=fn_name)
     return proc.stdout
 
 

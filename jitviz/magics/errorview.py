@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import linecache
 
+from ..core.source import notebook_cell_of
 from .render import COLORS, code_excerpt, esc
 
 __all__ = ["ErrorView", "jitviz_error_types", "location"]
@@ -20,16 +21,8 @@ def jitviz_error_types() -> tuple:
 
 
 def location(file: str, line: int, shell=None) -> str:
-    if shell is None:
-        try:
-            from IPython import get_ipython
-            shell = get_ipython()
-        except ImportError:  # pragma: no cover - IPython is a dependency
-            shell = None
-    fmap = getattr(getattr(shell, "compile", None), "_filename_map", None) or {}
-    if file in fmap:
-        return f"Cell In[{fmap[file]}], line {line}"
-    return f"{file}, line {line}"
+    cell = notebook_cell_of(file, shell)
+    return f"{file}, line {line}" if cell is None else f"Cell In[{cell}], line {line}"
 
 
 class ErrorView:
@@ -78,9 +71,26 @@ class ErrorView:
         parts = [f'<div style="font-weight:bold;color:{COLORS["error"]}">{esc(self.title)}</div>']
         if self.lines:
             parts.append(code_excerpt(self.lines, self.source.line, self.first, html_mode=True))
+        generated = getattr(self.error, "generated_source", None)
+        message = self.error.summary if generated else str(self.error)
         parts.append('<pre style="white-space:pre-wrap;margin:6px 0">'
-                     f'{esc(str(self.error))}</pre>')
+                     f'{esc(message)}</pre>')
+        if generated:
+            parts.append(_generated_source_html(generated,
+                                                getattr(self.error, "failing_line", None)))
         if self.hint:
             parts.append(f'<div style="color:#777;font-size:11px">{esc(self.hint)}</div>')
         return (f'<div class="jitviz-error" style="border-left:3px solid {COLORS["error"]};'
                 f'padding:4px 10px;background:#fff8f8">{"".join(parts)}</div>')
+
+
+def _generated_source_html(text: str, failing_line: int | None) -> str:
+    """The generated code, folded: one click away, unwrapped, the failing line marked."""
+    rows = []
+    for i, line in enumerate(text.split("\n"), 1):
+        mark = ' style="background:#fdd"' if i == failing_line else ""
+        rows.append(f'<span{mark}>{i:4d}  {esc(line)}</span>')
+    n = len(rows)
+    return ('<details class="jitviz-generated-source"><summary style="cursor:pointer">'
+            f'generated source ({n} lines)</summary><pre style="overflow-x:auto;'
+            f'white-space:pre;margin:4px 0">{chr(10).join(rows)}</pre></details>')
