@@ -13,6 +13,7 @@ import weakref
 from typing import Any, Callable
 
 from .config import config
+from .core.source import notebook_cell_of
 from .errors import (JitvizWarning, RetraceWarning, SideEffectWarning, StaleGlobalWarning,
                      TracerLeakWarning, UnrolledLoopWarning)
 
@@ -165,28 +166,15 @@ def _warn_at_user_line(warning: Warning):
 
 def describe_code_location(code) -> str:
     """`<lambda> at cell 4, line 3` in a notebook, else `name at file:line`."""
-    where = f"{code.co_filename}:{code.co_firstlineno}"
-    try:
-        from IPython import get_ipython
-        ip = get_ipython()
-        fmap = getattr(getattr(ip, "compile", None), "_filename_map", None) if ip else None
-        if fmap and code.co_filename in fmap:
-            where = f"cell {fmap[code.co_filename]}, line {code.co_firstlineno}"
-    except Exception:  # IPython absent or not a notebook: keep the file name
-        pass
+    cell = notebook_cell_of(code.co_filename)
+    where = f"{code.co_filename}:{code.co_firstlineno}" if cell is None else \
+        f"cell {cell}, line {code.co_firstlineno}"
     return f"{code.co_name} at {where}"
 
 
 def describe_line(file: str, line: int) -> str:
-    try:
-        from IPython import get_ipython
-        ip = get_ipython()
-        fmap = getattr(getattr(ip, "compile", None), "_filename_map", None) if ip else None
-        if fmap and file in fmap:
-            return f"cell {fmap[file]}, line {line}"
-    except Exception:
-        pass
-    return f"line {line}"
+    cell = notebook_cell_of(file)
+    return f"line {line}" if cell is None else f"cell {cell}, line {line}"
 
 
 __all__ = ["Event", "EventLog", "subscribe", "JitvizWarning", "describe_code_location"]

@@ -163,6 +163,21 @@ def test_jit_cell_magic_bad_f_side_effect_flagged(shell):
     assert s["hits"] == 2 and s["traces"] == 1
 
 
+def test_jit_cell_functions_carry_their_own_cell_number(shell):
+    """IPython 9 counts a cell before running it: the nested run of a %%jit cell must still
+    file its code under the cell's own number (monitor, warnings, errors, inspector)."""
+    from jitviz.diagnostics import describe_code_location
+    res, io = run(shell, "%%jit --backend $B -q\ndef numbered(x):\n    return x + 1\n")
+    n = res.execution_count
+    code = shell.user_ns["numbered"].__wrapped__.__code__
+    assert shell.compile._filename_map[code.co_filename] == n
+    assert describe_code_location(code) == f"numbered at cell {n}, line 2"
+    res, io = run(shell, "%%jit --backend $B\ndef numbered2(x):\n    return x + 2\n")
+    assert f"%%jit monitor — In [{res.execution_count}]" in text_of(io)
+    after, _ = run(shell, "1 + 1")  # the shell's own count goes on from where it was
+    assert after.execution_count == res.execution_count + 1
+
+
 def test_jit_cell_magic_static_and_recompile_reason(shell):
     res, io = run(shell, "%%jit --backend interpret --static n\ndef f_loop(x, n):\n    y = 0.\n"
                          "    for i in range(n):\n        y = y + x\n    return y\n\n"
@@ -180,8 +195,7 @@ def test_jit_cell_magic_tracing_error_points_at_the_cell_line(shell):
     assert isinstance(res.error_in_exec, M.CellFailed)
     assert isinstance(res.error_in_exec.error, jitviz.errors.TracerIntegerConversionError)
     text = text_of(io)
-    count = shell.execution_count - 1
-    assert f"Cell In[{count}], line 4" in text  # line 1 is the %%jit line
+    assert f"Cell In[{res.execution_count}], line 4" in text  # line 1 is the %%jit line
     assert "--> 4 |     for i in range(n):" in text
     assert "static_argnums=(1,)" in text  # jitviz's explanation and fix
     assert "Traceback" not in text

@@ -70,3 +70,16 @@ def function_location(fun) -> str:
 def function_name(fun) -> str:
     f = getattr(fun, "__wrapped__", fun)
     return getattr(f, "__name__", None) or getattr(type(f), "__name__", "fun")
+
+
+def notebook_cell_of(filename: str, shell=None) -> int | None:
+    """The `In [N]` whose code IPython compiled under `filename` (its
+    `/tmp/ipykernel_NNN/NNN.py` names), or None outside IPython or for any other file."""
+    if shell is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:  # pragma: no cover - IPython is a dependency
+            return None
+        shell = get_ipython()
+    fmap = getattr(getattr(shell, "compile", None), "_filename_map", None) or {}
+    return fmap.get(filename)

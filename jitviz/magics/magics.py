@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import importlib
 import re
 import sys
@@ -199,7 +200,7 @@ class JitvizMagics(Magics):
         shell = self.shell
         st = _state(shell)
         options = CellOptions(args.backend, static, args.fastmath, args.parallel)
-        count = shell.execution_count
+        count = current_cell_number(shell)
         live = in_kernel(shell)
         explorer_monitor = _explorer("monitor") if live and not args.quiet else None
         monitor = Monitor(title=f"%%jit monitor — In [{count}]", live=live)
@@ -248,7 +249,8 @@ class JitvizMagics(Magics):
         shell.user_ns_hidden[HELPER] = cell_jit
         try:
             header = f"# %%jit {line}".rstrip()
-            result = shell.run_cell(header + "\n" + cell, store_history=False)
+            with numbered_as(shell, count):
+                result = shell.run_cell(header + "\n" + cell, store_history=False)
         finally:
             if transformer in shell.ast_transformers:
                 shell.ast_transformers.remove(transformer)
@@ -394,6 +396,33 @@ class JitvizMagics(Magics):
             bench._check_backend(name)
         except ValueError as err:
             raise UsageError(str(err)) from None
+
+
+# --- cell numbers -------------------------------------------------------------------------------
+
+def current_cell_number(shell) -> int:
+    """The N of the `In [N]` running now. IPython 9 counts a cell before running it (inside
+    cell N, `execution_count` is already N + 1), IPython 8 after: the running cell's own code
+    object, registered under its number by IPython's compiler, is right in both."""
+    fmap = getattr(shell.compile, "_filename_map", {})
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename in fmap:
+            return fmap[frame.f_code.co_filename]
+        frame = frame.f_back
+    return shell.execution_count
+
+
+@contextlib.contextmanager
+def numbered_as(shell, number: int):
+    """Run a nested `run_cell` whose code IPython files under cell `number` (its functions,
+    tracebacks and jitviz's messages then say `In [number]`, the cell the user ran)."""
+    saved = shell.execution_count
+    shell.execution_count = number
+    try:
+        yield
+    finally:
+        shell.execution_count = saved
 
 
 # --- errors -------------------------------------------------------------------------------------
