@@ -1,4 +1,4 @@
-"""The JAX tutorials' example programs (`shared/seeds`), written as the tutorials write them.
+"""The JAX tutorials' example programs (README.md, "The tutorials"), written as they write them.
 
 One copy for the tests, the benchmarks and the demo notebooks, so that they all measure and
 check the same code.

@@ -10,6 +10,7 @@ churn and unrolled loops are diagnosed as they happen.
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import threading
 import time
@@ -474,8 +475,9 @@ class JitFunction:
         if reason is not None:
             self._record(Event("recompile", signature, cache.name, reason, reason=reason))
         t0 = time.perf_counter()
-        closed = trace_to_jaxpr(fun, self._spec, args, kwargs, purpose="jit", split=split,
-                                avals=list(key.avals))
+        with self._failure_recorded("trace", signature):
+            closed = trace_to_jaxpr(fun, self._spec, args, kwargs, purpose="jit", split=split,
+                                    avals=list(key.avals))
         trace_s = time.perf_counter() - t0
         cache.traces += 1
         self._record(Event("trace", signature, cache.name,
@@ -484,7 +486,8 @@ class JitFunction:
                            duration_s=trace_s, equations=len(closed.jaxpr.eqns)))
         stages = _run_pipeline(closed, self.fastmath)
         t1 = time.perf_counter()
-        executable = _compile(self.backend, closed, stages, self.fastmath, self.parallel)
+        with self._failure_recorded("compile", signature):
+            executable = _compile(self.backend, closed, stages, self.fastmath, self.parallel)
         compile_s = time.perf_counter() - t1
         reused = sum(1 for k in executable.kernels if k.reused)
         built = len(executable.kernels) - reused
@@ -492,13 +495,27 @@ class JitFunction:
         cache.kernels_reused += reused
         cache.compile_seconds += compile_s
         self._record(Event("compile", signature, cache.name,
-                           f"compiled for {self.backend} in {compile_s * 1e3:.1f} ms: "
-                           f"{built} kernel(s) built, {reused} reused",
+                           _compile_message(self.backend, compile_s, built, reused),
                            duration_s=compile_s, backend=self.backend, kernels_built=built,
                            kernels_reused=reused))
         entry = Entry(key, split.leaf_paths, closed, stages, executable, self.backend)
         self._after_trace(entry, trace_s, compile_s)
         return entry
+
+    @contextlib.contextmanager
+    def _failure_recorded(self, stage: str, signature: str):
+        """An exception while tracing or compiling is an `error` event too (the monitor and
+        the explorer then show why a function has no compiled version), then propagates."""
+        try:
+            yield
+        except Exception as err:
+            first = (str(err).strip().split("\n") or [""])[0]
+            src = getattr(err, "source", None)
+            where = f" (line {src.line}: {src.code})" if getattr(src, "line", None) else ""
+            self._record(Event("error", signature, self._cache.name,
+                               f"{stage} failed: {type(err).__name__}: {first}{where}",
+                               stage=stage, error=type(err).__name__))
+            raise
 
     def _recompile_reason(self, key: Key, split: SplitArgs):
         entries = list(self._cache.entries.values())
@@ -730,3 +747,16 @@ def block_until_ready(x):
         if wait is not None:
             wait()
     return x
+
+
+def _compile_message(backend: str, seconds: float, built: int, reused: int) -> str:
+    """What a compile did, in the words %jitbench uses: when every kernel came from the kernel
+    cache nothing was compiled (the time went to loading them and building the driver)."""
+    ms = f"{seconds * 1e3:.1f} ms"
+    if built == 0 and reused:
+        return f"loaded for {backend} in {ms}: {reused} kernel(s) from the kernel cache, " \
+               "nothing compiled"
+    if reused:
+        return f"compiled for {backend} in {ms}: {built} kernel(s) built, {reused} from the " \
+               "kernel cache"
+    return f"compiled for {backend} in {ms}: {built} kernel(s) built"

@@ -259,3 +259,38 @@ def test_globals_of_helpers_from_other_modules_are_read_in_their_own_module():
         f(np.float32(1.0))
         f(np.float32(2.0))
     assert not f.events.of_kind("side_effect_lost")
+
+
+def test_a_failing_trace_is_an_error_event_naming_the_line():
+    def piecewise(x):
+        if x < 3:  # the failing line
+            return 3.0 * x ** 2
+        return -4 * x
+    f = jit(piecewise, backend="interpret")
+    with pytest.raises(errors.TracerBoolConversionError):
+        f(2.0)
+    (ev,) = f.events.of_kind("error")
+    assert ev.stage == "trace" and ev.error == "TracerBoolConversionError"
+    assert "if x < 3:  # the failing line" in ev.message
+    assert not f.events.of_kind("compile")
+
+
+def test_compile_events_say_nothing_was_compiled_when_every_kernel_was_reused():
+    def make():
+        def body(x):
+            return jnp.sin(x) * 2.5 + 1.25
+        return body
+    x = np.linspace(0, 1, 7, dtype=np.float32)
+    first = jit(make(), backend="cpu")
+    first(x)
+    (built,) = first.events.of_kind("compile")
+    # a new function object of the same code: a cache of its own, whose compile finds every
+    # kernel in the kernel cache
+    again = jit(make(), backend="cpu")
+    again(x)
+    (loaded,) = again.events.of_kind("compile")
+    assert loaded.kernels_built == 0 and loaded.kernels_reused >= 1
+    assert "nothing compiled" in loaded.message and "kernel cache" in loaded.message
+    assert not loaded.message.startswith("compiled")
+    if built.kernels_built:  # a cold cache: the first one did compile
+        assert built.message.startswith("compiled for cpu")

@@ -1,4 +1,4 @@
-"""The tracing examples of the five seed tutorials (`../shared/seeds/`), as tests.
+"""The tracing examples of the five tutorials (README.md, "The tutorials"), as tests.
 
 The expected jaxpr texts were printed by JAX 0.10.2 (`print(jax.make_jaxpr(f)(*args))`); the
 seeds themselves show older JAX formats (`xla_call`, untyped literals). Error examples must
