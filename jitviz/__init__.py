@@ -21,6 +21,8 @@ from .diagnostics import Event, subscribe  # noqa: E402
 from .errors import (JitvizWarning, RetraceWarning, SideEffectWarning,  # noqa: E402
                      StaleGlobalWarning, UnrolledLoopWarning)
 from .jit import CacheInfo, Compiled, Lowered, block_until_ready, jit, registry  # noqa: E402
+from .budget import expect_compiles  # noqa: E402
+from .ledger import ledger  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -28,7 +30,9 @@ __all__ = ["jit", "block_until_ready", "registry", "debug", "subscribe", "Event"
            "JitvizWarning", "SideEffectWarning", "StaleGlobalWarning", "RetraceWarning",
            "UnrolledLoopWarning", "CacheInfo", "Lowered", "Compiled", "make_jaxpr", "eval_jaxpr", "typecheck_jaxpr", "ShapedArray", "ClosedJaxpr",
            "Jaxpr", "Eqn", "Var", "Literal", "Array", "config", "errors", "lax", "numpy",
-           "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map", "register_pytree_node"]
+           "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map", "register_pytree_node",
+           "expect_compiles", "ledger", "grad", "value_and_grad", "jvp", "vjp", "vmap",
+           "explore", "monitor", "random"]
 def load_ipython_extension(ip): from .magics import load_ipython_extension as _l; _l(ip)  # noqa: E302,E501,E704
 def unload_ipython_extension(ip): from .magics import unload_ipython_extension as _u; _u(ip)  # noqa: E302,E501,E704
 from .explorer import explore, monitor  # noqa: E402

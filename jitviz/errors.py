@@ -105,8 +105,24 @@ def source_window(n_lines: int, focus: int | None, radius: int = 5) -> tuple[int
     return max(1, focus - radius), min(n_lines, focus + radius)
 
 
+class UnexpectedCompileError(JitvizError):
+    """A call would compile more than a compile budget allows (`jitviz.expect_compiles`,
+    `jit(..., max_compiles=k, strict=True)`). Carries `function`, `reason`, `category`
+    and `call_site` (the user's line of the call)."""
+
+    def __init__(self, message: str, *, function=None, reason=None, category=None,
+                 call_site=None):
+        super().__init__(message)
+        self.function, self.reason, self.category = function, reason, category
+        self.call_site = self.source = call_site
+
+
 class JitvizWarning(UserWarning):
     """Base of jitviz's diagnostics warnings."""
+
+
+class CompileBudgetWarning(JitvizWarning):
+    """A function compiled more often than `jit(..., max_compiles=k)` allows."""
 
 
 class SideEffectWarning(JitvizWarning):

@@ -20,14 +20,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import diagnostics
+from . import budget, diagnostics
 from .api import ArgSpec, SplitArgs, arg_spec, leaf_avals, merge_static, split_args, \
     trace_to_jaxpr
 from .array import Array
 from .config import config
 from .core.ir import ClosedJaxpr
 from .core.report import TraceReport, fingerprint, read_binding
-from .core.source import function_location, function_name
+from .core.source import function_location, function_name, user_source_info
 from .core.trace import JaxprTrace, Tracer, current_trace, host_array, is_device_array, \
     push_trace, to_array
 from .diagnostics import Event, EventLog, describe_code_location, describe_line
@@ -97,6 +97,26 @@ def describe_key_change(old: Key, new: Key, old_paths, new_paths) -> str:
             reasons.append(f"static argument '{name}' changed from {_short(olds[name])} to "
                            f"{_short(value)}")
     return "; ".join(reasons) or "the cache entry was evicted or cleared"
+
+
+def key_change_kinds(old: Key, new: Key) -> tuple:
+    """What kind of change made `new` miss the cache next to `old`: some of "pytree",
+    "shape", "dtype", "weak_type", "static"; ("evicted",) when nothing differs."""
+    if old.treedef != new.treedef:
+        return ("pytree",)
+    kinds = set()
+    for a, b in zip(old.avals, new.avals):
+        if a.shape != b.shape:
+            kinds.add("shape")
+        if a.dtype != b.dtype:
+            kinds.add("dtype")
+        if a.shape == b.shape and a.dtype == b.dtype and a.weak_type != b.weak_type:
+            kinds.add("weak_type")
+    if dict(old.statics) != dict(new.statics) or \
+            [type(v) for _, v in old.statics] != [type(v) for _, v in new.statics]:
+        kinds.add("static")
+    order = ("shape", "dtype", "weak_type", "static")
+    return tuple(k for k in order if k in kinds) or ("evicted",)
 
 
 def _tree_change(old: Key, new: Key) -> str:
@@ -315,7 +335,7 @@ def registry() -> list[FunctionCache]:
 
 class JitFunction:
     def __init__(self, fun, *, static_argnums=(), static_argnames=(), backend="cpu",
-                 fastmath=False, parallel=False):
+                 fastmath=False, parallel=False, max_compiles=None, strict=False):
         if isinstance(fun, JitFunction):
             fun = fun.__wrapped__
         if not callable(fun):
@@ -328,6 +348,9 @@ class JitFunction:
         self.backend = backend
         self.fastmath = bool(fastmath)
         self.parallel = bool(parallel)
+        if max_compiles is not None and (not isinstance(max_compiles, int) or max_compiles < 0):
+            raise ValueError(f"max_compiles must be a count >= 0 (or None), got {max_compiles!r}")
+        self.max_compiles, self.strict = max_compiles, bool(strict)
         options = (self._spec.static_argnums, self._spec.static_argnames, backend,
                    self.fastmath, self.parallel)
         self._cache = _cache_for(fun, options)
@@ -471,9 +494,12 @@ class JitFunction:
         cache.misses += 1
         fun = self.__wrapped__
         signature = _signature_text(split.leaf_paths, key.avals, key.statics)
-        reason = self._recompile_reason(key, split)
+        reason, kinds = self._recompile_reason(key, split)
+        call_site = user_source_info()
+        budget.charge(self, signature, reason, kinds, call_site)
         if reason is not None:
-            self._record(Event("recompile", signature, cache.name, reason, reason=reason))
+            self._record(Event("recompile", signature, cache.name, reason, reason=reason,
+                               kinds=kinds, call_site=call_site))
         t0 = time.perf_counter()
         with self._failure_recorded("trace", signature):
             closed = trace_to_jaxpr(fun, self._spec, args, kwargs, purpose="jit", split=split,
@@ -483,7 +509,8 @@ class JitFunction:
         self._record(Event("trace", signature, cache.name,
                            f"traced in {trace_s * 1e3:.1f} ms "
                            f"({len(closed.jaxpr.eqns)} equations)",
-                           duration_s=trace_s, equations=len(closed.jaxpr.eqns)))
+                           duration_s=trace_s, equations=len(closed.jaxpr.eqns),
+                           call_site=call_site, kinds=kinds))
         stages = _run_pipeline(closed, self.fastmath)
         t1 = time.perf_counter()
         with self._failure_recorded("compile", signature):
@@ -518,19 +545,24 @@ class JitFunction:
             raise
 
     def _recompile_reason(self, key: Key, split: SplitArgs):
+        """(why this call misses the cache, its kinds) or (None, ("first",))."""
         entries = list(self._cache.entries.values())
         if entries:
             # the nearest entry; among equals, the most recently used
             closest = min(reversed(entries), key=lambda e: _distance(e.key, key))
-            return describe_key_change(closest.key, key, closest.paths, split.leaf_paths)
+            return (describe_key_change(closest.key, key, closest.paths, split.leaf_paths),
+                    key_change_kinds(closest.key, key))
+        if self._cache.compiles:
+            return ("the cache entry was evicted or cleared", ("evicted",))
         code = getattr(self.__wrapped__, "__code__", None)
         opts = self._cache.options
         others = [r for r, k, o in _compiles_by_code.get(id(code), (None, []))[1]
                   if r() is not self.__wrapped__ and o == opts]
         if code is not None and others:
             return ("a new function object for the same code "
-                    f"({describe_code_location(code)}): jit caches per function object")
-        return None
+                    f"({describe_code_location(code)}): jit caches per function object",
+                    ("new_function_object",))
+        return None, ("first",)
 
     def _after_trace(self, entry: Entry, trace_s: float, compile_s: float):
         report, cache = entry.report, self._cache
@@ -730,14 +762,29 @@ class Compiled:
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="cpu", fastmath=False,
-        parallel=False):
-    """Compile `fun`, as `jax.jit`: `jit(f)`, `@jit`, or `functools.partial(jit, ...)`."""
+        parallel=False, max_compiles=None, strict=False):
+    """Compile `fun`, as `jax.jit`: `jit(f)`, `@jit`, or `functools.partial(jit, ...)`.
+
+    static_argnums, static_argnames: arguments that are Python values, not traced: each new
+        value (compared by `==` and type) is a new specialization, traced and compiled anew.
+    backend: "cpu" (Numba, the default), "cuda" (Numba CUDA) or "interpret" (NumPy, op by op:
+        the reference the others are tested against).
+    fastmath: let the compiler reassociate floating-point arithmetic (and simplify `x + y - x`
+        to `y`): faster, not bit-identical to NumPy.
+    parallel: run the outer loop of large kernels on every core (Numba's prange).
+    max_compiles: warn (`CompileBudgetWarning`, once) when the function is about to compile
+        more than this many times; with `strict=True` raise `UnexpectedCompileError` instead.
+        `jitviz.expect_compiles(n)` sets such a budget for a block of code.
+
+    The result has `.events` (every trace, compile, cache hit, recompile with its reason,
+    lost side effect, stale global), `.cache_info()`, `.clear_cache()` and `.lower(...)`.
+    """
+    options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
+                   backend=backend, fastmath=fastmath, parallel=parallel,
+                   max_compiles=max_compiles, strict=strict)
     if fun is None:
-        return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames, backend=backend,
-                                 fastmath=fastmath, parallel=parallel)
-    return JitFunction(fun, static_argnums=static_argnums, static_argnames=static_argnames,
-                       backend=backend, fastmath=fastmath, parallel=parallel)
+        return functools.partial(jit, **options)
+    return JitFunction(fun, **options)
 
 
 def block_until_ready(x):

@@ -1,4 +1,4 @@
-"""jitviz's IPython magics: `%%jit`, `%jaxpr`, `%jitbench` (`%load_ext jitviz`).
+"""jitviz's IPython magics: `%%jit`, `%jaxpr`, `%jitbench`, `%jitledger` (`%load_ext jitviz`).
 
 Importing this package does not import IPython; `load_ipython_extension` does. Each magic is a
 thin layer over a plain API that works without IPython:
@@ -7,6 +7,7 @@ thin layer over a plain API that works without IPython:
                  `jitviz.magics.monitor.Monitor(*jitted_functions)`
 - `%jaxpr`    -> `jitviz.magics.jaxpr.jaxpr_view(f, *args, stage=...)`
 - `%jitbench` -> `jitviz.bench.jitbench(f, *args, ...)` (a `BenchResult`)
+- `%jitledger` -> `jitviz.ledger()` (a `Ledger`; `--live` keeps it up to date)
 
 Tracing errors raised in cells are shown as `jitviz.magics.errorview.ErrorView`s.
 """

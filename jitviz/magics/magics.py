@@ -380,6 +380,31 @@ class JitvizMagics(Magics):
             display(result.report())
         return result if opts.o else None
 
+    @magic_arguments()
+    @argument("--live", action="store_true",
+              help="keep the table below this cell up to date as functions compile")
+    @argument("--stop", action="store_true", help="stop the live table")
+    @line_magic
+    def jitledger(self, line):
+        """%jitledger [--live | --stop]
+
+        Every jitted function of the session ranked by time spent tracing and compiling, with
+        its compiles, cache hits, the reasons grouped (shape, dtype, weak type, static value,
+        new function object, captured global, evictions), the call sites and a fix for each.
+        Plain API: `jitviz.ledger()`.
+        """
+        from ..ledger import LiveLedger, ledger
+        args = parse_argstring(self.jitledger, line)
+        if args.stop:
+            if LiveLedger._current is not None:
+                LiveLedger._current.stop()
+            return None
+        if args.live:
+            LiveLedger()
+            return None
+        display(ledger())
+        return None
+
     # -- helpers ------------------------------------------------------------------------------
     def _expand(self, token: str) -> str:
         """`$name` / `{expr}` in an option (the call is passed on verbatim)."""
@@ -479,7 +504,7 @@ def unload(shell) -> None:
     st = _states.pop(shell, None)
     if st is None:
         return
-    for kind, names in (("cell", ("jit",)), ("line", ("jaxpr", "jitbench"))):
+    for kind, names in (("cell", ("jit",)), ("line", ("jaxpr", "jitbench", "jitledger"))):
         table = shell.magics_manager.magics.get(kind, {})
         for name in names:
             table.pop(name, None)
@@ -488,5 +513,8 @@ def unload(shell) -> None:
         shell.events.unregister("post_execute", st.flush)
     except ValueError:
         pass
+    from ..ledger import LiveLedger
+    if LiveLedger._current is not None:
+        LiveLedger._current.stop()
     for m in st.monitors:
         m.close("the jitviz extension was unloaded")
