@@ -277,6 +277,8 @@ class FunctionCache:
         self.last_cache_hit: Event | None = None
         self.mru = None  # the most recently used entry (skips LRU bookkeeping on repeats)
         _registry.add(self)
+        # when this cache is collected, the ledger keeps its row (not its events)
+        weakref.finalize(self, _retire, self.name, self.location, self.events)
 
     fun = property(lambda self: self._fun())
 
@@ -286,6 +288,11 @@ class FunctionCache:
 
     def __repr__(self):
         return f"<jit cache of {self.name}: {self.info()}>"
+
+
+def _retire(name, location, events):
+    from .ledger import retire
+    retire(name, location, events)
 
 
 def _weakrefable(f):

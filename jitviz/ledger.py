@@ -123,26 +123,70 @@ def _row_html(r: LedgerRow) -> str:
 
 
 def _row_of(cache) -> LedgerRow | None:
+    return _row_of_events(cache.name, cache.location, cache.events)
+
+
+def _row_of_events(name, location, events) -> LedgerRow | None:
+    """A function's ledger row, from its event log alone (so it can be kept when the
+    function is gone: a lambda jitted in a loop is the pattern the ledger must show)."""
     groups: dict[str, ReasonGroup] = {}
     trace_s = compile_s = 0.0
-    for ev in cache.events:
+    traces = compiles = hits = 0
+    for ev in events:
         if ev.kind == "trace":
+            traces += 1
             trace_s += ev.details.get("duration_s", 0.0)
             kinds = ev.details.get("kinds") or ("first",)
             if kinds == ("first",):  # recompiles are counted by their recompile event
                 _add(groups, "first", None, ev.details.get("call_site"))
         elif ev.kind == "compile":
+            compiles += 1
             compile_s += ev.details.get("duration_s", 0.0)
+        elif ev.kind == "cache_hit":
+            hits += ev.count
         elif ev.kind == "recompile":
             for kind in ev.details.get("kinds") or ("evicted",):
                 _add(groups, kind, ev.message, ev.details.get("call_site"))
         elif ev.kind == "stale_global":
             _add(groups, "captured_global", ev.message, None, ev.count)
-    if not groups and not cache.compiles:
+    if not groups and not compiles:
         return None
     reasons = sorted(groups.values(), key=lambda g: (g.kind != "first", -g.count))
-    return LedgerRow(cache.name, _location(cache.location), trace_s, compile_s,
-                     cache.compiles, cache.traces, cache.hits, reasons)
+    return LedgerRow(name, _location(location), trace_s, compile_s, compiles, traces, hits,
+                     reasons)
+
+
+def _merge(a: LedgerRow, b: LedgerRow) -> LedgerRow:
+    """Two rows of the same code (function objects made anew from one definition)."""
+    groups = {g.kind: ReasonGroup(g.kind, g.count, list(g.examples), g.call_sites.copy())
+              for g in a.reasons}
+    for g in b.reasons:
+        mine = groups.setdefault(g.kind, ReasonGroup(g.kind))
+        mine.count += g.count
+        mine.examples = (mine.examples + [e for e in g.examples
+                                          if e not in mine.examples])[:3]
+        mine.call_sites.update(g.call_sites)
+    reasons = sorted(groups.values(), key=lambda g: (g.kind != "first", -g.count))
+    return LedgerRow(a.name, a.location, a.trace_s + b.trace_s, a.compile_s + b.compile_s,
+                     a.compiles + b.compiles, a.traces + b.traces, a.hits + b.hits, reasons)
+
+
+# Rows of functions that are gone (garbage collected with their caches), merged by code:
+# (name, location) -> LedgerRow. Bounded: the oldest definitions go first.
+_retired: "collections.OrderedDict[tuple, LedgerRow]" = collections.OrderedDict()
+_RETIRED_LIMIT = 512
+
+
+def retire(name: str, location: str, events) -> None:
+    """Called when a jitted function's cache is collected: keep its row, not its events."""
+    row = _row_of_events(name, location, events)
+    if row is None:
+        return
+    key = (name, location)
+    old = _retired.pop(key, None)
+    _retired[key] = row if old is None else _merge(old, row)
+    while len(_retired) > _RETIRED_LIMIT:
+        _retired.popitem(last=False)
 
 
 def _add(groups, kind, example, call_site, n=1):
@@ -163,9 +207,17 @@ def _location(loc: str) -> str:
 
 
 def ledger() -> Ledger:
-    """Every jitted function that has traced or compiled in this process, most costly first."""
+    """Every jitted function that has traced or compiled in this process (those already
+    garbage collected too, merged by definition), most costly first."""
     from .jit import registry
-    return Ledger(row for row in map(_row_of, registry()) if row is not None)
+    rows = dict(_retired)
+    for cache in registry():
+        row = _row_of(cache)
+        if row is None:
+            continue
+        key = (cache.name, cache.location)
+        rows[key] = row if key not in rows else _merge(rows[key], row)
+    return Ledger(rows.values())
 
 
 class LiveLedger:

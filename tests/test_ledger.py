@@ -229,3 +229,23 @@ def test_jitledger_magic_and_live_mode():
     n = len(seen)
     f(np.ones(4, f32))
     assert len(seen) == n  # stopped: no more redraws
+
+
+@pytest.mark.filterwarnings("ignore::jitviz.RetraceWarning")  # the churn is the point
+def test_functions_that_are_gone_stay_in_the_ledger_merged_by_definition():
+    import gc
+    import weakref
+    refs = []
+    for _ in range(4):  # the tutorials' jit-of-a-lambda-in-a-loop: each cache dies young
+        g = jitviz.jit(lambda x: x * 7 - 1, backend=B)
+        g(np.ones(2, f32))
+        refs.append(weakref.ref(g._cache))
+    location = g._cache.location
+    del g
+    gc.collect()
+    assert all(r() is None for r in refs)  # the ledger keeps no cache alive
+    (row,) = [r for r in jitviz.ledger().rows
+              if r.location.endswith(location.rpartition(":")[2]) and r.name == "<lambda>"
+              and r.compiles >= 4]
+    assert _group(row, "first").count >= 1
+    assert _group(row, "new_function_object").count >= 3
