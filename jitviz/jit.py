@@ -278,7 +278,7 @@ class FunctionCache:
         self.mru = None  # the most recently used entry (skips LRU bookkeeping on repeats)
         _registry.add(self)
         # when this cache is collected, the ledger keeps its row (not its events)
-        weakref.finalize(self, _retire, self.name, self.location, self.events)
+        weakref.finalize(self, _retire, self.name, self.location, self.events).atexit = False
 
     fun = property(lambda self: self._fun())
 
