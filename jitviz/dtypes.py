@@ -139,6 +139,41 @@ def result_type(*typed) -> tuple[np.dtype, bool]:
     return joined, False
 
 
+# JAX's `to_inexact_dtype`: the float a function that needs one (sqrt, true_divide, mean)
+# gives an integer or boolean. Integers of 32 bits or fewer become float32 even with x64.
+_TO_INEXACT = {**{dt: float32 for dt in (bool_, int8, int16, int32, uint8, uint16, uint32)},
+               int64: float64, uint64: float64}
+
+
+def to_inexact(dtype) -> np.dtype:
+    dt = np.dtype(dtype)
+    return _TO_INEXACT.get(dt, dt)
+
+
+def to_numeric(dtype) -> np.dtype:
+    """JAX's `to_numeric_dtype`: what arithmetic that has no boolean form (square,
+    remainder, shifts) makes of a boolean: int32, with or without x64."""
+    dt = np.dtype(dtype)
+    return int32 if dt == bool_ else dt
+
+
+def default_uint():
+    return uint64 if config.enable_x64 else uint32
+
+
+def sum_dtype(dtype) -> np.dtype:
+    """The dtype `jnp.sum`/`jnp.prod` accumulate in (JAX's `_promote_integer_dtype`):
+    booleans and integers narrower than the default integer widen to it, unsigned ones to
+    the default unsigned integer, as NumPy does, so a sum of int8 does not wrap at 128."""
+    dt = np.dtype(dtype)
+    if dt == bool_:
+        return default_int()
+    if dt.kind in "iu":
+        wide = default_uint() if dt.kind == "u" else default_int()
+        return wide if dt.itemsize < wide.itemsize else dt
+    return dt
+
+
 def python_scalar_dtype(x):
     """dtype and weak flag of a Python scalar, as JAX types it."""
     if isinstance(x, bool):
@@ -179,6 +214,13 @@ def highest(dtype):
     if dt.kind == "b":
         return np.bool_(True)
     return dt.type(np.iinfo(dt).max)
+
+
+def int_range_as_float(dtype):
+    """(lo, hi): an integer dtype holds the truncation of every float in [lo, hi). Both are
+    powers of two (or 0), so exact in every float type whose range reaches them."""
+    info = np.iinfo(dtype)
+    return float(info.min), float(info.max) + 1.0
 
 
 def is_inexact(dtype) -> bool:

@@ -162,6 +162,18 @@ def _binary_cases():
         Case("lt", (a, b), {}, np.less), Case("le", (ia, ib), {}, np.less_equal),
         Case("gt", (a, b), {}, np.greater), Case("ge", (B(4), B(4)), {}, np.greater_equal),
         Case("eq", (np.array([np.nan], f32), np.array([np.nan], f32)), {}, np.equal, "nan"),
+        # where C leaves integer division undefined, XLA's CPU/GPU results (JAX 0.10.2):
+        # x / 0 is -1 (all bits set), INT_MIN / -1 is INT_MIN, x rem 0 is x
+        Case("div", (np.array([5, -5, 0, -128, 7], i8), np.array([0, 0, 0, -1, -2], i8)), {},
+             lambda x, y: np.array([-1, -1, -1, -128, -3], i8), "int by zero, XLA"),
+        Case("div", (np.array([5, 0, 7], u8), np.array([0, 0, 2], u8)), {},
+             lambda x, y: np.array([255, 255, 3], u8), "uint by zero, XLA"),
+        Case("rem", (np.array([5, -5, -128, 7], i8), np.array([0, 0, -1, -2], i8)), {},
+             lambda x, y: np.array([5, -5, 0, 1], i8), "int by zero, XLA"),
+        # C's pow, as XLA: pow(-inf, 0.5) is inf and pow(-0.0, 0.5) is +0.0 (sqrt would
+        # give nan and -0.0; NumPy's power takes sqrt for a scalar 0.5)
+        Case("pow", (np.array([-np.inf, -0.0, np.nan, 4.0, -1.0], f32), np.float32(0.5)), {},
+             lambda x, y: np.array([np.inf, 0.0, np.nan, 2.0, np.nan], f32), "nan"),
     ]
 
 
@@ -183,6 +195,20 @@ def _other_cases():
         Case("convert_element_type", (np.array([1.7, -1.7, np.nan], f32),),
              {"new_dtype": np.dtype(i32), "weak_type": False},
              lambda x: np.array([1, -1, 0], i32), "float->int truncates, nan->0"),
+        # XLA saturates (JAX 0.10.2): infinities and out-of-range values clamp to the bounds
+        Case("convert_element_type", (np.array([np.inf, -np.inf, 3e9, -3e9, 2.5], f32),),
+             {"new_dtype": np.dtype(i32), "weak_type": False},
+             lambda x: np.array([2**31 - 1, -2**31, 2**31 - 1, -2**31, 2], i32), "saturates"),
+        Case("convert_element_type", (np.array([np.inf, -1.5, 300.7, np.nan, 254.9]),),
+             {"new_dtype": np.dtype(u8), "weak_type": False},
+             lambda x: np.array([255, 0, 255, 0, 254], u8), "f64->u8 saturates"),
+        Case("convert_element_type", (np.array([np.inf, -np.inf, 9e18, -1e19], f32),),
+             {"new_dtype": np.dtype(np.int64), "weak_type": False},
+             lambda x: np.array([2**63 - 1, -2**63, 9000000202358128640, -2**63], np.int64),
+             "f32->i64 saturates"),
+        Case("convert_element_type", (np.array([np.inf, -np.inf, 1000.0, np.nan], f16),),
+             {"new_dtype": np.dtype(i8), "weak_type": False},
+             lambda x: np.array([127, -128, 127, 0], i8), "f16->i8 saturates"),
         Case("convert_element_type", (I(3),), {"new_dtype": np.dtype(f32), "weak_type": False},
              lambda x: x.astype(f32), "int->float"),
         Case("convert_element_type", (X23,), {"new_dtype": np.dtype(f16), "weak_type": False},
@@ -231,6 +257,19 @@ def _other_cases():
              {"axes": (0,), "mode": "set"}, lambda x, u, i: _scatter_set(x, u, i)),
         Case("scatter", (F(5), F(3), np.array([1, 1, 3], i32)), {"axes": (0,), "mode": "add"},
              lambda x, u, i: _scatter_add(x, u, i), "add repeats"),
+        # out of bounds, as JAX: a gather clamps each index, a scatter drops the update
+        Case("gather", (F(5, 3), np.array([9, -4, 2, -1, 5], i32)), {"axes": (0,)},
+             lambda x, i: x[np.clip(i, 0, 4)], "clamped"),
+        Case("gather", (F(0, 0), np.array([1, 0], i32)), {"axes": (1,)},
+             lambda x, i: np.empty((0, 2), f32), "nothing from an empty axis"),
+        Case("scatter", (F(2, 5), F(2, 5), np.array([9, -4, 2, -1, 5], i32)),
+             {"axes": (1,), "mode": "add"},
+             lambda x, u, i: _scatter_add(x, u[:, 2:3], (slice(None), np.array([2]))),
+             "out of bounds dropped"),
+        Case("scatter", (F(0, 3), np.float32(1.0), np.array([0, 1], i32)),
+             {"axes": (0,), "mode": "set"}, lambda x, u, i: x, "into an empty axis"),
+        Case("dynamic_update_slice", (F(5), F(3), np.int32(-2)), {},
+             lambda x, u, i: _dus(x, u, (0,)), "negative start clamped"),
         Case("iota", (), {"dtype": np.dtype(i32), "shape": (4,), "dimension": 0},
              lambda: np.arange(4, dtype=i32)),
         Case("iota", (), {"dtype": np.dtype(f32), "shape": (2, 3), "dimension": 1},
@@ -478,9 +517,11 @@ def test_unary_keeps_weak_type(name):
 
 
 @pytest.mark.parametrize("name", ["eq", "ne", "lt", "le", "gt", "ge"])
-def test_comparisons_are_strong_bool(name):
-    out = PRIMITIVES[name].abstract_eval(_sa((2,), weak=True), _sa((2,), weak=True))
-    assert out == ShapedArray((2,), np.bool_, False)
+def test_comparisons_are_bool_weak_only_when_both_operands_are(name):
+    # as jax.lax 0.10: lax.eq(weak, weak).weak_type is True, lax.eq(weak, strong) False
+    rule = PRIMITIVES[name].abstract_eval
+    assert rule(_sa((2,), weak=True), _sa((2,), weak=True)) == ShapedArray((2,), np.bool_, True)
+    assert rule(_sa((2,), weak=True), _sa((2,))) == ShapedArray((2,), np.bool_, False)
 
 
 def test_weak_type_through_structural_and_reduction_rules():
@@ -492,7 +533,10 @@ def test_weak_type_through_structural_and_reduction_rules():
     # lax-level reductions keep weakness (as jax.lax); jnp makes the operand strong first
     assert P.reduce_sum_p.abstract_eval(w, axes=(0,)).weak_type
     assert not P.argmax_p.abstract_eval(w, axes=(0,), index_dtype=np.dtype(i32)).weak_type
-    assert not P.is_finite_p.abstract_eval(w).weak_type
+    # a unary rule keeps the operand's weak type even for a new dtype (jax.lax.is_finite of
+    # a weak float is a weak bool, lax.abs of a weak complex a weak float)
+    assert P.is_finite_p.abstract_eval(w).weak_type
+    assert P.abs_p.abstract_eval(_sa((2,), c64, weak=True)) == _sa((2,), f32, weak=True)
     out = P.convert_element_type_p.abstract_eval(w, new_dtype=np.dtype(f32), weak_type=False)
     assert out == _sa((2, 3))
 
@@ -546,6 +590,7 @@ ERRORS = [
     ("dynamic_slice", [_sa((3,)), _sa((), i32)], {"slice_sizes": (4,)}, "do not fit"),
     ("dynamic_update_slice", [_sa((3,)), _sa((4,)), _sa((), i32)], {}, "larger"),
     ("gather", [_sa((3,)), _sa((2,), f32)], {"axes": (0,)}, "indices must be integers"),
+    ("gather", [_sa((0, 3)), _sa((2,), i32)], {"axes": (0,)}, "axis 0 .* is empty"),
     ("scatter", [_sa((3,)), _sa((), i32), _sa((2,), i32)], {"axes": (0,), "mode": "set"},
      "differs from operand"),
     ("reduce_sum", [_sa((2, 3))], {"axes": (2,)}, "invalid"),

@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core.ir import Eqn, Jaxpr, Literal, Var
-from ..dtypes import highest, lowest
+from ..dtypes import highest, int_range_as_float, lowest
 from ..passes._ir import literal_key
 from .base import Cost
 
@@ -143,10 +143,10 @@ def _not(eqn, a):
 def _round(eqn, a):
     if eqn.params.get("rounding_method", 0) == 1:
         return f"np.rint({a[0]})"
-    dt = _in_dtype(eqn)
-    half, zero = typed_const(0.5, dt), typed_const(0, dt)
-    return (f"(np.floor({a[0]} + {half}) if {a[0]} >= {zero} "
-            f"else np.ceil({a[0]} - {half}))")
+    # half away from zero as the interpreter computes it: exact, and keeping -0.0
+    x, t = a[0], f"np.trunc({a[0]})"
+    half = typed_const(0.5, _in_dtype(eqn))
+    return f"np.copysign({t} + np.sign({x}) if abs({x} - {t}) >= {half} else {t}, {x})"
 
 
 def _power_text(x, n):
@@ -205,15 +205,29 @@ def _compare(op, complex_helper=None):
     return rule
 
 
+def saturating_float_to_int(x, src, dst, const=typed_const, cast=ctor):
+    """XLA's float -> integer conversion as a conditional expression: truncation inside
+    [lo, hi), the dtype's bounds beyond (infinities too), 0 for NaN (which fails every
+    comparison). Every branch has the destination type. Shared with the CUDA rules
+    (`const`, `cast`: their texts for a typed constant and a conversion)."""
+    lo, hi = int_range_as_float(dst)
+    info = np.iinfo(dst)
+    lo_t, hi_t = const(lo, src), const(hi, src)
+    return (f"({cast(dst)}({x}) if ({x} >= {lo_t}) & ({x} < {hi_t}) else "
+            f"({const(info.max, dst)} if {x} >= {hi_t} else "
+            f"({const(info.min, dst)} if {x} < {lo_t} else {const(0, dst)})))")
+
+
 def _convert(eqn, a):
-    src, dst = _in_dtype(eqn), np.dtype(eqn.params["new_dtype"])
+    src, dst = compute_dtype(_in_dtype(eqn)), np.dtype(eqn.params["new_dtype"])
     x = a[0]
     if dst == np.bool_:
         return f"{x} != {typed_const(0, src)}"
     if src.kind == "c" and dst.kind != "c":
         x = f"{x}.real"
-    if src.kind in "fc" and dst.kind in "iu":  # NaN -> 0, as XLA
-        x = f"({x} if {x} == {x} else 0)"
+        src = np.dtype(np.float32 if src == np.complex64 else np.float64)
+    if src.kind == "f" and dst.kind in "iu":
+        return saturating_float_to_int(x, src, dst)
     return cast_text(dst, x)
 
 

@@ -113,18 +113,22 @@ def expf(x):
 
 @_inline
 def idiv(a, b):
-    """Integer division rounding toward zero; x / 0 is 0 (lax.div)."""
+    """lax.div on integers: rounds toward zero; x / 0 is -1 (all bits set, which the
+    caller's cast makes the largest unsigned value) and INT_MIN / -1 wraps to INT_MIN
+    (XLA's results, which the interpreter gives too)."""
     if b == 0:
-        return a - a
+        return ~(a - a)  # -1 in a's own integer type (a - 1 would mix in a signed literal)
+    if b == -1:
+        return -a  # the caller's cast wraps -INT_MIN to INT_MIN
     q = abs(a) // abs(b)
     return -q if (a < 0) != (b < 0) else q
 
 
 @_inline
 def irem(a, b):
-    """C remainder (np.fmod on integers): the sign of the dividend; x % 0 is 0."""
+    """lax.rem on integers (C's %): the sign of the dividend; x rem 0 is x, as XLA."""
     if b == 0:
-        return a - a
+        return a
     r = abs(a) % abs(b)
     return -r if a < 0 else r
 
@@ -279,10 +283,13 @@ def gather3(x3, flat, out3):
 def _make_scatter(op):
     @_jit
     def scatter(out3, flat, upd3):
+        """Updates in order; a row index of -1 (out of bounds) is dropped."""
         pre, m, post = out3.shape
         for i in range(pre):
             for j in range(flat.shape[0]):
                 r = flat[j]
+                if r < 0:
+                    continue
                 for k in range(post):
                     out3[i, r, k] = op(out3[i, r, k], upd3[i, j, k])
     return scatter

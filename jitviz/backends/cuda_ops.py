@@ -16,6 +16,7 @@ import numpy as np
 
 from ..dtypes import highest, lowest
 from .cpu_kernels import ctor, float_text  # the CPU backend's constant texts
+from .cpu_kernels import saturating_float_to_int
 
 # --- literals and casts ----------------------------------------------------------------------
 
@@ -50,8 +51,10 @@ def cast(expr: str, src, dst) -> str:
         if src == dst:
             return expr
     if src.kind == "f" and dst.kind in "iu":
-        # NaN -> 0, as XLA (and the interpreter)
-        return f"{ctor(dst)}({expr} if {expr} == {expr} else {literal(0, src)})"
+        if src == np.float16:  # compared in float32: 2**31 and beyond are inf in half
+            expr, src = f"np.float32({expr})", np.dtype(np.float32)
+        # XLA's saturating conversion, as the interpreter and the CPU kernels
+        return saturating_float_to_int(expr, src, dst, const=literal)
     return f"{ctor(dst)}({expr})"
 
 
@@ -173,25 +176,31 @@ def _integer_pow(args, dts, out, params):
 
 
 def _div(args, dts, out, params):
+    """Integer division toward zero, with XLA's results where C has none (as the
+    interpreter): x / 0 is -1 (all bits set), INT_MIN / -1 wraps to INT_MIN."""
     x, y = args
     if out.kind in "iu":
         zero = literal(0, out)
+        all_ones = literal(np.iinfo(out).max if out.kind == "u" else -1, out)
         if out.kind == "u":
-            return f"({zero} if {y} == {zero} else {ctor(out)}({x} // {y}))"
+            return f"({all_ones} if {y} == {zero} else {ctor(out)}({x} // {y}))"
         q = f"(abs({x}) // abs({y}))"
-        return (f"({zero} if {y} == {zero} else {ctor(out)}(-{q} if ({x} < {zero}) != "
-                f"({y} < {zero}) else {q}))")
+        quotient = f"{ctor(out)}(-{q} if ({x} < {zero}) != ({y} < {zero}) else {q})"
+        negated = f"{ctor(out)}({zero} - {x})"  # -INT_MIN wraps to INT_MIN
+        return (f"({all_ones} if {y} == {zero} else ({negated} if {y} == {all_ones} "
+                f"else {quotient}))")
     return f"{x} / {y}"
 
 
 def _rem(args, dts, out, params):
+    """C's remainder (the dividend's sign); an integer x rem 0 is x, as XLA."""
     x, y = args
     if out.kind in "iu":
         zero = literal(0, out)
         if out.kind == "u":
-            return f"({zero} if {y} == {zero} else {ctor(out)}({x} % {y}))"
+            return f"({x} if {y} == {zero} else {ctor(out)}({x} % {y}))"
         r = f"(abs({x}) % abs({y}))"
-        return f"({zero} if {y} == {zero} else {ctor(out)}(-{r} if {x} < {zero} else {r}))"
+        return f"({x} if {y} == {zero} else {ctor(out)}(-{r} if {x} < {zero} else {r}))"
     return f"fmod({x}, {y})"
 
 
@@ -233,8 +242,10 @@ def _convert(args, dts, out, params):
 def _round(args, dts, out, params):
     x = args[0]
     if params.get("rounding_method", 1) == 0:  # half away from zero, as the interpreter
-        half, zero = literal(0.5, out), literal(0, out)
-        return f"(floor({x} + {half}) if {x} >= {zero} else ceil({x} - {half}))"
+        half, one, zero = literal(0.5, out), literal(1, out), literal(0, out)
+        t = f"(ceil({x}) if {x} < {zero} else floor({x}))"  # trunc, keeping -0.0
+        return (f"({t} + {one} if {x} - {t} >= {half} else "
+                f"({t} - {one} if {x} - {t} <= -{half} else {t}))")
     return f"{_f(out, 'rint')}({x})"
 
 

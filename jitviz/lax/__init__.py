@@ -73,7 +73,9 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
     new_dtype = np.dtype(new_dtype)
     if not isinstance(x, Tracer):
         from ..array import as_array
-        return as_array(np.asarray(x).astype(new_dtype), weak_type)
+        # the primitive's own impl: saturating float -> int, as under jit (not NumPy's wrap)
+        return as_array(P.convert_element_type_p.impl(np.asarray(x), new_dtype=new_dtype,
+                                                      weak_type=bool(weak_type)), weak_type)
     if x.dtype == new_dtype and x.weak_type == weak_type:
         return x
     return P.convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
@@ -177,7 +179,9 @@ def dynamic_slice(x, start_indices, slice_sizes):
 
 
 def dynamic_update_slice(x, update, start_indices):
-    return P.dynamic_update_slice_p.bind(x, update, *start_indices)
+    # negative starts count from the end, as in JAX (then the primitive clamps)
+    starts = [normalize_index(i, d) for i, d in zip(start_indices, aval_of(x).shape)]
+    return P.dynamic_update_slice_p.bind(x, update, *starts)
 
 
 def iota(dtype, size):

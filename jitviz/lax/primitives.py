@@ -5,9 +5,11 @@ Control-flow primitives (cond, while, scan, jit) live in `control_flow.py`.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..dtypes import highest, lowest
+from ..dtypes import highest, int_range_as_float, lowest
 from ..core.ir import ShapedArray
 from ..core.primitives import primitive
 
@@ -46,7 +48,9 @@ def unary(name, impl, accepts=ANY, scalar=None, out_dtype=None):
     def rule(x):
         _check_kind(name, x.dtype, accepts)
         dt = out_dtype(x.dtype) if out_dtype else x.dtype
-        return ShapedArray(x.shape, dt, x.weak_type and dt == x.dtype)
+        # the operand's weak type carries over, also to a new dtype (JAX: is_finite of a
+        # weak float is a weak bool, abs of a weak complex a weak float)
+        return ShapedArray(x.shape, dt, x.weak_type)
     return primitive(name, abstract_eval=rule, impl=_quiet(impl), scalar=scalar,
                      kind="elementwise")
 
@@ -79,9 +83,8 @@ def binary(name, impl, accepts=ANY, scalar=None, compare=False):
                             f"{x.dtype.name}, {y.dtype.name}.")
         _check_kind(name, x.dtype, accepts)
         shape = broadcast_shapes_scalar(name, x.shape, y.shape)
-        if compare:
-            return ShapedArray(shape, np.bool_, False)
-        return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
+        # weak only when both operands are (JAX: `1.0 < 2.0` is a weak bool)
+        return ShapedArray(shape, np.bool_ if compare else x.dtype, x.weak_type and y.weak_type)
     return primitive(name, abstract_eval=rule, impl=_quiet(impl), scalar=scalar,
                      kind="elementwise")
 
@@ -91,20 +94,50 @@ def _logistic(x):
 
 
 def _int_div(x, y):
-    """lax.div on integers rounds toward zero, as C (and XLA) do."""
+    """lax.div on integers rounds toward zero, as C does. Where C is undefined, XLA's CPU
+    and GPU results (jitviz's choice, in every backend): x / 0 is -1 (all bits set: the
+    largest value of an unsigned type) and INT_MIN / -1 wraps to INT_MIN."""
     x, y = np.asarray(x), np.asarray(y)
-    if x.dtype.kind in "iu":
-        y_safe = np.where(y == 0, 1, y).astype(x.dtype)
-        q = np.abs(x) // np.abs(y_safe)
-        q = np.where((x < 0) != (y_safe < 0), -q, q)
-        return np.where(y == 0, 0, q).astype(x.dtype)
-    return np.true_divide(x, y)
+    if x.dtype.kind not in "iu":
+        return np.true_divide(x, y)
+    zero = y == 0
+    minus_one = (y == -1) if x.dtype.kind == "i" else np.zeros(y.shape, bool)
+    safe = np.where(zero | minus_one, 1, y).astype(x.dtype)
+    q = (x - np.fmod(x, safe)) // safe  # an exact division: no rounding to choose
+    q = np.where(minus_one, np.negative(x), q)  # -INT_MIN wraps to INT_MIN
+    return np.where(zero, np.invert(np.zeros((), x.dtype)), q).astype(x.dtype)
+
+
+def _rem(x, y):
+    """lax.rem: C's remainder, with the dividend's sign. On integers, where C is undefined,
+    XLA's results: x rem 0 is x, INT_MIN rem -1 is 0."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind not in "iu":
+        return np.fmod(x, y)
+    zero = y == 0
+    return np.where(zero, x, np.fmod(x, np.where(zero, 1, y).astype(x.dtype))).astype(x.dtype)
+
+
+def _pow(x, y):
+    """C's pow, as XLA computes it. NumPy's power takes sqrt for a scalar exponent of 0.5,
+    which differs at -inf (pow: inf) and -0.0 (pow: 0.0): a full exponent array keeps pow."""
+    x, y = np.broadcast_arrays(x, y)
+    flat = np.power(np.ravel(x), np.array(y).reshape(-1))
+    return flat.reshape(x.shape)
 
 
 def _round_half_even_or_away(x, rounding_method=1):
     if rounding_method == 0:
-        return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)).astype(x.dtype)
+        return _round_half_away(np.asarray(x))
     return np.round(x)
+
+
+def _round_half_away(x):
+    """C's round (XLA's, lax.round's default): half away from zero, exact for every float
+    (x + 0.5 would round 0.49999997 up to 1) and keeping the sign (round(-0.3) is -0.0)."""
+    t = np.trunc(x)
+    away = np.abs(x - t) >= 0.5  # the fraction x - t is exact
+    return np.copysign(np.where(away, t + np.sign(x), t), x).astype(x.dtype)
 
 
 def _integer_pow(x, *, y):
@@ -175,8 +208,8 @@ add_p = binary("add", np.add, NUMERIC, "({0}) + ({1})")
 sub_p = binary("sub", np.subtract, NUMERIC, "({0}) - ({1})")
 mul_p = binary("mul", np.multiply, NUMERIC, "({0}) * ({1})")
 div_p = binary("div", _int_div, NUMERIC, "({0}) / ({1})")
-rem_p = binary("rem", np.fmod, NUMERIC, "np.fmod({0}, {1})")
-pow_p = binary("pow", np.power, INEXACT, "({0}) ** ({1})")
+rem_p = binary("rem", _rem, NUMERIC, "np.fmod({0}, {1})")
+pow_p = binary("pow", _pow, INEXACT, "({0}) ** ({1})")
 max_p = binary("max", np.maximum, ANY, "max({0}, {1})")
 min_p = binary("min", np.minimum, ANY, "min({0}, {1})")
 atan2_p = binary("atan2", np.arctan2, FLOAT, "np.arctan2({0}, {1})")
@@ -199,13 +232,24 @@ def _convert_rule(x, *, new_dtype, weak_type):
     return ShapedArray(x.shape, new_dtype, weak_type)
 
 
+def _saturating_float_to_int(x, dtype):
+    """XLA's float -> integer conversion: truncate toward zero, saturate at the dtype's
+    bounds (infinities and out-of-range values too), NaN -> 0."""
+    info = np.iinfo(dtype)
+    lo, hi = int_range_as_float(dtype)
+    wide = x.astype(np.float64)
+    inside = (wide >= lo) & (wide < hi)  # False for NaN
+    out = np.trunc(np.where(inside, wide, 0)).astype(dtype)
+    out = np.where(wide >= hi, info.max, out)
+    return np.where(wide < lo, info.min, out).astype(dtype)
+
+
 def _convert_impl(x, *, new_dtype, weak_type):
     x = np.asarray(x)
-    if np.dtype(new_dtype).kind in "iu" and x.dtype.kind == "f":
-        # float -> int truncates toward zero; NaN becomes 0, as in XLA
-        x = np.where(np.isnan(x), 0, x)
     if np.dtype(new_dtype).kind != "c" and x.dtype.kind == "c":
         x = x.real
+    if np.dtype(new_dtype).kind in "iu" and x.dtype.kind == "f":
+        return _saturating_float_to_int(x, np.dtype(new_dtype))
     return x.astype(new_dtype)
 
 
@@ -460,16 +504,33 @@ def _gather_rule(x, *indices, axes):
     for i in indices:
         if i.dtype.kind not in "iu":
             raise TypeError(f"gather indices must be integers, got {i.dtype.name}")
-    return ShapedArray(_gather_shape(x, [i.shape for i in indices], axes), x.dtype, x.weak_type)
+    shape = _gather_shape(x, [i.shape for i in indices], axes)
+    _check_gather_source(x.shape, shape, axes)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _check_gather_source(x_shape, out_shape, axes):
+    """As in JAX, a gather that reads anything needs every indexed axis non-empty: clamping
+    an index into an empty axis leaves no element to read (a kernel would read out of
+    bounds). A gather of nothing (an empty result) is fine."""
+    empty = [a for a in axes if x_shape[a] == 0]
+    if empty and math.prod(out_shape):
+        raise TypeError(f"Slice size at index {empty[0]} in gather op is out of range, must be "
+                        f"within [0, 0 + 1), got 1: axis {empty[0]} of the operand "
+                        f"{tuple(x_shape)} is empty, so there is no element to gather")
 
 
 def _gather_index(shape, indices, axes):
+    """Indices clamped into range, as JAX's gather does (`x[10]` of 5 elements is x[4])."""
     clipped = [np.clip(i, 0, shape[a] - 1) for i, a in zip(indices, axes)]
     return (slice(None),) * axes[0] + tuple(clipped)
 
 
 def _gather_impl(x, *indices, axes):
     x = np.asarray(x)
+    shape = _gather_shape(x, [np.shape(i) for i in indices], axes)
+    if not math.prod(shape):  # nothing to read (the indexed axes may be empty)
+        return np.empty(shape, x.dtype)
     return x[_gather_index(x.shape, indices, axes)]
 
 
@@ -478,23 +539,37 @@ gather_p = primitive("gather", abstract_eval=_gather_rule, impl=_gather_impl,
 
 
 def _scatter_rule(x, updates, *indices, axes, mode):
-    _gather_rule(x, *indices, axes=axes)
+    for i in indices:
+        if i.dtype.kind not in "iu":
+            raise TypeError(f"scatter indices must be integers, got {i.dtype.name}")
+    _gather_shape(x, [i.shape for i in indices], axes, "scatter")
     if updates.dtype != x.dtype:
         raise TypeError(f"scatter updates dtype {updates.dtype.name} differs from operand "
                         f"{x.dtype.name}")
     return ShapedArray(x.shape, x.dtype, x.weak_type)
 
 
+_SCATTER_UFUNCS = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
+
+
 def _scatter_impl(x, updates, *indices, axes, mode):
+    """Updates at out-of-bounds indices (negative ones too) are dropped, as in JAX."""
     out = np.array(x, copy=True)
-    idx = _gather_index(out.shape, indices, axes)
-    target_shape = out[idx].shape
-    upd = np.broadcast_to(updates, target_shape)
+    idx = np.broadcast_arrays(*[np.asarray(i, np.int64) for i in indices])
+    target = _gather_shape(out, [i.shape for i in idx], axes, "scatter")
+    upd = np.broadcast_to(updates, target)
+    inside = np.ones(idx[0].shape, bool) if idx else np.ones((), bool)
+    for i, a in zip(idx, axes):
+        inside &= (i >= 0) & (i < out.shape[a])
+    kept = tuple(i[inside] for i in idx)
+    # the broadcast index dimensions of `upd` start at axes[0]: keep the in-bounds ones
+    upd = np.moveaxis(upd, range(axes[0], axes[0] + inside.ndim), range(inside.ndim))[inside]
+    upd = np.moveaxis(upd, 0, axes[0])
+    where = (slice(None),) * axes[0] + kept
     if mode == "set":
-        out[idx] = upd
+        out[where] = upd
     else:
-        {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}[mode].at(
-            out, idx, upd)
+        _SCATTER_UFUNCS[mode].at(out, where, upd)
     return out
 
 

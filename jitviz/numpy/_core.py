@@ -8,7 +8,8 @@ import numpy as np
 from .. import dtypes, lax
 from ..array import Array, as_array
 from ..core import explain
-from ..core.trace import Tracer
+from ..core.ir import PYTHON_SCALARS, Literal
+from ..core.trace import Tracer, stage
 
 
 def aval(x):
@@ -33,19 +34,52 @@ def to_dtype(x, dtype, weak: bool = False):
     av = lax.aval_of(x)
     if av.dtype == dtype and av.weak_type == weak:
         return x
+    # a Python scalar typed by default (`jnp.array(0.001)` is float32) widens from its own
+    # value: it keeps its full precision until promotion picks its dtype (float64 here)
+    widens = np.dtype(dtype).itemsize > av.dtype.itemsize
+    literal = _python_literal(x) if widens else None
+    if literal is not None:
+        return stage(as_array(_converted(literal, dtype), weak))
     if is_traced(x):
         return lax.convert_element_type(x, dtype, weak)
+    source = _python_value(x) if widens else x
     # a converted constant remembers its source, so the jaxpr can say "global 'W'"
-    return as_array(np.asarray(x).astype(dtype), weak, derived_from=x)
+    return as_array(_converted(source, dtype), weak, derived_from=x)
 
 
-def promote(*args, inexact: bool = False):
-    """Convert arguments to their JAX-promoted common dtype."""
+def _converted(value, dtype):
+    """A concrete value converted as the primitive converts it (float -> int saturates,
+    NaN -> 0), not as NumPy's astype does."""
+    return lax.primitives.convert_element_type_p.impl(
+        np.asarray(value), new_dtype=np.dtype(dtype), weak_type=False)
+
+
+def _python_value(x):
+    """The Python scalar a weakly typed jitviz Array was made from, else `x`."""
+    py = getattr(x, "py_value", None) if isinstance(x, Array) else None
+    return x if py is None else py
+
+
+def _python_literal(x):
+    """The Python scalar of a staged literal (`jnp.array(0.1)` inside a trace), else None."""
+    if is_traced(x) and isinstance(x._var, Literal) and type(x._var.val) in PYTHON_SCALARS:
+        return x._var.val
+    return None
+
+
+def promote(*args, inexact: bool = False, numeric: bool = False):
+    """Convert arguments to their JAX-promoted common dtype; `inexact` then makes integers
+    and booleans floating (JAX's promote_args_inexact), `numeric` makes booleans int32
+    (promote_args_numeric: arithmetic that has no boolean form)."""
     args = [_scalarize(a) for a in args]
+    if len(args) == 1 and not (inexact or numeric):
+        return args  # JAX's promote_dtypes leaves a lone operand's type (a weak bool) alone
     avals = [lax.aval_of(a) for a in args]
     dt, weak = dtypes.result_type(*[(a.dtype, a.weak_type) for a in avals])
-    if inexact and not dtypes.is_inexact(dt):
-        dt = dtypes.float64 if (dt.itemsize >= 8 and not weak) else dtypes.default_float()
+    if inexact:
+        dt = dtypes.to_inexact(dt)
+    elif numeric:
+        dt = dtypes.to_numeric(dt)
     return [to_dtype(a, dt, weak) for a in args]
 
 
@@ -79,13 +113,15 @@ def broadcast_args(*args, keep_scalars: bool = True):
     functions do, as in JAX) only the rank is promoted: scalars stay scalars and size-1
     dimensions are left for the primitive to stretch. Otherwise broadcast fully."""
     shapes = [lax.aval_of(a).shape for a in args]
+    if keep_scalars:
+        # the primitive's rule checks the sizes: JAX's TypeError ("add got incompatible
+        # shapes for broadcasting"), naming the line and the arguments behind each operand
+        return [promote_rank(a, max(map(len, shapes))) for a in args]
     try:
         target = np.broadcast_shapes(*shapes)
     except ValueError:
-        raise ValueError("operands could not be broadcast together with shapes "
-                         + " ".join(str(s) for s in shapes)) from None
-    if keep_scalars:
-        return [promote_rank(a, len(target)) for a in args]
+        raise explain.operand_error(ValueError(
+            f"Incompatible shapes for broadcasting: shapes={shapes}"), args) from None
     return [a if s == target else broadcast_to_shape(a, target) for a, s in zip(args, shapes)]
 
 
@@ -129,7 +165,11 @@ def concrete_shape(shape, context: str):
 
 
 def wrap_result(x):
-    """Concrete results are jitviz Arrays; tracers pass through."""
+    """Concrete results are jitviz Arrays (a Python scalar typed as JAX types it, weakly);
+    tracers pass through. For functions that may return their operand unchanged."""
     if is_traced(x) or isinstance(x, Array):
         return x
+    if type(x) in PYTHON_SCALARS:
+        dt, weak = dtypes.python_scalar_dtype(x)
+        return as_array(np.asarray(x, dt), weak, py_value=x if weak else None)
     return as_array(x)

@@ -30,35 +30,49 @@ def _strong(a, inexact=False):
     return to_dtype(a, aval(a).dtype, False)
 
 
-def _prepare(a, dtype, bool_to_int=True):
+def _cumulative_operand(a, dtype):
+    """cumsum/cumprod's operand: JAX widens booleans only (an int8 cumsum stays int8 and
+    wraps, unlike NumPy's and unlike jnp.sum)."""
     a = _strong(a)
     if dtype is not None:
-        a = to_dtype(a, dtypes.canonical_creation_dtype(dtype))
-    elif bool_to_int and aval(a).dtype == np.bool_:
-        a = to_dtype(a, dtypes.default_int())
+        return to_dtype(a, dtypes.canonical_creation_dtype(dtype))
+    if aval(a).dtype == np.bool_:
+        return to_dtype(a, dtypes.sum_dtype(np.bool_))
     return a
+
+
+def _accumulated(a, dtype):
+    """The operand of sum/prod and the dtype of its result, as JAX types them: booleans and
+    integers narrower than the default integer widen to it (`dtypes.sum_dtype`, so an int8
+    sum does not wrap at 128), and float16 accumulates in float32, rounded back once."""
+    a = _strong(a)
+    if dtype is not None:
+        out = dtypes.canonical_creation_dtype(dtype)
+        return to_dtype(a, out), out
+    out = dtypes.sum_dtype(aval(a).dtype)
+    compute = dtypes.float32 if out == dtypes.float16 else out
+    return to_dtype(a, compute), out
+
+
+def _accumulate(reduce, combine, a, axis, dtype, keepdims, initial):
+    """JAX's order: reduce, combine with `initial` (converted to the accumulator's dtype),
+    keep the reduced dimensions, convert to the result dtype."""
+    a, out = _accumulated(a, dtype)
+    axes = canonical_axes(axis, aval(a).ndim)
+    r = reduce(a, axes)
+    if initial is not None:
+        r = combine(to_dtype(initial, aval(r).dtype), r)
+    return to_dtype(_keep(a, r, axes, keepdims), out)
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     _reject("sum", out=out, where=where)
-    a = _prepare(a, dtype)
-    axes = canonical_axes(axis, aval(a).ndim)
-    r = _keep(a, lax.reduce_sum(a, axes), axes, keepdims)
-    if initial is not None:
-        from .ufuncs import add
-        r = add(r, initial)
-    return r
+    return _accumulate(lax.reduce_sum, lax.add, a, axis, dtype, keepdims, initial)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     _reject("prod", out=out, where=where)
-    a = _prepare(a, dtype)
-    axes = canonical_axes(axis, aval(a).ndim)
-    r = _keep(a, lax.reduce_prod(a, axes), axes, keepdims)
-    if initial is not None:
-        from .ufuncs import multiply
-        r = multiply(r, initial)
-    return r
+    return _accumulate(lax.reduce_prod, lax.mul, a, axis, dtype, keepdims, initial)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
@@ -162,9 +176,19 @@ def argmin(a, axis=None, out=None, keepdims=False):
     return _arg("argmin", lax.argmin, a, axis, keepdims)
 
 
+def _strong_bool(a):
+    """any/all's operand as JAX casts it: converted to a strong bool (x != 0), so any of a
+    Python scalar is not weak. Complex values are compared with 0 (a cast would drop the
+    imaginary part)."""
+    (a,) = promote(a)
+    if aval(a).dtype.kind == "c":
+        from .ufuncs import _to_bool
+        a = _to_bool(a)
+    return to_dtype(a, np.bool_, False)
+
+
 def _bool_reduce(a, axis, keepdims, fn):
-    from .ufuncs import _to_bool
-    a = _to_bool(a)
+    a = _strong_bool(a)
     axes = canonical_axes(axis, aval(a).ndim)
     return _keep(a, fn(a, axes), axes, keepdims)
 
@@ -180,7 +204,7 @@ def all(a, axis=None, out=None, keepdims=False, where=None):
 
 
 def _cumulative(fn, a, axis, dtype):
-    a = _prepare(a, dtype)
+    a = _cumulative_operand(a, dtype)
     if axis is None:
         from .shape import ravel
         a, axis = ravel(a), 0

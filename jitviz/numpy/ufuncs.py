@@ -5,14 +5,12 @@ import numpy as np
 
 from .. import dtypes, lax
 from ..errors import UnsupportedOperationError
-from ._core import aval, broadcast_args, is_traced, promote, to_dtype
+from ._core import aval, broadcast_args, is_traced, promote, to_dtype, wrap_result
 
 
-def _unary(name, lax_fn, inexact=False, int_identity=False, bool_ok=True):
+def _unary(name, lax_fn, inexact=False, numeric=False):
     def f(x, /):
-        (x,) = promote(x, inexact=inexact)
-        if int_identity and aval(x).dtype.kind in "iub":
-            return x
+        (x,) = promote(x, inexact=inexact, numeric=numeric)
         return lax_fn(x)
     f.__name__ = name
     f.__qualname__ = name
@@ -20,9 +18,9 @@ def _unary(name, lax_fn, inexact=False, int_identity=False, bool_ok=True):
     return f
 
 
-def _binary(name, lax_fn, inexact=False, bool_fn=None):
+def _binary(name, lax_fn, inexact=False, numeric=False, bool_fn=None):
     def f(x1, x2, /):
-        a, b = promote(x1, x2, inexact=inexact)
+        a, b = promote(x1, x2, inexact=inexact, numeric=numeric)
         a, b = broadcast_args(a, b)
         if bool_fn is not None and aval(a).dtype == np.bool_:
             return bool_fn(a, b)  # NumPy and JAX: on booleans + is `or`, * is `and`
@@ -39,7 +37,6 @@ multiply = _binary("multiply", lax.mul, bool_fn=lax.bitwise_and)
 true_divide = divide = _binary("true_divide", lax.div, inexact=True)
 maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
-fmax, fmin = maximum, minimum
 arctan2 = _binary("arctan2", lax.atan2, inexact=True)
 nextafter = _binary("nextafter", lax.nextafter, inexact=True)
 equal = _binary("equal", lax.eq)
@@ -51,13 +48,11 @@ greater_equal = _binary("greater_equal", lax.ge)
 bitwise_and = _binary("bitwise_and", lax.bitwise_and)
 bitwise_or = _binary("bitwise_or", lax.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
-left_shift = _binary("left_shift", lax.shift_left)
-right_shift = _binary("right_shift", lax.shift_right_arithmetic)
+left_shift = _binary("left_shift", lax.shift_left, numeric=True)
+right_shift = _binary("right_shift", lax.shift_right_arithmetic, numeric=True)
 
 negative = _unary("negative", lax.neg)
 sign = _unary("sign", lax.sign)
-floor = _unary("floor", lax.floor, inexact=True)
-ceil = _unary("ceil", lax.ceil, inexact=True)
 exp = _unary("exp", lax.exp, inexact=True)
 exp2 = _unary("exp2", lax.exp2, inexact=True)
 expm1 = _unary("expm1", lax.expm1, inexact=True)
@@ -77,24 +72,30 @@ tanh = _unary("tanh", lax.tanh, inexact=True)
 arcsinh = _unary("arcsinh", lax.asinh, inexact=True)
 arccosh = _unary("arccosh", lax.acosh, inexact=True)
 arctanh = _unary("arctanh", lax.atanh, inexact=True)
-square = _unary("square", lax.square)
-real = _unary("real", lambda x: lax.real(x) if aval(x).dtype.kind == "c" else x)
-imag = _unary("imag", lambda x: lax.imag(x) if aval(x).dtype.kind == "c"
-              else lax.sub(x, x))
-conjugate = conj = _unary("conjugate", lambda x: lax.conj(x) if aval(x).dtype.kind == "c" else x)
+square = _unary("square", lax.square, numeric=True)  # square(bool) is int32, as in JAX
+real = _unary("real", lambda x: lax.real(x) if aval(x).dtype.kind == "c" else wrap_result(x))
+imag = _unary("imag", lambda x: lax.imag(x) if aval(x).dtype.kind == "c" else _zeros_like(x))
+conjugate = conj = _unary("conjugate", lambda x: lax.conj(x) if aval(x).dtype.kind == "c"
+                          else wrap_result(x))
 asin, acos, atan, asinh, acosh, atanh, atan2 = (arcsin, arccos, arctan, arcsinh, arccosh,
                                                  arctanh, arctan2)
 
 
+def _zeros_like(x):
+    """Zeros of x's type (JAX's `lax.full_like(x, 0)`: weak if x is), whatever x holds."""
+    return wrap_result(lax.broadcast_in_dim(to_dtype(0, aval(x).dtype, aval(x).weak_type),
+                                            aval(x).shape, ()))
+
+
 def positive(x, /):
     (x,) = promote(x)
-    return x
+    return wrap_result(x)
 
 
 def absolute(x, /):
     (x,) = promote(x)
     if aval(x).dtype.kind in "ub":
-        return x
+        return wrap_result(x)
     return lax.abs(x)
 
 
@@ -102,8 +103,9 @@ abs = absolute
 
 
 def log2(x, /):
+    """`log(x) / log(2)` with a strongly typed 2, as JAX: log2 of a Python scalar is not weak."""
     (x,) = promote(x, inexact=True)
-    return lax.div(lax.log(x), lax.log(to_dtype(2, aval(x).dtype, aval(x).weak_type)))
+    return lax.div(lax.log(x), lax.log(_constant_like(2, x)))
 
 
 def log10(x, /):
@@ -118,6 +120,14 @@ def reciprocal(x, /):
 
 
 def _scalar_like(v, x):
+    """`v` in x's dtype, weakly typed only where x is a weak scalar (JAX's `lax._const`: a
+    weak array's constants are strong, so `x != 0` of a weak array is a strong bool)."""
+    av = aval(x)
+    return to_dtype(v, av.dtype, av.weak_type and not av.shape)
+
+
+def _full_like(v, x):
+    """`v` in x's dtype and weak type, whatever x's shape (JAX's `full_like`/`lax._ones`)."""
     return to_dtype(v, aval(x).dtype, aval(x).weak_type)
 
 
@@ -125,7 +135,7 @@ def power(x1, x2, /):
     """`x1 ** x2`; a concrete integer exponent becomes `integer_pow`, as in JAX."""
     if not is_traced(x2) and isinstance(x2, (int, np.integer)) and not isinstance(x2, bool) \
             and np.ndim(x2) == 0:
-        (x,) = promote(x1)
+        (x,) = promote(x1, numeric=True)  # a boolean base computes in int32, as in JAX
         if int(x2) < 0 and aval(x).dtype.kind in "iu":
             raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(x, int(x2))
@@ -142,31 +152,67 @@ pow = power
 
 
 def float_power(x1, x2, /):
-    a, b = promote(x1, x2, inexact=True)
-    return power(to_dtype(a, np.float64), to_dtype(b, np.float64))
+    """`pow` of the inexact-promoted operands (JAX: no forced float64)."""
+    a, b = broadcast_args(*promote(x1, x2, inexact=True))
+    return lax.pow(a, b)
+
+
+def _numeric_operands(x1, x2):
+    """Promoted as JAX's promote_args_numeric (booleans become int32), rank-broadcast."""
+    return broadcast_args(*promote(x1, x2, numeric=True))
+
+
+def _nonzero_divisor(b):
+    """An integer divisor with its zeros replaced by ones, as jnp.remainder and jnp.fmod
+    do: `x % 0` is 0 whatever lax.rem gives for a zero divisor."""
+    from .indexing import where
+    if aval(b).dtype.kind not in "iu":
+        return b
+    return where(lax.eq(b, _scalar_like(0, b)), _full_like(1, b), b)
+
+
+def _float_divmod(a, b):
+    """JAX's (and CPython's) float divmod: the quotient rounded from (a - a % b) / b, so an
+    infinite dividend gives NaN, not an infinite quotient."""
+    from .indexing import where
+    mod = lax.rem(a, b)
+    div = lax.div(where(lax.eq(b, _scalar_like(0, b)), a, lax.sub(a, mod)), b)
+    fix = lax.bitwise_and(lax.ne(mod, _scalar_like(0, mod)), lax.ne(lax.sign(b), lax.sign(mod)))
+    mod = lax.select(fix, lax.add(mod, b), mod)
+    div = lax.select(fix, subtract(div, 1.0), div)  # a Python 1.0: div's weak type stays
+    return lax.round(div), mod
+
+
+def _int_floor_divide(a, b):
+    """The truncated quotient, one less where the signs differ and the division is inexact
+    (JAX's formula; a zero divisor gives what lax.div and lax.rem give for it: -2 for
+    x != 0, -1 for 0, as JAX on CPU)."""
+    from .indexing import where
+    q = lax.div(a, b)
+    if aval(a).dtype.kind == "u":
+        return q
+    inexact = lax.bitwise_and(lax.ne(lax.sign(a), lax.sign(b)),
+                              lax.ne(lax.rem(a, b), _scalar_like(0, a)))
+    return where(inexact, subtract(q, 1), q)  # a Python 1: q's weak type stays
 
 
 def floor_divide(x1, x2, /):
-    a, b = promote(x1, x2)
-    a, b = broadcast_args(a, b)
+    a, b = _numeric_operands(x1, x2)
     if aval(a).dtype.kind in "iu":
-        q = lax.div(a, b)
-        r = lax.rem(a, b)
-        zero = _scalar_like(0, r)
-        fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
-        return lax.select(fix, lax.sub(q, _scalar_like(1, q)), q)
-    if aval(a).dtype.kind == "b":
-        raise TypeError("floor_divide is not defined for booleans")
-    return lax.floor(lax.div(a, b))
+        return _int_floor_divide(a, b)
+    if aval(a).dtype.kind == "c":
+        raise TypeError("floor_divide does not support complex-valued inputs")
+    return _float_divmod(a, b)[0]
 
 
 def remainder(x1, x2, /):
-    """Python's `%`: the result has the sign of the divisor."""
-    a, b = promote(x1, x2)
-    a, b = broadcast_args(a, b)
+    """Python's `%`: the result has the sign of the divisor; an integer `x % 0` is 0."""
+    a, b = _numeric_operands(x1, x2)
+    b = _nonzero_divisor(b)
     r = lax.rem(a, b)
     zero = _scalar_like(0, r)
-    fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
+    nonzero = lax.ne(r, zero)
+    fix = lax.bitwise_and(lax.ne(lax.lt(r, zero), lax.lt(b, zero)), nonzero)
     return lax.select(fix, lax.add(r, b), r)
 
 
@@ -174,13 +220,16 @@ mod = remainder
 
 
 def fmod(x1, x2, /):
-    a, b = promote(x1, x2)
-    a, b = broadcast_args(a, b)
-    return lax.rem(a, b)
+    """C's remainder (the sign of the dividend); an integer `fmod(x, 0)` is 0."""
+    a, b = _numeric_operands(x1, x2)
+    return lax.rem(a, _nonzero_divisor(b))
 
 
 def divmod_(x1, x2, /):
-    return floor_divide(x1, x2), remainder(x1, x2)
+    a, b = _numeric_operands(x1, x2)
+    if aval(a).dtype.kind in "iu":
+        return floor_divide(a, b), remainder(a, b)
+    return _float_divmod(a, b)
 
 
 def _to_bool(x):
@@ -190,19 +239,23 @@ def _to_bool(x):
     return lax.ne(x, _scalar_like(0, x))
 
 
+def _bool_operands(x1, x2):
+    """Promoted together, then made booleans (JAX's order): two weak booleans (`x < 1.0` of
+    a weak x) become strong ones, two weak numbers give weak booleans."""
+    a, b = broadcast_args(*promote(x1, x2))
+    return _to_bool(a), _to_bool(b)
+
+
 def logical_and(x1, x2, /):
-    a, b = broadcast_args(_to_bool(x1), _to_bool(x2))
-    return lax.bitwise_and(a, b)
+    return lax.bitwise_and(*_bool_operands(x1, x2))
 
 
 def logical_or(x1, x2, /):
-    a, b = broadcast_args(_to_bool(x1), _to_bool(x2))
-    return lax.bitwise_or(a, b)
+    return lax.bitwise_or(*_bool_operands(x1, x2))
 
 
 def logical_xor(x1, x2, /):
-    a, b = broadcast_args(_to_bool(x1), _to_bool(x2))
-    return lax.bitwise_xor(a, b)
+    return lax.bitwise_xor(*_bool_operands(x1, x2))
 
 
 def logical_not(x, /):
@@ -220,10 +273,15 @@ bitwise_not = invert
 
 
 def isnan(x, /):
+    """`x != x`, for every dtype (as JAX: a weak operand gives a weak bool)."""
     (x,) = promote(x)
-    if aval(x).dtype.kind not in "fc":
-        return _all_false(x)
     return lax.ne(x, x)
+
+
+def _constant_like(v, x):
+    """`v` in x's dtype, strongly typed (JAX's `_constant_like`): comparing a weak x with it
+    gives a strong bool."""
+    return np.array(v, aval(x).dtype)[()]
 
 
 def _all_false(x):
@@ -245,29 +303,68 @@ def isinf(x, /):
     (x,) = promote(x)
     if aval(x).dtype.kind not in "fc":
         return _all_false(x)
-    return lax.eq(lax.abs(x), _scalar_like(np.inf, lax.abs(x)))
+    return lax.eq(lax.abs(x), _constant_like(np.inf, lax.abs(x)))
+
+
+def _is_infinity(infinity, x):
+    (x,) = promote(x)
+    if aval(x).dtype.kind not in "f":
+        if aval(x).dtype.kind == "c":
+            raise ValueError("isposinf/isneginf are not well defined for complex numbers")
+        return _all_false(x)
+    return lax.eq(x, _constant_like(infinity, x))
 
 
 def isposinf(x, /):
-    (x,) = promote(x)
-    return lax.eq(x, _scalar_like(np.inf, x))
+    return _is_infinity(np.inf, x)
 
 
 def isneginf(x, /):
-    (x,) = promote(x)
-    return lax.eq(x, _scalar_like(-np.inf, x))
+    return _is_infinity(-np.inf, x)
 
 
 def signbit(x, /):
+    """True where the sign bit is set, -0.0 included: `x < 0 or 1 / x < 0` (1 / -0.0 is
+    -inf). JAX reads the bit itself, so it also says True for a negative NaN; jitviz has no
+    bitcast primitive and says False there."""
     (x,) = promote(x)
-    return lax.lt(x, _scalar_like(0, x))
+    kind = aval(x).dtype.kind
+    if kind == "b":
+        return _all_false(x)
+    if kind == "c":
+        raise ValueError(f"jax.numpy.signbit is not well defined for {aval(x).dtype}")
+    zero = _constant_like(0, x)
+    negative = lax.lt(x, zero)
+    if kind in "iu":
+        return negative
+    return lax.bitwise_or(negative, lax.lt(lax.div(_constant_like(1, x), x), zero))
+
+
+def _whole(name, lax_fn):
+    """floor/ceil: integers and booleans are whole already and come back unchanged (dtype
+    and weak type: JAX's ceil(True) is True), floats are rounded."""
+    def f(x, /):
+        (x,) = promote(x)
+        if aval(x).dtype.kind in "iub":
+            return wrap_result(x)
+        return lax_fn(x)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Elementwise {name}, as numpy.{name}; integers and booleans unchanged."
+    return f
+
+
+floor = _whole("floor", lax.floor)
+ceil = _whole("ceil", lax.ceil)
 
 
 def round(a, decimals=0):
-    """Round half to even, as NumPy and JAX; `decimals` may be negative."""
+    """Round half to even, as NumPy and JAX; `decimals` may be negative. Integers come back
+    unchanged; booleans are rejected, as JAX rejects them."""
     (a,) = promote(a)
-    if aval(a).dtype.kind in "iub":
-        return a
+    if aval(a).dtype == np.bool_:
+        raise ValueError("jnp.round does not accept booleans: data type bool is not inexact")
+    if aval(a).dtype.kind in "iu":
+        return wrap_result(a)
     if decimals == 0:
         return lax.round(a, 1)
     f = _scalar_like(10.0 ** decimals, a)
@@ -278,12 +375,19 @@ around = round
 
 
 def rint(x, /):
-    (x,) = promote(x, inexact=True)
+    """Round half to even; integers and booleans become the default float (strongly typed,
+    as JAX converts them), keeping 64-bit integers' precision in float64."""
+    (x,) = promote(x)
+    dt = aval(x).dtype
+    if dt.kind in "iub":
+        return to_dtype(x, dtypes.float64 if dt.itemsize >= 8 else dtypes.default_float())
     return lax.round(x, 1)
 
 
 def trunc(x, /):
-    (x,) = promote(x, inexact=True)
+    (x,) = promote(x)
+    if aval(x).dtype.kind in "iub":
+        return wrap_result(x)
     return lax.select(lax.lt(x, _scalar_like(0, x)), lax.ceil(x), lax.floor(x))
 
 
@@ -302,8 +406,21 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
 
 
 def hypot(x1, x2, /):
+    """sqrt(x1**2 + x2**2) without overflow, as JAX computes it: the larger magnitude times
+    sqrt(1 + (smaller / larger)**2); inf if either is infinite, even with a NaN."""
+    from .indexing import where
     a, b = promote(x1, x2, inexact=True)
-    return sqrt(add(multiply(a, a), multiply(b, b)))
+    if aval(a).dtype.kind == "c":
+        raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please "
+                         "convert to real values first, such as by using abs(x)")
+    a, b = lax.abs(a), lax.abs(b)
+    infinite = logical_or(isposinf(a), isposinf(b))
+    big, small = maximum(a, b), minimum(a, b)
+    big_is_zero = equal(big, _scalar_like(0, big))
+    ratio = lax.div(small, where(big_is_zero, _full_like(1, big), big))
+    scaled = multiply(big, lax.sqrt(add(1, lax.square(ratio))))
+    out = where(big_is_zero, big, scaled)
+    return where(infinite, _scalar_like(np.inf, out), out)
 
 
 def deg2rad(x, /):
@@ -319,16 +436,39 @@ def rad2deg(x, /):
 radians, degrees = deg2rad, rad2deg
 
 
+def fmax(x1, x2, /):
+    """The larger value, ignoring a NaN unless both are NaN (JAX's formula: x1 where
+    x1 > x2 or x2 is NaN, else x2)."""
+    from .indexing import where
+    return where(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
+
+
+def fmin(x1, x2, /):
+    """The smaller value, ignoring a NaN unless both are NaN."""
+    from .indexing import where
+    return where(logical_or(less(x1, x2), isnan(x2)), x1, x2)
+
+
 def logaddexp(x1, x2, /):
-    a, b = promote(x1, x2, inexact=True)
-    m = maximum(a, b)
-    return add(m, log1p(exp(negative(absolute(subtract(a, b))))))
+    """log(exp(x1) + exp(x2)) without overflow. Where x1 - x2 is NaN (a NaN, or infinities
+    of one sign) the result is x1 + x2, as in JAX: logaddexp(inf, inf) is inf."""
+    a, b = broadcast_args(*promote(x1, x2, inexact=True))
+    if aval(a).dtype.kind == "c":
+        m = maximum(a, b)
+        return add(m, log1p(exp(negative(absolute(subtract(a, b))))))
+    amax = lax.max(a, b)
+    delta = lax.sub(a, b)
+    return lax.select(lax.ne(delta, delta), lax.add(a, b),
+                      lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
 
 
 def heaviside(x1, x2, /):
+    """0 below zero, 1 above, x2 at zero, NaN at NaN; floating, as in JAX."""
     from .indexing import where
-    a, b = promote(x1, x2)
-    return where(less(a, 0), _scalar_like(0, a), where(greater(a, 0), _scalar_like(1, a), b))
+    a, b = promote(x1, x2, inexact=True)
+    zero = _scalar_like(0, a)
+    return where(lax.lt(a, zero), zero,
+                 where(lax.gt(a, zero), _scalar_like(1, a), where(lax.ne(a, a), a, b)))
 
 
 def sinc(x, /):
