@@ -167,3 +167,104 @@ def xss_function():
     fun.__name__ = fun.__qualname__ = XSS
     fun.__code__ = fun.__code__.replace(co_name=XSS)
     return fun
+
+
+# --- user text that would be live markup ---------------------------------------------------------
+
+#: Payloads for every front end: HTML and SVG tags, attribute and comment break-outs, a
+#: pre-escaped one (must stay text, not be unescaped), DOT string and HTML-label break-outs.
+XSS_PAYLOADS = [
+    XSS,
+    "<script>alert(1)</script>",
+    '"><svg onload=alert(1)>',
+    "'><iframe src=\"javascript:alert(1)\">",
+    "</title><script>alert(1)</script>",
+    "</text><image href=x onerror=alert(1)/>",
+    "<!--<img src=x onerror=alert(1)>-->",
+    "]]><img src=x onerror=alert(1)>",
+    "&lt;img src=x onerror=alert(1)&gt;",
+    '\\" onmouseover="alert(1)',
+    "<a href=javascript:alert(1) onclick=alert(1)>x</a><style>*{}</style>",
+    '"]; x [label=<<img src=x onerror=alert(1)>>]; "',
+]
+
+
+def xss_program(payload, index=0):
+    """(fun, args, kwargs) carrying `payload` wherever user text enters jitviz: the function's
+    name, a dict key and a keyword name of its arguments, the text it prints, its source
+    lines, and the name of the jitted function it calls."""
+    import linecache
+    src = ("def inner(v):\n    return v * 2\n"
+           f"def fun(d, **kw):\n    print({payload!r})\n"
+           f"    return inner(jnp.sin(d[{payload!r}]) + kw[{payload!r}])\n")
+    filename = f"<xss program {index}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    ns = {"jnp": jnp}
+    exec(compile(src, filename, "exec"), ns)  # noqa: S102 - test code with a known text
+    ns["inner"] = jitviz.jit(_renamed(ns["inner"], payload))
+    fun = _renamed(ns["fun"], payload)
+    return fun, ({payload: np.ones(3, np.float32)},), {payload: np.float32(0.5)}
+
+
+def _renamed(fun, name):
+    fun.__name__ = fun.__qualname__ = name
+    fun.__code__ = fun.__code__.replace(co_name=name)
+    return fun
+
+
+_LIVE_TAGS = {"script", "iframe", "img", "image", "style", "object", "embed", "a", "base",
+              "link", "meta", "template", "foreignobject", "math"}
+
+
+def assert_inert(markup: str, payload: str, *, shown=True, also=(), allowed_tags=()):
+    """`markup` (HTML or SVG) holds `payload` as text only: no element a payload could open
+    (script, img, a, style, ...), no event-handler attribute, no javascript: URL, no comment
+    or CDATA carrying it -- and, with `shown`, the payload itself among the text and
+    attribute values once entities are decoded (the field really reached the output), and
+    so is each text of `also` (other fields that carry it, e.g. `d['<payload>']`)."""
+    from html.parser import HTMLParser
+
+    found = {"bad": [], "data": []}
+
+    class Collector(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag in _LIVE_TAGS - set(allowed_tags):
+                found["bad"].append(f"<{tag}>")
+            for name, value in attrs:
+                found["data"].append(value or "")
+                url = name.lower().rpartition(":")[2] in ("href", "src", "action")
+                if name.lower().startswith("on") or \
+                        (url and "javascript:" in (value or "").lower()):
+                    found["bad"].append(f"{tag} {name}={value!r}")
+
+        handle_startendtag = handle_starttag
+
+        def handle_data(self, data):
+            found["data"].append(data)
+
+        def handle_comment(self, data):
+            if "alert" in data or "<" in data:
+                found["bad"].append(f"<!--{data}-->")
+
+        def unknown_decl(self, data):
+            found["bad"].append(f"<![{data}]>")
+
+    parser = Collector(convert_charrefs=True)
+    parser.feed(markup)
+    parser.close()
+    assert not found["bad"], f"{payload!r} became markup: {found['bad']}"
+    for text in ([payload] if shown else []) + list(also):
+        assert any(text in d for d in found["data"]), f"{text!r} not shown as text"
+
+
+def dot_strings(dot_text: str) -> tuple[list[str], str]:
+    """(the quoted strings of DOT text, decoded; the text outside them)."""
+    import re
+    strings, outside = [], []
+    pos = 0
+    for m in re.finditer(r'"((?:[^"\\]|\\.)*)"', dot_text, re.S):
+        outside.append(dot_text[pos:m.start()])
+        pos = m.end()
+        strings.append(re.sub(r'\\(["\\])', r"\1", m.group(1)))
+    outside.append(dot_text[pos:])
+    return strings, "".join(outside)

@@ -14,7 +14,8 @@ from jitviz import lax
 from jitviz.explorer import dot as dotlib
 from jitviz.explorer.graph import BLOCK_THRESHOLD, build_graph, stale_bindings
 
-from helpers import XSS, unrolled, xss_function
+from helpers import XSS, XSS_PAYLOADS, assert_inert, dot_strings, unrolled, xss_function, \
+    xss_program
 
 pytestmark = pytest.mark.filterwarnings("ignore::jitviz.JitvizWarning")
 
@@ -264,6 +265,33 @@ def test_dot_escapes_user_strings():
     assert 'label="<img src=x onerror=alert(1)>\\na\\"b:f32[]"' in text
 
 
+def xss_graph(index):
+    """The graph of `xss_program`: the payload in the function's name (the title), a dict key
+    and a keyword name (input nodes), printed text (an effect node), the source lines and the
+    nested jit's name (a cluster)."""
+    payload = XSS_PAYLOADS[index]
+    fun, args, kwargs = xss_program(payload, index)
+    closed = jitviz.make_jaxpr(fun)(*args, **kwargs)
+    return payload, build_graph(closed)
+
+
+@pytest.mark.parametrize("index", range(len(XSS_PAYLOADS)), ids=lambda i: f"payload{i}")
+def test_every_user_text_field_reaches_graph_and_dot_as_text(index):
+    payload, graph = xss_graph(index)
+    assert graph["title"] == payload
+    inputs = [n["label"] for n in nodes_of(graph, "input")]
+    assert f"d[{payload!r}]" in inputs and payload in inputs
+    (effect,) = nodes_of(graph, "effect")
+    assert payload in effect["text"]
+    assert any(payload in (n.get("source") or {}).get("code", "") for n in graph["nodes"])
+    assert any(n["label"] == f"jit {payload}" for n in nodes_of(graph, "cluster"))
+    for collapsed in ([], None):  # expanded, and the default view
+        strings, outside = dot_strings(dotlib.to_dot(graph, collapsed))
+        assert "alert" not in outside and "label=<" not in outside.replace(" ", "")
+        labels = "\n".join(strings).replace("&amp;", "&")  # DOT's entity escape, undone
+        assert f"d[{payload!r}]" in labels and f"jit {payload}" in labels
+
+
 @has_dot
 def test_svg_from_dot_has_ids_and_no_live_markup(monkeypatch):
     monkeypatch.delenv(dotlib.DOT_ENV, raising=False)
@@ -273,6 +301,30 @@ def test_svg_from_dot_has_ids_and_no_live_markup(monkeypatch):
     assert svg.startswith("<svg")
     assert 'id="n&#45;e0"' in svg or 'id="n-e0"' in svg
     assert "<img" not in svg and "&lt;img src=x onerror=alert(1)&gt;" in svg
+
+
+
+PRE_ESCAPED = XSS_PAYLOADS.index("&lt;img src=x onerror=alert(1)&gt;")
+
+
+@has_dot
+@pytest.mark.parametrize("index", range(len(XSS_PAYLOADS)), ids=lambda i: f"payload{i}")
+def test_svg_of_every_payload_is_inert(index, monkeypatch):
+    monkeypatch.delenv(dotlib.DOT_ENV, raising=False)
+    payload, graph = xss_graph(index)
+    svg = dotlib.render_svg(dotlib.to_dot(graph, []))
+    assert svg.startswith("<svg")
+    assert_inert(svg, payload)
+
+
+@has_dot
+def test_pre_escaped_text_is_drawn_as_typed(monkeypatch):
+    """Graphviz decodes entities in plain labels: `&lt;img` typed by the user must not be
+    drawn as `<img` (text, but not what the user wrote)."""
+    monkeypatch.delenv(dotlib.DOT_ENV, raising=False)
+    payload, graph = xss_graph(PRE_ESCAPED)
+    svg = dotlib.render_svg(dotlib.to_dot(graph, []))
+    assert "&amp;lt;img" in svg
 
 
 def test_no_svg_when_dot_is_switched_off(monkeypatch):

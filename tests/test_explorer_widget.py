@@ -13,7 +13,7 @@ import jitviz.numpy as jnp
 from jitviz.explorer import bundle, widget
 from jitviz.explorer import dot as dotlib
 
-from helpers import xss_function
+from helpers import XSS_PAYLOADS, assert_inert, xss_function, xss_program
 
 pytestmark = pytest.mark.filterwarnings("ignore::jitviz.JitvizWarning")
 
@@ -204,6 +204,20 @@ def test_saved_notebook_fallbacks_escape_user_strings(server_svg):
         assert "<img" not in text
     assert "&lt;img src=x onerror=alert(1)&gt;" in data["text/html"]
     assert "sin" in data["text/plain"]
+
+
+@pytest.mark.parametrize("index", range(len(XSS_PAYLOADS)), ids=lambda i: f"payload{i}")
+def test_saved_notebook_fallback_keeps_every_payload_inert(index, server_svg):
+    """The static HTML (the title and the SVG) of a function carrying the payload in its
+    name, a dict key, a keyword name, printed text, its source and a nested jit's name."""
+    payload = XSS_PAYLOADS[index]
+    fun, args, kwargs = xss_program(payload, index)
+    w = jitviz.explore(jitviz.jit(fun, backend="interpret"), *args, **kwargs)
+    html = w._repr_mimebundle_()[0]["text/html"]
+    # Graphviz draws '&lt;' in a label as '<' (as text): see test_svg_of_every_payload_is_inert
+    pre_escaped = payload.startswith("&lt;")
+    assert_inert(html, payload, shown=not pre_escaped,
+                 also=[] if pre_escaped else [f"jit {payload}", f"d[{payload!r}]"])
 
 
 def test_saved_notebook_fallback_without_dot_is_the_jaxpr_text(no_dot):

@@ -187,10 +187,15 @@ def test_generated_programs_gradient_matches_finite_differences(f, xs):
     x = np.array(xs, np.float64)
     g = np.asarray(jitviz.grad(f)(x))
     eps = 1e-6
-    fd = np.array([(float(f(x + eps * e)) - float(f(x - eps * e))) / (2 * eps)
-                   for e in np.eye(len(x))])
-    # kinks (max, where) make finite differences meaningless right at a tie: skip those
-    if not np.all(np.isfinite(fd)) or np.max(np.abs(fd)) > 1e6:
+    f0 = float(f(x))
+    forward = np.array([(float(f(x + eps * e)) - f0) / eps for e in np.eye(len(x))])
+    backward = np.array([(f0 - float(f(x - eps * e))) / eps for e in np.eye(len(x))])
+    fd = (forward + backward) / 2
+    # at a kink (a tie in max, the edge of a where) the one-sided slopes differ and no
+    # derivative exists: JAX's convention there (e.g. ties share max's gradient) is not a
+    # finite difference, so such points are skipped
+    if not np.all(np.isfinite(fd)) or np.max(np.abs(fd)) > 1e6 or \
+            not np.allclose(forward, backward, rtol=1e-3, atol=1e-3):
         return
     np.testing.assert_allclose(g, fd, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(np.asarray(jitviz.jit(jitviz.grad(f))(x)), g, rtol=1e-9,

@@ -453,8 +453,8 @@ def test_traced_integer_array_index():
 
 
 def test_indexing_errors():
-    with pytest.raises(IndexError, match="out of bounds"):
-        jitviz.make_jaxpr(lambda a: a[5])(X)
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 0"):
+        jitviz.make_jaxpr(lambda a: a[0])(np.zeros((0, 4), f32))  # JAX: nothing to clamp to
     with pytest.raises(IndexError, match="too many indices"):
         jitviz.make_jaxpr(lambda a: a[0, 0, 0])(X)
     with pytest.raises(IndexError, match="integer or boolean"):

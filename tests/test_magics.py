@@ -16,11 +16,13 @@ from IPython.utils.capture import capture_output  # noqa: E402
 
 import jitviz  # noqa: E402
 import jitviz.numpy as jnp  # noqa: E402
-from jitviz.bench import BenchResult  # noqa: E402
+from jitviz.bench import BenchResult, jitbench  # noqa: E402
 from jitviz.jit import JitFunction  # noqa: E402
 from jitviz.magics import magics as M  # noqa: E402
 from jitviz.magics.monitor import Monitor  # noqa: E402
 from jitviz.magics.transform import HELPER, jit_cell, parse_static  # noqa: E402
+
+from helpers import XSS_PAYLOADS, assert_inert, xss_program  # noqa: E402
 
 B = "interpret"  # until the cpu backend lands; everything here is backend-agnostic
 
@@ -285,6 +287,27 @@ def test_monitor_escapes_user_strings():
     assert evil in repr(mon)  # plain text is plain
 
 
+@pytest.mark.parametrize("index", range(len(XSS_PAYLOADS)), ids=lambda i: f"payload{i}")
+def test_monitor_html_keeps_every_payload_inert(index):
+    """The payload as the function's name, a dict key and a keyword name (the signature and
+    the recompile reason), and in the user's line an error event quotes."""
+    payload = XSS_PAYLOADS[index]
+    fun, (d,), kw = xss_program(payload, index)
+    jf = jitviz.jit(fun, backend=B)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with capture_output():  # it prints the payload
+            jf(d, **kw)
+            jf({payload: np.ones(4, np.float32)}, **kw)  # a recompile: the key changed shape
+            with pytest.raises(TypeError):  # f32[4] + f32[2]: an error event quotes the line
+                jf({payload: np.ones(4, np.float32)}, **{payload: np.ones(2, np.float32)})
+    kinds = [e.kind for e in jf.events]
+    assert "recompile" in kinds and "error" in kinds
+    html = Monitor(jf, live=False)._repr_html_()
+    assert_inert(html, payload, also=[f"d[{payload!r}]:f32[4]"])
+    assert any(payload in e.message for e in jf.events if e.kind == "error")
+
+
 # --- %jaxpr ---------------------------------------------------------------------------------------
 
 def test_jaxpr_magic_on_plain_and_jitted_functions(shell):
@@ -465,3 +488,16 @@ def test_jitbench_html_escapes_the_call_text(shell):
     assert res.success, res.error_in_exec
     html = html_of(io)
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+@pytest.mark.parametrize("index", range(len(XSS_PAYLOADS)), ids=lambda i: f"payload{i}")
+def test_jitbench_html_keeps_every_payload_inert(index):
+    """The payload as the call text, the function's name, the argument paths of the
+    signature and the printed text (a note)."""
+    payload = XSS_PAYLOADS[index]
+    fun, args, kw = xss_program(payload, index)
+    with capture_output():
+        result = jitbench(fun, *args, kwargs=kw, n=1, r=1, warmup=0, backends=B,
+                                 call=f"{payload}(d, **kw)")
+    assert_inert(result.report()._repr_html_(), payload,
+                 also=[f"{payload}(d, **kw)", f"d[{payload!r}]:f32[3]"])

@@ -457,19 +457,30 @@ def _pre_mid_post(shape, lo, hi):
     return (math.prod(shape[:lo]), math.prod(shape[lo:hi]), math.prod(shape[hi:]))
 
 
-def _flat_indices(fb, x, indices, axes, eqn):
-    """The gathered rows of `x` viewed as (pre, prod(indexed dims), post), as one int64
-    vector (indices broadcast together, each clipped into range, as the NumPy impl)."""
+def _flat_indices(fb, x, indices, axes, eqn, drop=False):
+    """The rows of `x` viewed as (pre, prod(indexed dims), post) that a gather reads or a
+    scatter writes, as one int64 vector (indices broadcast together). A gather clamps each
+    index into range; a scatter (`drop`) marks a row with any index out of range -1, for
+    the runtime to skip: the NumPy impl's semantics, and no access out of bounds."""
     bshape = np.broadcast_shapes(*[i.aval.shape for i in indices])
     full = bshape if bshape else (1,)
     lin = fb.fresh("lin")
+    inside = fb.fresh("inside") if drop else None
     for k, (ind, ax) in enumerate(zip(indices, axes)):
-        src = fb.atom(ind)
+        src, n = fb.atom(ind), fb.dim(x.aval.shape[ax])
         spread = (f"np.full({fb.shape(full)}, {src})" if ind.aval.ndim == 0
                   else f"np.broadcast_to({src}, {fb.shape(full)})")
-        clipped = f"np.clip({spread}, 0, {fb.dim(x.aval.shape[ax] - 1)}).astype(np.int64)"
-        fb.emit(f"{lin} = {clipped}" if k == 0 else
-                f"{lin} = {lin} * {fb.dim(x.aval.shape[ax])} + {clipped}", eqn)
+        if drop:
+            raw = fb.fresh("ix")
+            fb.emit(f"{raw} = {spread}.astype(np.int64)", eqn)
+            fits = f"({raw} >= 0) & ({raw} < {n})"
+            fb.emit(f"{inside} = {fits}" if k == 0 else f"{inside} = {inside} & {fits}", eqn)
+            part = raw
+        else:
+            part = f"np.clip({spread}, 0, {fb.dim(x.aval.shape[ax] - 1)}).astype(np.int64)"
+        fb.emit(f"{lin} = {part}" if k == 0 else f"{lin} = {lin} * {n} + {part}", eqn)
+    if drop:
+        fb.emit(f"{lin} = np.where({inside}, {lin}, -1)", eqn)
     flat = fb.fresh("flat")
     fb.emit(f"{flat} = np.ascontiguousarray({lin}).reshape(-1)", eqn)
     return flat, bshape
@@ -503,7 +514,7 @@ _SCATTER_BOOL = {"set": "set", "add": "or", "mul": "and", "max": "or", "min": "a
 def _scatter(fb, eqn):
     x, upd, indices, v = eqn.invars[0], eqn.invars[1], eqn.invars[2:], eqn.outvars[0]
     axes, mode = tuple(eqn.params["axes"]), eqn.params["mode"]
-    flat, bshape = _flat_indices(fb, x, indices, axes, eqn)
+    flat, bshape = _flat_indices(fb, x, indices, axes, eqn, drop=True)
     pre, mid, post = _pre_mid_post(x.aval.shape, axes[0], axes[-1] + 1)
     target = x.aval.shape[:axes[0]] + tuple(bshape) + x.aval.shape[axes[-1] + 1:]
     out = fb.assign(v, f"np.ascontiguousarray({fb.atom(x)}).copy()", eqn)

@@ -1593,24 +1593,30 @@ class Planner:
         r.ind += 1
         r.push()
         bc = r.decompose("bb", bshape, "u")
-        picked = []
+        picked, inside = [], []
         for ind, ax in zip(indices, axes):
             s = ind.aval.shape
             comps = bc[nb - len(s):] if s else ()
             comps = tuple("0" if d == 1 else c for d, c in zip(s, comps))
             iv = r.value(ind, comps)
-            picked.append(r.index_local(f"min(max(np.int64({iv}), 0), {shape[ax] - 1})"))
+            p = r.index_local(f"np.int64({iv})")
+            picked.append(p)
+            inside.append(f"0 <= {p} < {shape[ax]}")
         tidx = tuple(pc) + tuple(bc) + tuple(qc)
         us = upd.aval.shape
         uidx = tuple("0" if d == 1 else c
                      for d, c in zip(us, tidx[len(target) - len(us):])) if us else ()
         uv = r.value(upd, uidx)
         dst = r.linear(tuple(pc) + tuple(picked) + tuple(qc), shape)
+        # an update at an out-of-bounds index (a negative one too) is dropped, as in JAX
+        r.emit(f"if {' and '.join(inside)}:")
+        r.ind += 1
         if mode == "set":
             r.emit(f"o0[{dst}] = {uv}")
         else:
             op = {"add": "sum", "mul": "prod", "min": "min", "max": "max"}[mode]
             r.emit(f"o0[{dst}] = {ops.combine(op, f'o0[{dst}]', uv, dt)}")
+        r.ind -= 1
         r.pop()
         NS = _size(list(pre) + list(post))
         self._finish("scatter", r, out, [out], _size(shape),

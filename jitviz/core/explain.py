@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import sys
 
+import numpy as np
+
 from .. import errors
 from .ir import Var
 from .source import source_info_of_frame, user_frame
@@ -259,11 +261,63 @@ def bad_value_error(x, what: str):
                      f"array, a scalar, or a tuple/list/dict of them.{hint}")
 
 
-def annotate_rule_error(e: Exception, prim):
-    src = _offending_source()
+def annotate_rule_error(e: Exception, prim, operands=()):
+    """A shape/dtype rule's error with the user's line and, inside a trace, the arguments
+    each operand comes from (`x['w'][0]`)."""
+    return operand_error(e, operands, f"in {prim.name}, called at", _offending_source())
+
+
+def operand_error(e: Exception, operands, doing: str = "at", src=None):
+    """`e` (same type) naming the user's line and, for traced operands, the arguments their
+    values come from -- the same names as the concretization errors use."""
+    src = src or _offending_source()
     msg = str(e)
     if src is not None:
-        msg += f"\n  (in {prim.name}, called at {src.file}:{src.line}: {src.code})"
-    new = type(e)(msg)
+        msg += f"\n  ({doing} {src.file}:{src.line}: {src.code})"
+    lines, names = _operand_origins(operands)
+    new = type(e)(msg + lines)
     new.source = src
+    new.depends_on = names
     return new.with_traceback(None)
+
+
+def _operand_origins(operands):
+    """('\n  operand 1 (f32[3]) comes from the argument x', [argument names])."""
+    from .trace import Tracer
+    lines, every = [], []
+    for k, x in enumerate(operands):
+        if not isinstance(x, Tracer) or not x._trace.alive:
+            continue
+        names, _ = dependencies(x)
+        every += [n for n in names if n not in every]
+        where = ("the argument " + names[0] if len(names) == 1 else
+                 "the arguments " + ", ".join(names) if names else
+                 "no argument (it is computed from constants)")
+        lines.append(f"\n  operand {k + 1} ({x.aval.str_short()}) comes from {where}")
+    return "".join(lines), every
+
+
+def argument_error(exc_type, message: str, what: str):
+    """An error about a value jitviz was given (`what`: "argument 'x'", "a constant"),
+    with the user's line: for an argument, the call of the jitted function."""
+    src = source_info_of_frame(user_frame(sys._getframe(2)))
+    where = f"\n  (at {src.file}:{src.line}: {src.code})" if src is not None else ""
+    err = exc_type(f"{what[:1].upper()}{what[1:]} {message}{where}")
+    err.source = src
+    return err
+
+
+def masked_array_error(what: str):
+    """JAX refuses NumPy masked arrays: the mask would be silently dropped."""
+    return argument_error(
+        ValueError, "is a NumPy masked array, which jitviz does not accept (as JAX does not): "
+        "the mask would be silently dropped. Use arr.filled(fill_value) for a plain array "
+        "(e.g. arr.filled(0) to sum the unmasked values), or pass arr.data and arr.mask as "
+        "two arrays.", what)
+
+
+def int_overflow_error(x: int, dtype, what: str):
+    return argument_error(
+        OverflowError, f"is the Python int {x}, too large for {np.dtype(dtype).name} (the "
+        "default integer type; JAX raises too). Pass a NumPy array of a wider dtype "
+        "(np.int64(x) with jitviz.config.update('enable_x64', True)), or a float.", what)

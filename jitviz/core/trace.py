@@ -186,7 +186,7 @@ class JaxprTrace:
         try:
             out = prim.abstract_eval(*[a.aval for a in atoms], **params)
         except (TypeError, ValueError) as e:
-            raise explain.annotate_rule_error(e, prim)
+            raise explain.annotate_rule_error(e, prim, args)
         out_avals = out if prim.multiple_results else [out]
         src = source_info_of_frame(user_frame(sys._getframe(2)))
         outvars = [Var(av) for av in out_avals]
@@ -278,6 +278,8 @@ def concrete_aval(x, what: str):
     """(numpy value, aval) of a concrete leaf; a clear TypeError for anything else."""
     if is_device_array(x):
         x = host_array(x, None)
+    if isinstance(x, np.ma.MaskedArray):
+        raise explain.masked_array_error(what)
     if isinstance(x, np.ndarray):
         dt = dtypes.check_supported(x.dtype, what)
         if dt != x.dtype:  # big-endian: compute in native byte order
@@ -287,7 +289,10 @@ def concrete_aval(x, what: str):
         dt = dtypes.check_supported(x.dtype, what)
         return x, ShapedArray((), dt, False)
     if isinstance(x, (bool, int, float, complex)):
-        dt, weak = dtypes.python_scalar_dtype(x)
+        try:
+            dt, weak = dtypes.python_scalar_dtype(x)
+        except OverflowError:
+            raise explain.int_overflow_error(x, dtypes.default_int(), what) from None
         with np.errstate(over="ignore"):  # 1e100 is inf in float32, as in JAX
             return np.array(x, dt)[()], ShapedArray((), dt, weak)
     raise explain.bad_value_error(x, what)
@@ -305,7 +310,7 @@ def eager_apply(prim, args, params):
     try:
         out_avals = prim.abstract_eval(*avals, **params)
     except (TypeError, ValueError) as e:
-        raise explain.annotate_rule_error(e, prim)
+        raise explain.annotate_rule_error(e, prim, args)
     out = prim.impl(*values, **params)
     if prim.multiple_results:
         return [to_array(o, av) for o, av in zip(out, out_avals)]

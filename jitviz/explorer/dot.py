@@ -113,8 +113,10 @@ def _anchor(cluster_id, members, rep, visible) -> str | None:
 # --- DOT ---------------------------------------------------------------------------------------
 
 def label_text(*lines: str) -> str:
-    """A safe DOT label: each user line escaped, joined by DOT line breaks."""
-    return graphviz.nohtml("\\n".join(graphviz.escape(str(line)) for line in lines if line))
+    """A safe DOT label: each user line escaped, joined by DOT line breaks. Graphviz decodes
+    HTML entities even in plain labels, so `&` is escaped too (`&lt;` stays as typed)."""
+    return graphviz.nohtml("\\n".join(graphviz.escape(str(line)).replace("&", "&amp;")
+                                     for line in lines if line))
 
 
 def svg_id(node_id: str) -> str:

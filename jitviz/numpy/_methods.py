@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 
+from ..array import Array
 from ..core.source import source_info_of_frame, user_frame
 from ..core.trace import Tracer
 from ..errors import UnsupportedOperationError
@@ -54,6 +55,28 @@ Tracer.__abs__ = lambda self: ufuncs.absolute(self)
 Tracer.__invert__ = lambda self: ufuncs.invert(self)
 Tracer.__round__ = lambda self, ndigits=None: ufuncs.round(self, ndigits or 0)
 Tracer.__getitem__ = lambda self, idx: indexing.getitem(self, idx)
+
+
+def _array_getitem(self, idx):
+    """A concrete jitviz Array indexes as NumPy does, except where NumPy raises: an
+    out-of-bounds index is clamped by JAX (`x[10]` of 5 elements is `x[4]`), so jitviz's
+    indexing takes over and follows JAX (also in its errors)."""
+    try:
+        return np.ndarray.__getitem__(self, idx)
+    except IndexError:
+        return indexing.getitem(self, idx)
+
+
+def _array_iter(self):
+    """Rows one at a time. ndarray iterates by indexing until IndexError, which a clamped
+    index never raises: the row count bounds the loop instead."""
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d array")
+    return (np.ndarray.__getitem__(self, i) for i in range(self.shape[0]))
+
+
+Array.__getitem__ = _array_getitem
+Array.__iter__ = _array_iter
 
 
 def _setitem(self, idx, value):
@@ -108,7 +131,8 @@ Tracer.conjugate = Tracer.conj
 Tracer.real = property(lambda self: ufuncs.real(self))
 Tracer.imag = property(lambda self: ufuncs.imag(self))
 Tracer.copy = lambda self: self
-Tracer.take = lambda self, indices, axis=None: indexing.take(self, indices, axis)
+Tracer.take = lambda self, indices, axis=None, mode=None, fill_value=None: \
+    indexing.take(self, indices, axis, mode, fill_value)
 Tracer.nonzero = lambda self: indexing.nonzero(self)
 
 

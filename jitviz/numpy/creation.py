@@ -76,6 +76,8 @@ def _array(object, dtype=None, copy=True, ndmin=0):
         if dtype is not None:
             dt, weak = dtype, False
         out = as_array(np.asarray(object, dt), weak, py_value=object if weak else None)
+    elif isinstance(object, np.ma.MaskedArray):
+        raise explain.masked_array_error("the input of jnp.array")
     elif isinstance(object, np.ndarray):
         dt = dtypes.check_supported(object.dtype, "jnp.array's input")
         arr = np.array(object, dtype=dtype or dt, copy=True)

@@ -163,10 +163,7 @@ def _static_slices(x, entries, shape):
             limits.append(max(stop, start))
             strides.append(step)
         elif _is_int_scalar(e):
-            i = int(e)
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")
-            i %= n
+            i = _clamped_static_index(int(e), n, d)
             starts.append(i)
             limits.append(i + 1)
             strides.append(1)
@@ -179,6 +176,19 @@ def _static_slices(x, entries, shape):
     if flips:
         x = lax.rev(x, flips)
     return x
+
+
+def _clamped_static_index(i, n, axis):
+    """A static integer index: negative counts from the end, and out of bounds it is
+    clamped, as JAX does (`x[10]` of 5 elements is `x[4]`, `x[-10]` is `x[0]`). An empty
+    axis has no element to clamp to: an IndexError, as in JAX."""
+    _check_not_empty(n, axis)
+    return min(max(i + n if i < 0 else i, 0), n - 1)
+
+
+def _check_not_empty(n, axis):
+    if n == 0:
+        raise IndexError(f"index is out of bounds for axis {axis} with size 0")
 
 
 def _dynamic_index(i, n):
@@ -195,6 +205,7 @@ def _basic(x, entries, shape):
         # lax.dynamic_slice counts negative traced starts from the end
         for d in dyn:
             _check_int_dtype(entries[d])
+            _check_not_empty(cur[d], d)  # dynamic_slice clamps: it needs an element
         starts = [entries[d] if d in dyn else np.int32(0) for d in range(len(cur))]
         sizes = [1 if d in dyn else cur[d] for d in range(len(cur))]
         x = lax.dynamic_slice(x, starts, sizes)
@@ -222,11 +233,7 @@ def _advanced(x, entries, shape):
             if arr.dtype.kind not in "iu":
                 raise IndexError(f"Indexer must have integer or boolean type, got indexer with "
                                  f"type {arr.dtype}")
-            if arr.size and (arr.min() < -shape[d] or arr.max() >= shape[d]):
-                bad = arr[(arr < -shape[d]) | (arr >= shape[d])].ravel()[0]
-                raise IndexError(f"index {bad} is out of bounds for axis {d} with size "
-                                 f"{shape[d]}")
-            idx.append(np.where(arr < 0, arr + shape[d], arr).astype(np.int32))
+            idx.append(_normalized_static(arr, shape[d]))
     consecutive = adv == list(range(adv[0], adv[0] + len(adv)))
     if not consecutive:  # NumPy puts the broadcast dimensions first
         rest = [d for d in range(len(shape)) if d not in adv]
@@ -237,6 +244,14 @@ def _advanced(x, entries, shape):
     return lax.gather(x, idx, axes)
 
 
+def _normalized_static(arr, n):
+    """Static indices with negative ones counted from the end. Out-of-bounds ones stay out
+    of bounds (the gather clamps them, its transpose drops them, as in JAX), saturated at
+    -1 and n so that they fit in int32."""
+    arr = arr.astype(np.int64)
+    return np.clip(np.where(arr < 0, arr + n, arr), -1, n).astype(np.int32)
+
+
 def _normalize_traced(e, n):
     zero = to_dtype(0, aval(e).dtype)
     return lax.select(lax.lt(e, lax.broadcast_in_dim(zero, aval(e).shape, ())),
@@ -244,12 +259,82 @@ def _normalize_traced(e, n):
                                                       aval(e).shape, ())), e)
 
 
-def take(a, indices, axis=None, mode=None):
+def take(a, indices, axis=None, mode=None, fill_value=None):
+    """`a` at `indices` along `axis` (the flattened `a` when None), as jnp.take: an
+    out-of-bounds index follows `mode` -- "fill", JAX's default (`fill_value`, else NaN,
+    the lowest signed or highest unsigned integer, True), "clip" (clamped; a negative index
+    is 0) or "wrap" (modulo the axis' size)."""
+    from ._core import canonical_axis
     from .shape import ravel
     (a,) = promote(a)
     if axis is None:
         a, axis = ravel(a), 0
-    nd = aval(a).ndim
-    from ._core import canonical_axis
-    ax = canonical_axis(axis, nd)
-    return getitem(a, (slice(None),) * ax + (indices,))
+    shape = aval(a).shape
+    ax = canonical_axis(axis, len(shape))
+    idx = indices if isinstance(indices, Tracer) else _static_take_indices(indices)
+    _check_int_dtype(idx)
+    out_shape = shape[:ax] + tuple(aval(idx).shape) + shape[ax + 1:]
+    if shape[ax] == 0 and np.prod(out_shape):
+        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+    rule = _TAKE_MODES.get("fill" if mode is None else mode)
+    if rule is None:
+        raise ValueError(f"Invalid mode {mode!r} for jnp.take: choose 'fill', 'clip' or "
+                         "'wrap' (jitviz, like JAX, has no 'raise' mode)")
+    return rule(a, idx, ax, fill_value)
+
+
+def _static_take_indices(indices):
+    idx = np.asarray(_canon_entry(indices))
+    return idx if idx.dtype.kind not in "iu" else idx.astype(np.int64)
+
+
+def _take_clip(a, idx, ax, fill_value):
+    return lax.gather(a, [_as_gather_index(idx)], (ax,))  # the gather clamps
+
+
+def _take_wrap(a, idx, ax, fill_value):
+    n = aval(a).shape[ax]
+    if isinstance(idx, Tracer):
+        from .ufuncs import remainder
+        wrapped = remainder(idx, max(n, 1))
+    else:
+        wrapped = np.mod(idx, max(n, 1))
+    return lax.gather(a, [_as_gather_index(wrapped)], (ax,))
+
+
+def _take_fill(a, idx, ax, fill_value):
+    n, nd = aval(a).shape[ax], aval(a).ndim
+    if isinstance(idx, Tracer):
+        from .ufuncs import greater_equal, less, logical_or
+        norm = _normalize_traced(idx, n)
+        outside = logical_or(less(norm, 0), greater_equal(norm, n))
+    else:
+        norm = _normalized_static(idx, n)
+        outside = (norm < 0) | (norm >= n)
+    out = lax.gather(a, [norm], (ax,))
+    if not isinstance(outside, Tracer) and not outside.any():
+        return out  # every static index in bounds: nothing to fill
+    from .shape import reshape
+    # the mask lines up with the gathered dimensions, which replace axis `ax`
+    mask_shape = (1,) * ax + tuple(aval(outside).shape) + (1,) * (nd - ax - 1)
+    fill = _take_fill_value(aval(a).dtype, fill_value)
+    return where(reshape(outside, mask_shape), fill, out)
+
+
+def _take_fill_value(dtype, fill_value):
+    """jnp.take's default fill: NaN, the lowest signed / highest unsigned integer, True."""
+    if fill_value is not None:
+        return to_dtype(fill_value, dtype)
+    dt = np.dtype(dtype)
+    defaults = {"f": lambda: np.nan, "c": lambda: np.nan, "b": lambda: True,
+                "i": lambda: np.iinfo(dt).min, "u": lambda: np.iinfo(dt).max}
+    return np.asarray(defaults[dt.kind](), dt)[()]
+
+
+def _as_gather_index(idx):
+    if isinstance(idx, Tracer):
+        return idx
+    return np.clip(idx, -1, np.iinfo(np.int32).max).astype(np.int32)
+
+
+_TAKE_MODES = {"fill": _take_fill, "clip": _take_clip, "wrap": _take_wrap}

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes, lax
+from ..core import explain
 from ._core import aval, promote
 
 
@@ -44,7 +45,10 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     a_mat, b_mat = len(sa) > 1, len(sb) > 1
     nbatch = max(len(sa) - 2 if a_mat else 0, len(sb) - 2 if b_mat else 0)
     pad = lambda s, mat: (None,) * (nbatch - (len(s) - 2 if mat else 0)) + (s[:-2] if mat else ())
-    plan = _matmul_plan(pad(sa, a_mat), pad(sb, b_mat), sa, sb)
+    try:
+        plan = _matmul_plan(pad(sa, a_mat), pad(sb, b_mat), sa, sb)
+    except ValueError as e:  # name the line and the arguments behind a and b
+        raise explain.operand_error(e, (a, b)) from None
     (a_sq, b_sq, both_sq, a_bd, b_bd, idx_batch, idx_a, idx_b) = plan
     if a_mat:
         idx_a.append(nbatch)

@@ -112,15 +112,23 @@ class _UnionFind:
 
 class _Partition:
     """Greedy, in program order: a fusable equation joins the groups of its fusable producers
-    when that keeps the graph of kernels acyclic."""
+    when that keeps the graph of kernels acyclic.
+
+    A kernel runs once all of its members' inputs are ready, so merging groups adds waits:
+    a value computed from group C before C merged with D now also waits on whatever D waits
+    on. Each group therefore keeps `waits`, the exact set of groups it waits on
+    transitively, and every merge passes the merged kernel's waits on to the groups that
+    wait on it. Sets of groups are bitsets over group ids (the index of each group's first
+    equation), so a merged group is the union of its members' bits (`members`)."""
 
     def __init__(self, eqns):
         self.eqns = eqns
         self.uf = _UnionFind()
         self.group: list[int | None] = [None] * len(eqns)
         self.producer: dict[int, int] = {}
-        self.deps: dict[int, frozenset] = {}  # var -> groups it depends on (maybe stale ids)
-        self.ext_deps: dict[int, set] = {}  # group root -> groups its inputs depend on
+        self.deps: dict[int, frozenset] = {}  # var -> groups it depended on when computed
+        self.members: dict[int, int] = {}  # group root -> bits of the groups merged into it
+        self.waits: dict[int, int] = {}  # group root -> bits of every group it waits on
         self.size: dict[int, int] = {}
 
     def canon(self, groups):
@@ -132,13 +140,24 @@ class _Partition:
             return None
         return self.uf.find(self.group[i])
 
+    def waits_of(self, groups) -> int:
+        """Bits of the groups a value computed from `groups` waits on, as of now."""
+        bits = 0
+        for g in self.canon(groups):
+            bits |= self.members[g] | self.waits[g]
+        return bits
+
     def legal(self, eqn, trial) -> bool:
-        trial = set(trial)
+        """Merging `trial` with `eqn` makes no kernel wait on itself: no input from outside
+        waits on a trial group, and no trial group waits on another."""
+        trial_bits = 0
+        for g in trial:
+            trial_bits |= self.members[g]
         for a in eqn.invars:
             if isinstance(a, Var) and self.group_of_var(a) not in trial:
-                if self.canon(self.deps.get(a.id, ())) & trial:
+                if self.waits_of(self.deps.get(a.id, ())) & trial_bits:
                     return False
-        return all(not (self.canon(self.ext_deps[g]) & trial) for g in trial)
+        return not any(self.waits[g] & trial_bits for g in trial)
 
     def run(self):
         for i, eqn in enumerate(self.eqns):
@@ -161,19 +180,23 @@ class _Partition:
             total = 1 + sum(self.size[c] for c in chosen) + self.size[g]
             if total <= MAX_KERNEL_EQNS and self.legal(eqn, chosen + [g]):
                 chosen.append(g)
-        ext = set()
+        waits = 0
         for a in in_vars:
             if self.group_of_var(a) not in chosen:
-                ext |= self.canon(self.deps.get(a.id, ()))
+                waits |= self.waits_of(self.deps.get(a.id, ()))
         self.uf.add(i)
         self.group[i] = i
-        root, size = i, 1
+        root, size, members = i, 1, 1 << i
         for g in chosen:
-            ext |= self.ext_deps.pop(g)
+            waits |= self.waits.pop(g)
+            members |= self.members.pop(g)
             size += self.size.pop(g)
             root = self.uf.union(root, g)
-        self.ext_deps[root] = self.canon(ext) - {root}
-        self.size[root] = size
+        self.members[root], self.waits[root], self.size[root] = members, waits, size
+        if chosen:  # whoever waited on a merged group now waits on all the kernel waits on
+            for g, w in self.waits.items():
+                if w & members and g != root:
+                    self.waits[g] = w | waits | members
         return root
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import Literal, Var
+from ..core.ir import Literal, ShapedArray, Var
 from ..core.trace import JaxprTrace, current_trace, push_trace
 from ..lax import primitives as P
 from ._util import (TransformError, add_any, add_call_rules, aval_of, closed, convert,
@@ -223,7 +223,7 @@ def _scatter_vjp(ct, primals, out, *, axes, mode):
     if mode not in ("set", "add"):
         raise TransformError(f"reverse-mode differentiation of scatter with mode={mode!r} is "
                              "not implemented")
-    picked = P.gather_p.bind(ct, *idx, axes=axes)
+    picked = _gather_in_bounds(ct, idx, axes)
     ct_u = unbroadcast(picked, aval_of(u)) if aval_of(picked).shape != aval_of(u).shape \
         else picked
     if aval_of(u).ndim and aval_of(ct_u).shape != aval_of(u).shape:
@@ -236,6 +236,37 @@ def _scatter_vjp(ct, primals, out, *, axes, mode):
 
 
 VJP_RULES["scatter"] = _scatter_vjp
+
+
+def _gather_in_bounds(ct, idx, axes):
+    """The transpose of a scatter's updates: `ct` gathered at `idx`, zero where the scatter
+    dropped the update (an index out of bounds; every index, on an empty axis)."""
+    shape, dt = aval_of(ct).shape, aval_of(ct).dtype
+    bshape = np.broadcast_shapes(*[aval_of(i).shape for i in idx])
+    target = shape[:axes[0]] + tuple(bshape) + shape[axes[-1] + 1:]
+    if any(shape[a] == 0 for a in axes):
+        return zeros(ShapedArray(target, dt))
+    inside = None
+    for i, a in zip(idx, axes):
+        it = aval_of(i).dtype
+        ok = P.and_p.bind(P.ge_p.bind(i, np.array(0, it)[()]),
+                          P.lt_p.bind(i, np.array(shape[a], it)[()]))
+        ok = _broadcast_right(ok, bshape)
+        inside = ok if inside is None else P.and_p.bind(inside, ok)
+    mask = P.broadcast_in_dim_p.bind(inside, shape=target, broadcast_dimensions=tuple(
+        range(axes[0], axes[0] + len(bshape))))
+    picked = P.gather_p.bind(ct, *idx, axes=axes)
+    return P.select_n_p.bind(mask, zeros(ShapedArray(target, dt)), picked)
+
+
+def _broadcast_right(x, shape):
+    """NumPy broadcasting of `x` to `shape` (dimensions aligned on the right)."""
+    xs = aval_of(x).shape
+    if xs == tuple(shape):
+        return x
+    lead = len(shape) - len(xs)  # size-1 dimensions stretch in broadcast_in_dim
+    return P.broadcast_in_dim_p.bind(x, shape=tuple(shape),
+                                     broadcast_dimensions=tuple(range(lead, len(shape))))
 
 
 # --- reductions, cumulative, dot -----------------------------------------------------------
