@@ -23,6 +23,8 @@ from .errors import (JitvizWarning, RetraceWarning, SideEffectWarning,  # noqa: 
 from .jit import CacheInfo, Compiled, Lowered, block_until_ready, jit, registry  # noqa: E402
 from .budget import expect_compiles  # noqa: E402
 from .ledger import ledger  # noqa: E402
+from .diff import ProgramDiff, diff, diff_with_previous  # noqa: E402
+from .export import export  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -32,7 +34,8 @@ __all__ = ["jit", "block_until_ready", "registry", "debug", "subscribe", "Event"
            "Jaxpr", "Eqn", "Var", "Literal", "Array", "config", "errors", "lax", "numpy",
            "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map", "register_pytree_node",
            "expect_compiles", "ledger", "grad", "value_and_grad", "jvp", "vjp", "vmap",
-           "explore", "monitor", "random"]
+           "explore", "monitor", "random", "diff", "diff_with_previous", "ProgramDiff",
+           "export"]
 def load_ipython_extension(ip): from .magics import load_ipython_extension as _l; _l(ip)  # noqa: E302,E501,E704
 def unload_ipython_extension(ip): from .magics import unload_ipython_extension as _u; _u(ip)  # noqa: E302,E501,E704
 from .explorer import explore, monitor  # noqa: E402

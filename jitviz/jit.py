@@ -189,6 +189,7 @@ class Entry:
         self.out_tree = closed.out_tree
         self.report: TraceReport = closed.report
         self.hits = 0
+        self.created = time.perf_counter()  # orders f.specializations
         self.side_effect_event: Event | None = None
         self.stale_events: dict[str, tuple[str, Event]] = {}
         self.checks = _binding_checks(closed.report)
@@ -373,6 +374,13 @@ class JitFunction:
 
     def cache_info(self) -> CacheInfo:
         return self._cache.info()
+
+    @property
+    def specializations(self) -> list[Entry]:
+        """The cached specializations, oldest first: each has .signature, .closed (the traced
+        jaxpr), .stages (every pass) and .hits. `jitviz.diff(a, b)` compares two of them."""
+        with self._cache.lock:  # entries are added under the lock
+            return sorted(self._cache.entries.values(), key=lambda e: e.created)
 
     def clear_cache(self) -> None:
         with self._cache.lock:
