@@ -2,7 +2,7 @@
 from notebook_cells import code, md, write_notebook
 
 cells = [
-    md("# 07 · The recompile ledger and compile budgets\n\n"
+    md("# 07 · The recompile ledger, compile budgets and diffs\n\n"
        "The tutorials' pitfalls each cost time: a recompile for every new shape, a static "
        "argument that takes a new value on every call, `jit` of a lambda inside a loop. "
        "One by one, jitviz flags them as they happen (notebook 02). This notebook looks at a "
@@ -57,6 +57,18 @@ cells = [
        "```python\ndef test_step_compiles_once(jitviz_compiles):\n"
        "    for batch in batches:\n        step(params, batch)\n"
        "    assert jitviz_compiles.count == 1, jitviz_compiles\n```"),
+    md("## What a recompile changed: `jitviz.diff`\n"
+       "`f_loop` unrolls its loop, so each static `n` is a different program. "
+       "`diff_with_previous` compares the newest specialization with the one it was "
+       "recompiled from: one more `add` at the loop's line."),
+    code("d = jitviz.diff_with_previous(f_loop)\nprint(d.text())"),
+    code("d  # side by side, changed fields highlighted, both graphs coloured by status"),
+    md("`jitviz.export(f_loop, 'f_loop.html')` writes all of it — ledger row, "
+       "specializations, a diff per recompile, events — as one offline HTML file and a JSON "
+       "twin, for a colleague or a CI artifact."),
+    code("import os, tempfile\nhtml, js = jitviz.export(f_loop, os.path.join(tempfile.mkdtemp(), "
+         "'f_loop.html'))\nprint(os.path.basename(html), os.path.getsize(html), 'bytes;', "
+         "os.path.basename(js))"),
     code("step = jit(lambda x: x.sum(), max_compiles=2, strict=True)\n"
          "step(np.ones(3)); step(np.ones(4))\ntry:\n    step(np.ones(5))\n"
          "except jitviz.errors.UnexpectedCompileError as err:\n    print(err)"),
