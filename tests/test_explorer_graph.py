@@ -281,8 +281,9 @@ def test_every_user_text_field_reaches_graph_and_dot_as_text(index):
     assert graph["title"] == payload
     inputs = [n["label"] for n in nodes_of(graph, "input")]
     assert f"d[{payload!r}]" in inputs and payload in inputs
-    (effect,) = nodes_of(graph, "effect")
-    assert payload in effect["text"]
+    # the printed payload is an effect node's text (other effects of the worker's earlier
+    # tests may be recorded too: only this one is asserted)
+    assert any(payload in e["text"] for e in nodes_of(graph, "effect"))
     assert any(payload in (n.get("source") or {}).get("code", "") for n in graph["nodes"])
     assert any(n["label"] == f"jit {payload}" for n in nodes_of(graph, "cluster"))
     for collapsed in ([], None):  # expanded, and the default view
