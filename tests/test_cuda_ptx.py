@@ -126,3 +126,34 @@ def test_every_differential_kernel_compiles_to_ptx():
                                 f"{str(e).splitlines()[0]}")
     assert n > 100
     assert not failures, "\n".join(failures)
+
+
+def test_kernels_planned_for_the_hardware_target_compile_to_ptx():
+    """The hardware target (an H100's launch sizes; serial reductions up to 32 elements) takes
+    paths the simulator's tiny target never does: a small reduction becomes a loop inside its
+    consumer, and a fusion attempt that conflicts halfway through such a loop is rolled back.
+    Found on an H100: the rollback kept the loop's indent, so softmax over 7 columns rendered
+    an IndentationError. Every kernel of the program table and the differential table,
+    planned for that target, must compile to sm_90 PTX."""
+    from jitviz.backends.cuda import kernel_ptx
+    from jitviz.backends.cuda_codegen import Target, plan_program
+    from jitviz.passes import optimize
+    from test_cuda_backend import DIFF_CASES, PROGRAMS, case_jaxpr
+    from test_primitives import _case_id
+    hardware = Target()
+    jaxprs = [(name, jitviz.make_jaxpr(fn)(*make())) for name, (fn, make) in PROGRAMS.items()]
+    jaxprs += [(_case_id(case), case_jaxpr(case)) for case in DIFF_CASES]
+    seen, failures = set(), []
+    for label, closed in jaxprs:
+        for spec in plan_program(optimize(closed), hardware).kernels():
+            if spec.source in seen:
+                continue
+            seen.add(spec.source)
+            try:
+                ptx = kernel_ptx(spec.source, spec.name, spec.arg_types(), (9, 0))
+                assert ".entry" in ptx
+            except Exception as e:  # collect them all
+                failures.append(f"{label} {spec.name}: {type(e).__name__}: "
+                                f"{str(e).splitlines()[0]}")
+    assert len(seen) > 100
+    assert not failures, "\n".join(failures)

@@ -303,14 +303,15 @@ class Renderer:
         self.scopes[-1][key] = name
 
     def snapshot(self):
-        return (len(self.lines), [dict(s) for s in self.scopes], dict(self.args), self.counter,
-                {k: set(v) for k, v in self.requests.items()}, set(self.members),
-                list(self.eqns), set(self._eqn_ids))
+        # the indent too: a Conflict can be raised inside a loop body a rule opened
+        return (len(self.lines), self.ind, [dict(s) for s in self.scopes], dict(self.args),
+                self.counter, {k: set(v) for k, v in self.requests.items()},
+                set(self.members), list(self.eqns), set(self._eqn_ids))
 
     def restore(self, snap):
-        (n, scopes, args, counter, requests, members, eqns, eqn_ids) = snap
+        (n, ind, scopes, args, counter, requests, members, eqns, eqn_ids) = snap
         del self.lines[n:]
-        self.scopes, self.args, self.counter = scopes, args, counter
+        self.ind, self.scopes, self.args, self.counter = ind, scopes, args, counter
         self.requests, self.members, self.eqns, self._eqn_ids = requests, members, eqns, eqn_ids
 
     def note_eqn(self, eqn):
