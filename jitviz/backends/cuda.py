@@ -127,6 +127,23 @@ class _Runtime:
         if self.mode is not None:
             self.cuda.synchronize()
 
+    @functools.cached_property
+    def pool(self):
+        """Recycled device buffers (cuda_pool.py); None in the simulator."""
+        from .cuda_pool import DevicePool
+        return DevicePool(self.cuda) if self.mode == "gpu" else None
+
+    def empty(self, shape, dtype):
+        """An uninitialized C-contiguous device array, from the pool on a GPU."""
+        if self.pool is None:
+            return self.cuda.device_array(shape, dtype)
+        return self.pool.empty(shape, dtype)
+
+    def to_device(self, host: np.ndarray):
+        if self.pool is None:
+            return self.cuda.to_device(host)
+        return self.pool.to_device(host)
+
 
 _RT = _Runtime()
 
@@ -501,7 +518,7 @@ def to_device(rt, x, aval):
                             "traced")
     else:
         host = np.ascontiguousarray(np.asarray(x), dtype=aval.dtype).reshape(shape)
-        return cuda.to_device(host)
+        return rt.to_device(host)
     if tuple(dev.shape) != shape:
         dev = dev.reshape(shape)
     return dev
@@ -551,9 +568,8 @@ class _Run:
         return env[atom].copy_to_host().reshape(atom.aval.shape)[()]
 
     def launch(self, spec, env):
-        cuda = self.rt.cuda
         args = [env[v] for v in spec.inputs]
-        outs = [cuda.device_array((v.aval.size if v.aval.ndim else 1,), v.aval.dtype)
+        outs = [self.rt.empty((v.aval.size if v.aval.ndim else 1,), v.aval.dtype)
                 for v in spec.outputs]
         if spec.elements > 0:
             disp = self.exe.dispatcher(spec)
@@ -597,7 +613,7 @@ class _Run:
         xs = [self.read(env, a) for a in step.xs]
         nc = step.num_carry
         ys_vars = step.outvars[nc:]
-        ys = [cuda.device_array(v.aval.shape, v.aval.dtype) for v in ys_vars]
+        ys = [self.rt.empty(v.aval.shape, v.aval.dtype) for v in ys_vars]
         for t in range(step.length):
             i = step.length - 1 - t if step.reverse else t
             x_i = [x[i:i + 1] if x.ndim == 1 else x[i] for x in xs]

@@ -1,0 +1,124 @@
+"""The CUDA backend's pool of device buffers (jitviz/backends/cuda_pool.py), without a GPU.
+
+Numba's device arrays and memory pointers are real; only the context is a stand-in that hands
+out fake addresses, so what is tested is exactly the bookkeeping a GPU run relies on: a buffer
+comes back when its last view dies (and not before), is reused for the next request of its
+size, idle bytes stay under the cap, and running out of memory empties the pool and retries.
+"""
+from __future__ import annotations
+
+import gc
+import itertools
+
+import numpy as np
+import pytest
+
+driver = pytest.importorskip("numba.cuda.cudadrv.driver")
+
+from jitviz.backends.cuda_pool import GRANULE, DevicePool  # noqa: E402
+
+
+class FakeContext:
+    def __init__(self, capacity=1 << 40):
+        self.addresses = itertools.count(1 << 20, 1 << 20)
+        self.capacity, self.used, self.allocs = capacity, 0, 0
+        self.deallocations = self
+        self.allocations = {}  # as Numba's memory manager: holds each pointer until freed
+
+    def memalloc(self, size):
+        if self.used + size > self.capacity:
+            raise driver.CudaAPIError(2, "CUDA_ERROR_OUT_OF_MEMORY")
+        self.used += size
+        self.allocs += 1
+
+        key = next(self.addresses)
+
+        def free():
+            self.used -= size
+            del self.allocations[key]
+        mem = driver.AutoFreePointer(self, driver.binding.CUdeviceptr(key), size, finalizer=free)
+        self.allocations[key] = mem
+        return mem.own()
+
+    def clear(self):  # Context.deallocations.clear(): pending frees run now
+        gc.collect()
+
+
+class FakeCuda:
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def current_context(self):
+        return self.ctx
+
+    def device_array(self, shape, dtype):  # only empty arrays come here
+        assert np.prod(shape) == 0
+        return "numba's empty array"
+
+
+def addr(a):
+    return a.device_ctypes_pointer.value
+
+
+def pool_of(**kw):
+    ctx = FakeContext(**kw)
+    return DevicePool(FakeCuda(ctx), **({"max_cached": kw["capacity"]} if "capacity" in kw
+                                        else {})), ctx
+
+
+def test_a_dead_buffer_is_reused_for_the_same_size():
+    pool, ctx = pool_of()
+    a = pool.empty((1000,), np.float32)
+    first = addr(a)
+    assert a.shape == (1000,) and a.dtype == np.float32 and a.is_c_contiguous()
+    del a
+    gc.collect()
+    b = pool.empty((10, 100), np.float32)  # same bytes, another shape
+    assert addr(b) == first and (pool.hits, pool.misses) == (1, 1) and ctx.allocs == 1
+    c = pool.empty((1000,), np.float32)  # b is alive: a new allocation
+    assert addr(c) != first and ctx.allocs == 2
+
+
+def test_a_view_keeps_the_buffer_out_of_the_pool():
+    pool, _ = pool_of()
+    a = pool.empty((4, 250), np.float32)
+    first = addr(a)
+    views = [a.reshape(1000), a.reshape(10, 100)]
+    del a
+    gc.collect()
+    assert addr(pool.empty((1000,), np.float32)) != first  # still in use by the views
+    del views
+    gc.collect()
+    assert addr(pool.empty((1000,), np.float32)) == first
+
+
+def test_sizes_round_to_the_granule_and_scalars_get_a_buffer():
+    pool, ctx = pool_of()
+    a = pool.empty((1,), np.float64)
+    del a
+    gc.collect()
+    b = pool.empty((GRANULE // 4,), np.int32)  # 8 bytes and GRANULE bytes share a granule
+    assert pool.hits == 1 and ctx.allocs == 1 and b.size == GRANULE // 4
+    assert pool.empty((0, 3), np.float32) == "numba's empty array" and ctx.allocs == 1
+
+
+def test_idle_bytes_stay_under_the_cap():
+    pool, ctx = pool_of()
+    pool.max_cached = 3 * GRANULE
+    arrays = [pool.empty((GRANULE // 4,), np.float32) for _ in range(5)]
+    del arrays
+    gc.collect()
+    assert pool.idle_bytes == 3 * GRANULE
+    assert ctx.used == 3 * GRANULE  # the other two went back to the device
+
+
+def test_out_of_memory_releases_idle_buffers_and_retries():
+    pool, ctx = pool_of(capacity=4 * GRANULE)
+    a = pool.empty((2 * GRANULE,), np.uint8)
+    del a
+    gc.collect()
+    assert pool.idle_bytes == 2 * GRANULE
+    big = pool.empty((3 * GRANULE,), np.uint8)  # fits only once the idle buffer is freed
+    assert big.size == 3 * GRANULE and pool.idle_bytes == 0
+    with pytest.raises(driver.CudaAPIError):
+        pool.empty((2 * GRANULE,), np.uint8)  # really out of memory: the error is the user's
