@@ -10,7 +10,7 @@ from ..array import Array
 from ..core.source import source_info_of_frame, user_frame
 from ..core.trace import Tracer
 from ..errors import UnsupportedOperationError
-from . import indexing, linalg, reductions, ufuncs
+from . import indexing, linalg, reductions, ufuncs, updates
 
 jnp = sys.modules[__package__]
 # `jnp.shape` is the function: reach the module through sys.modules
@@ -58,13 +58,23 @@ Tracer.__getitem__ = lambda self, idx: indexing.getitem(self, idx)
 
 
 def _array_getitem(self, idx):
-    """A concrete jitviz Array indexes as NumPy does, except where NumPy raises: an
+    """A concrete jitviz Array indexes as NumPy does, except where NumPy cannot: a traced
+    index (`jit(lambda i: table[i])`) makes the Array a constant of the trace, and an
     out-of-bounds index is clamped by JAX (`x[10]` of 5 elements is `x[4]`), so jitviz's
     indexing takes over and follows JAX (also in its errors)."""
+    if _has_tracer(idx):
+        return indexing.getitem(self, idx)
     try:
         return np.ndarray.__getitem__(self, idx)
     except IndexError:
         return indexing.getitem(self, idx)
+
+
+def _has_tracer(idx):
+    entries = idx if isinstance(idx, (tuple, list)) else (idx,)
+    return any(isinstance(e, Tracer) or (isinstance(e, (tuple, list)) and _has_tracer(e))
+               or (isinstance(e, slice) and _has_tracer((e.start, e.stop, e.step)))
+               for e in entries)
 
 
 def _array_iter(self):
@@ -80,12 +90,26 @@ Array.__iter__ = _array_iter
 
 
 def _setitem(self, idx, value):
-    raise TypeError("jitviz arrays are immutable inside traced code (as JAX arrays are): "
-                    "`x[idx] = y` cannot be traced. Build a new array instead, e.g. "
-                    "jnp.where(mask, y, x), or jnp.concatenate([...]).")
+    raise TypeError(f"'{type(self).__name__}' object does not support item assignment. jitviz "
+                    "arrays are immutable, as JAX arrays are. Instead of `x[idx] = y`, use "
+                    "`x = x.at[idx].set(y)` or another .at[] method (add, multiply, min, max, "
+                    "divide, power, apply), or jnp.where(mask, y, x).")
+
+
+def _rebinding(op):
+    """`x += y` on an immutable array makes a new array and rebinds the name, as in JAX:
+    `b = a; b += 1` leaves `a` alone."""
+    return lambda self, other: op(self, other)
 
 
 Tracer.__setitem__ = _setitem
+Array.__setitem__ = _setitem
+Tracer.at = Array.at = property(updates.IndexUpdateHelper,
+                                doc="Functional index updates: `x.at[idx].set(y)` (see "
+                                    "jitviz.numpy.updates).")
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
+              "or", "xor", "lshift", "rshift"):
+    setattr(Array, f"__i{_name}__", _rebinding(getattr(Array, f"__{_name}__")))
 
 # ndarray-style methods
 Tracer.sum = lambda self, axis=None, dtype=None, out=None, keepdims=False, **kw: \
