@@ -25,6 +25,7 @@ from .budget import expect_compiles  # noqa: E402
 from .ledger import ledger  # noqa: E402
 from .diff import ProgramDiff, diff, diff_with_previous  # noqa: E402
 from .export import export  # noqa: E402
+from .annotate import Annotation, annotate  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -35,7 +36,7 @@ __all__ = ["jit", "block_until_ready", "registry", "debug", "subscribe", "Event"
            "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map", "register_pytree_node",
            "expect_compiles", "ledger", "grad", "value_and_grad", "jvp", "vjp", "vmap",
            "explore", "monitor", "random", "diff", "diff_with_previous", "ProgramDiff",
-           "export"]
+           "export", "annotate", "Annotation"]
 def load_ipython_extension(ip): from .magics import load_ipython_extension as _l; _l(ip)  # noqa: E302,E501,E704
 def unload_ipython_extension(ip): from .magics import unload_ipython_extension as _u; _u(ip)  # noqa: E302,E501,E704
 from .explorer import explore, monitor  # noqa: E402

@@ -422,6 +422,14 @@ class JitFunction:
                 cache.fast[fast] = (entry.key, entry)
         return entry.run(split.dyn_leaves)
 
+    def specialization_for(self, *args, **kwargs) -> Entry:
+        """The specialization these arguments select: traced and compiled if it is new, as a
+        call would (events included), without running it."""
+        split = split_args(self._spec, args, kwargs)
+        key = self._key(split)
+        entry = self._cache.entries.get(key)
+        return entry if entry is not None else self._miss(key, split, args, kwargs)
+
     def lower(self, *args, **kwargs) -> "Lowered":
         """Trace (or reuse the cached trace) and run the optimization pipeline."""
         split = split_args(self._spec, args, kwargs)

@@ -2,7 +2,7 @@
 from notebook_cells import code, md, write_notebook
 
 cells = [
-    md("# 07 · The recompile ledger, compile budgets and diffs\n\n"
+    md("# 07 · The recompile ledger, compile budgets, diffs and each line's fate\n\n"
        "The tutorials' pitfalls each cost time: a recompile for every new shape, a static "
        "argument that takes a new value on every call, `jit` of a lambda inside a loop. "
        "One by one, jitviz flags them as they happen (notebook 02). This notebook looks at a "
@@ -72,6 +72,32 @@ cells = [
     code("step = jit(lambda x: x.sum(), max_compiles=2, strict=True)\n"
          "step(np.ones(3)); step(np.ones(4))\ntry:\n    step(np.ones(5))\n"
          "except jitviz.errors.UnexpectedCompileError as err:\n    print(err)"),
+    md("## Every line's fate: `%%jit -a` and `jitviz.annotate`\n"
+       "Like Cython's `%%cython -a`, but read off what jit really did: each line of the "
+       "function is coloured by what it became — fused into a kernel, run on the host (a "
+       "BLAS call), a `lax` loop region, a Python loop unrolled into many equations, a global "
+       "baked in as a constant, a side effect that ran only while tracing, Python-only work, "
+       "equations an optimizer pass removed (named), or the argument whose change caused a "
+       "recompile. Click a line for its equations and the kernels they went into. The "
+       "function below has the tutorials' pitfalls in a few lines."),
+    code("scale = 2.0\nW = np.ones((8, 8), np.float32)\nseen = []"),
+    code("%%jit -a --static n\n"
+         "def pitfalls(x, n):\n"
+         "    print('tracing pitfalls')        # runs once, while tracing\n"
+         "    seen.append(x.shape)             # a mutation lost on every later call\n"
+         "    y = (x @ W) * scale              # BLAS on the host; W and scale baked in\n"
+         "    for i in range(n):               # a Python loop: unrolled n times\n"
+         "        y = y + jnp.sin(y)\n"
+         "    half = x.shape[0] // 2           # shape arithmetic: no equations\n"
+         "    unused = jnp.cos(x)              # removed by dead-code elimination\n"
+         "    return y[:half].sum()\n\n"
+         "pitfalls(np.ones((4, 8), np.float32), 3)\n"
+         "pitfalls(np.ones((4, 8), np.float32), 4);"),
+    md("The same as data, for scripts and tests (`Annotation.lines`), and after `scale` "
+       "changes the constant is marked stale: the compiled code still multiplies by 2.0."),
+    code("scale = 5.0\na = jitviz.annotate(pitfalls)\n"
+         "for line in a.lines:\n    if line.fates:\n"
+         "        print(f'{line.line:3d} {\",\".join(line.fates):22} {line.note[:70]}')"),
 ]
 
 if __name__ == "__main__":

@@ -758,3 +758,18 @@ def test_importing_the_backend_does_not_import_numba_cuda():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert out.stdout.strip() == "False", out.stderr
+
+
+@sim
+def test_annotate_reads_the_cuda_kernels():
+    """jitviz.annotate on CUDA: kernels are planned from re-inlined copies of the equations,
+    so lines are matched to kernels by line and primitive; a host-driven loop is host work."""
+    def f(x, n):
+        y = jnp.sin(x) * 2
+        return lax.fori_loop(0, n, lambda i, a: a * 1.5 + y, y)
+    a = jitviz.annotate(f, F(8), np.int32(3), backend="cuda")
+    sin = next(line for line in a.lines if "jnp.sin" in line.code)
+    loop = next(line for line in a.lines if "fori_loop" in line.code)
+    assert sin.fates == ("kernel",) and sin.kernels
+    assert loop.fates[0] == "control_flow" and "host" in loop.fates
+    assert set(a.kernel_sources) >= set(sin.kernels)

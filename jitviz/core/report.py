@@ -429,6 +429,20 @@ def read_binding(b: CapturedBinding, missing):
     return namespace.get(b.name, missing)
 
 
+def changed_bindings(report) -> dict:
+    """name -> summary of the current value, for each global or closure variable the trace
+    captured whose value has changed since."""
+    missing = object()
+    out = {}
+    for b in getattr(report, "captured", {}).values():
+        value = read_binding(b, missing)
+        if value is not missing:
+            fp, summary = fingerprint(value)
+            if fp != b.fingerprint:
+                out[b.name] = summary
+    return out
+
+
 def config_record_nondeterminism() -> bool:
     from ..config import config
     return config.record_nondeterminism

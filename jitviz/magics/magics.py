@@ -169,6 +169,18 @@ def _state(shell) -> _State:
     return st
 
 
+def show_annotations(functions: dict):
+    """`%%jit -a`: the source-fate view of each function the cell called."""
+    from ..annotate import annotate
+    for name, jf in functions.items():
+        if jf.specializations:
+            display(annotate(jf))
+        else:
+            print(f"{name}: not called in this cell, so nothing was compiled to annotate; call "
+                  f"it, then jitviz.annotate({name}) (or pass example arguments: "
+                  f"jitviz.annotate({name}, *args))")
+
+
 # --- the magics ---------------------------------------------------------------------------------
 
 @magics_class
@@ -183,6 +195,9 @@ class JitvizMagics(Magics):
     @argument("--fastmath", action="store_true", help="jit(..., fastmath=True)")
     @argument("--parallel", action="store_true", help="jit(..., parallel=True)")
     @argument("-q", "--quiet", action="store_true", help="no monitor below the cell")
+    @argument("-a", "--annotate", action="store_true",
+              help="after the cell, show each function's source with every line's fate "
+                   "(jitviz.annotate) for its latest specialization")
     @cell_magic
     def jit(self, line, cell):
         """Run the cell with every top-level `def` jitted, and show a live monitor of them.
@@ -289,6 +304,8 @@ class JitvizMagics(Magics):
             else:
                 display(monitor)
         st.monitors.append(monitor)
+        if args.annotate:
+            show_annotations(run.functions)
         if not result.success:
             raise CellFailed(result.error_in_exec)
 

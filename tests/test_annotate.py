@@ -1,0 +1,171 @@
+"""The source-fate view (`jitviz.annotate`, `%%jit -a`): every fate on a program that has
+them all, the pass named for dead code, plain and jitted functions, the data and HTML views."""
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import jitviz
+import jitviz.numpy as jnp
+from jitviz import lax
+
+from helpers import XSS_PAYLOADS, assert_inert, xss_program  # noqa: E402
+
+W = np.ones((4, 4), np.float32)
+LOG = []
+
+
+def everything(x, n):
+    y = x @ W
+    z = jnp.sin(y) * 2
+    unused = jnp.cos(x)  # noqa: F841
+    print("tracing")
+    LOG.append(1)
+    k = x.shape[0] * 2
+    for i in range(250):
+        z = z + i
+    w = lax.fori_loop(0, n, lambda i, a: a * 1.5, z)
+    twice = jnp.tanh(w) + jnp.tanh(w)
+    return twice.sum() + k
+
+
+def _line(a, text):
+    """The annotation of the line whose code contains `text`."""
+    (hit,) = [line for line in a.lines if text in line.code]
+    return hit
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", jitviz.JitvizWarning)
+        yield
+
+
+@pytest.fixture(scope="module")
+def annotated():
+    f = jitviz.jit(everything, static_argnums=(1,))
+    x = np.ones((2, 4), np.float32)
+    f(x, 3)
+    f(x, 4)  # a new static value: a recompile
+    return jitviz.annotate(f)
+
+
+def test_every_fate_on_its_line(annotated):
+    a = annotated
+    assert _line(a, "y = x @ W").fates == ("constant", "host")
+    assert "W (64 bytes)" in _line(a, "y = x @ W").note
+    assert _line(a, "z = jnp.sin(y)").fates == ("kernel",)
+    assert _line(a, "unused =").fates == ("dead",) and "dce (1)" in _line(a, "unused =").note
+    assert _line(a, 'print("tracing")').fates == ("effect",)
+    assert "lost on every later call" in _line(a, 'print("tracing")').note
+    assert _line(a, "LOG.append").fates == ("effect",)
+    assert _line(a, "k = x.shape").fates == ("static",)
+    assert _line(a, "z = z + i").fates == ("unrolled", "kernel")
+    assert "250 equations" in _line(a, "z = z + i").note
+    assert _line(a, "fori_loop").fates == ("control_flow", "kernel")
+    twice = _line(a, "twice =")
+    assert "dead" in twice.fates and "cse (1)" in twice.note  # the second tanh is the first
+    assert _line(a, "def everything").fates == ("recompile",)
+    assert "static argument 'n' changed from 3 to 4" in _line(a, "def everything").note
+    assert a.signature == "x:f32[2,4], n=4" and a.backend == "cpu"
+    assert str(a).startswith("everything(x:f32[2,4], n=4) on cpu")
+
+
+def test_lines_carry_equations_and_kernels(annotated):
+    sin = _line(annotated, "z = jnp.sin(y)")
+    assert any(" sin " in q for q in sin.equations) and sin.kernels
+    assert all(k in annotated.kernel_sources for k in sin.kernels)
+    assert _line(annotated, "k = x.shape").equations == ()
+    assert annotated.fate_of(sin.line) == ("kernel",)
+
+
+def test_the_data_view_is_json(annotated):
+    data = json.loads(json.dumps(annotated.to_dict()))
+    assert data["function"] == "everything" and len(data["lines"]) == len(annotated.lines)
+    row = data["lines"][1]
+    assert set(row) == {"file", "line", "code", "fates", "equations", "kernels",
+                        "time_share", "note"}
+
+
+def test_plain_function_and_interpreter():
+    a = jitviz.annotate(everything, np.ones((2, 4), np.float32), 2, backend="interpret")
+    # the interpreter's one pseudo-kernel runs every equation with NumPy
+    sin = _line(a, "z = jnp.sin(y)")
+    assert sin.fates == ("kernel",) and sin.kernels == ("eval_jaxpr",)
+    assert "one NumPy call per equation" in a.kernel_sources["eval_jaxpr"]
+
+
+def test_a_jitted_function_needs_a_call_or_arguments():
+    f = jitviz.jit(lambda x: x + 1)
+    with pytest.raises(TypeError, match="needs example arguments"):
+        jitviz.annotate(f)
+    assert jitviz.annotate(f, np.float32(1)).lines
+
+
+def test_html_has_a_legend_colours_and_links(annotated):
+    page = annotated._repr_html_()
+    for fate in ("kernel", "host", "effect", "dead", "recompile", "unrolled"):
+        assert f">{fate}</span>" in page
+    assert "background:#d8f0d8" in page  # a kernel line's colour
+    sin = _line(annotated, "z = jnp.sin(y)")
+    assert f"href='#jv-kernel-{sin.kernels[0]}'" in page and \
+        f"id='jv-kernel-{sin.kernels[0]}'" in page
+
+
+@pytest.mark.parametrize("k", range(len(XSS_PAYLOADS)))
+def test_user_text_stays_text(k):
+    payload = XSS_PAYLOADS[k]
+    fun, args, kwargs = xss_program(payload, k)
+    a = jitviz.annotate(fun, *args, **kwargs)
+    assert_inert(a._repr_html_(), payload, allowed_tags=("style", "a"))
+
+
+def test_export_writes_the_annotation(annotated, tmp_path):
+    html_path, json_path = jitviz.export(annotated, tmp_path / "a.html")
+    assert "jv-annot" in html_path.read_text()
+    assert json.loads(json_path.read_text())["annotation"]["function"] == "everything"
+
+
+def test_jit_magic_annotates_the_functions_it_called():
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "jitviz")
+    ip.run_cell("import numpy as np\nimport jitviz.numpy as jnp")
+    with capture_output() as io:
+        ip.run_cell_magic("jit", "-a -q --backend cpu",
+                          "def called(x):\n    return jnp.sin(x) * 2\n\n"
+                          "def uncalled(x):\n    return x\n\n"
+                          "called(np.ones(3, np.float32))\n")
+    page = "\n".join(o.data.get("text/html", "") for o in io.outputs)
+    assert "jv-annot" in page and "called" in page
+    assert "uncalled: not called in this cell" in io.stdout
+
+
+SCALE = 2.0
+TABLE = np.arange(4, dtype=np.float32)
+
+
+def uses_globals(x):
+    return (x * SCALE + TABLE).sum()
+
+
+def test_constants_name_their_global_size_and_staleness():
+    global SCALE, TABLE
+    f = jitviz.jit(uses_globals)
+    f(np.ones(4, np.float32))
+    line = _line(jitviz.annotate(f), "x * SCALE")
+    assert line.fates[0] == "constant" and "TABLE (16 bytes)" in line.note and \
+        "SCALE (4 bytes)" in line.note and "stale" not in line.note
+    old = SCALE, TABLE
+    try:
+        SCALE, TABLE = 3.0, TABLE + 1
+        note = _line(jitviz.annotate(f), "x * SCALE").note
+        assert "SCALE (4 bytes), stale: the value is now 3.0" in note
+        assert "TABLE (16 bytes), stale: the value is now [1. 2. 3. 4.]" in note
+    finally:
+        SCALE, TABLE = old
