@@ -47,6 +47,8 @@ LEGEND = {
 }
 #: equations that only hold other equations (their bodies are counted instead)
 _CONTAINERS = frozenset({"jit", "fused"})
+#: generated lines listed under one source line in the HTML view (the data keeps them all)
+MAX_GENERATED_SHOWN = 12
 _REGIONS = frozenset({"cond", "while", "scan"})
 
 
@@ -60,12 +62,14 @@ class LineAnnotation:
     kernels: tuple = ()  # names of the kernels its equations went into
     time_share: float | None = None  # not measured yet: see the README
     note: str = ""
+    kernel_lines: tuple = ()  # (kernel, line of its source, text) computing this line
 
     def to_dict(self) -> dict:
         return {"file": self.file, "line": self.line, "code": self.code,
                 "fates": list(self.fates), "equations": list(self.equations),
                 "kernels": list(self.kernels), "time_share": self.time_share,
-                "note": self.note}
+                "note": self.note,
+                "kernel_lines": [list(k) for k in self.kernel_lines]}
 
 
 @dataclass
@@ -158,6 +162,7 @@ class _Facts:
         in_kernels = {(_line_of(e, file), e.primitive) for e, _ in covered.values()}
         self.host = collections.Counter(_line_of(e, file) for e in final
                                         if (_line_of(e, file), e.primitive) not in in_kernels)
+        self.kernel_lines = _generated_lines(kernels, file)
         self.removed = _removed_by_pass(stages, file)
         self.report = closed.report
         self.constants = _constants_by_line(closed, file)
@@ -180,7 +185,8 @@ class _Facts:
         ordered = tuple(f for f in FATES if f in fates)
         return LineAnnotation(file, line, code, ordered, tuple(_printed(eqns)),
                               tuple(self.kernels.get(line, ())), None,
-                              "; ".join(n for n in notes if n))
+                              "; ".join(n for n in notes if n),
+                              tuple(self.kernel_lines.get(line, ())))
 
     # one method per fate: (fate, note) or None
     def _effects(self, line, code, eqns):
@@ -277,6 +283,19 @@ def _covered(kernels) -> dict:
     return out
 
 
+def _generated_lines(kernels, file) -> dict:
+    """source line -> (kernel, line, text) of the generated lines computing its equations
+    (where the backend records them: Kernel.line_eqns)."""
+    out = collections.defaultdict(list)
+    for k in kernels:
+        text = k.source.splitlines()
+        for n, e in sorted(k.line_eqns.items()):
+            line = _line_of(e, file)
+            if line is not None and n <= len(text):
+                out[line].append((k.name, n, text[n - 1].strip()))
+    return out
+
+
 def _removed_by_pass(stages, file) -> dict:
     """line -> {pass: equations it removed}, from the per-line counts of consecutive stages."""
     from .explorer.graph import all_eqns
@@ -354,6 +373,8 @@ STYLE = """
 .jv-annot .jv-badge{float:right;color:#555;font-size:11px}
 .jv-annot .jv-more{margin:2px 0 6px 4.5em;padding:4px 8px;border-left:3px solid #bbb;
   background:#fafafa;white-space:pre;overflow-x:auto}
+.jv-annot a.jv-back{color:inherit;text-decoration:none;background:#d8f0d8}
+.jv-annot .jv-kl:target,.jv-annot summary:target{outline:2px solid #e08a00}
 """
 
 
@@ -362,13 +383,27 @@ def render_html(a: Annotation) -> str:
     legend = "".join(f"<span style='background:{LEGEND[f][0]}' title='{e(LEGEND[f][1])}'>"
                      f"{e(f)}</span>" for f in FATES)
     rows = "".join(_row_html(line) for line in a.lines)
+    back = {(k, n): line.line for line in a.lines for k, n, _ in line.kernel_lines}
     kernels = "".join(f"<details id='jv-kernel-{e(name)}'><summary>kernel {e(name)}</summary>"
-                      f"<div class='jv-more'>{e(src)}</div></details>"
+                      f"<div class='jv-more'>{_kernel_html(name, src, back)}</div></details>"
                       for name, src in a.kernel_sources.items())
     return (f"<div class='jv-annot'><style>{STYLE}</style>"
             f"<div><b>{e(a.function)}</b>({e(a.signature)}) on {e(a.backend)}</div>"
             f"<div class='jv-legend'>{legend}</div>{rows}"
             f"<div style='margin-top:8px'>{kernels}</div></div>")
+
+
+def _kernel_html(name, source, back) -> str:
+    """The kernel's source, one anchor per line; a line computing a source line's equation
+    links back to it."""
+    e = html.escape
+    out = []
+    for n, text in enumerate(source.splitlines(), 1):
+        target = back.get((name, n))
+        body = e(text) if target is None else \
+            f"<a class='jv-back' href='#jv-line-{target}' title='source line {target}'>{e(text)}</a>"
+        out.append(f"<span class='jv-kl' id='jv-k-{e(name)}-{n}'>{body}</span>")
+    return "\n".join(out)
 
 
 def _row_html(a: LineAnnotation) -> str:
@@ -382,5 +417,10 @@ def _row_html(a: LineAnnotation) -> str:
         details.append(e(a.note))
     details += [e(q) for q in a.equations]
     details += [f"\u2192 <a href='#jv-kernel-{e(k)}'>kernel {e(k)}</a>" for k in a.kernels]
+    shown = a.kernel_lines[:MAX_GENERATED_SHOWN]
+    details += [f"<a class='jv-gen' href='#jv-k-{e(k)}-{n}'>{e(k)}:{n}</a>  {e(text)}"
+                for k, n, text in shown]
+    if len(a.kernel_lines) > len(shown):
+        details.append(f"... and {len(a.kernel_lines) - len(shown)} more generated lines")
     body = f"<div class='jv-more'>{'<br>'.join(details)}</div>" if details else ""
     return f"<details>{head}{body}</details>"

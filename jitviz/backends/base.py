@@ -22,6 +22,8 @@ class Kernel:
     cost: Cost = field(default_factory=Cost)
     reused: bool = False  # came from the kernel cache instead of a fresh compile
     views: dict[str, Callable[[], str]] = field(default_factory=dict)
+    # line of `source` (1-based) -> the equation it computes, where the renderer knows it
+    line_eqns: dict[int, Eqn] = field(default_factory=dict)
 
     def llvm_ir(self) -> str:
         return self._view("llvm_ir")

@@ -182,10 +182,12 @@ class Program:
             callee = _unique(fname, set(self.namespace))
             self.namespace[callee] = disp
             self._host_kernels[(key, fname)] = callee
+        shown = _annotated(fname, text, eqns, consts, reused)
+        header = shown.count("\n") - text.count("\n")  # the lines _annotated puts first
         self.kernels.append(Kernel(
-            fname, list(_flat_eqns(eqns)), _annotated(fname, text, eqns, consts, reused), cost,
-            reused, views={"llvm_ir": _view(disp, sig, "llvm"),
-                           "asm": _view(disp, sig, "asm")}))
+            fname, list(_flat_eqns(eqns)), shown, cost, reused,
+            views={"llvm_ir": _view(disp, sig, "llvm"), "asm": _view(disp, sig, "asm")},
+            line_eqns={header + k: e for k, e in line_eqns.items()}))
         return callee
 
 
