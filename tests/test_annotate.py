@@ -88,7 +88,11 @@ def test_the_data_view_is_json(annotated):
     assert data["function"] == "everything" and len(data["lines"]) == len(annotated.lines)
     row = data["lines"][1]
     assert set(row) == {"file", "line", "code", "fates", "equations", "kernels",
-                        "time_share", "note"}
+                        "time_share", "note", "kernel_lines"}
+    sin = next(r for r in data["lines"] if "jnp.sin(y)" in r["code"])
+    kernel, line, text = sin["kernel_lines"][0]
+    assert kernel in data["kernels"] and "np.sin(" in text
+    assert data["kernels"][kernel].splitlines()[line - 1].strip() == text
 
 
 def test_plain_function_and_interpreter():
