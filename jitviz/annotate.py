@@ -22,6 +22,7 @@ Where each fate comes from:
 from __future__ import annotations
 
 import collections
+import dataclasses
 import html
 import inspect
 import linecache
@@ -60,7 +61,7 @@ class LineAnnotation:
     fates: tuple = ()
     equations: tuple = ()  # the traced equations of the line, printed
     kernels: tuple = ()  # names of the kernels its equations went into
-    time_share: float | None = None  # not measured yet: see the README
+    time_share: float | None = None  # share of a call's time (annotate(..., profile=True))
     note: str = ""
     kernel_lines: tuple = ()  # (kernel, line of its source, text) computing this line
 
@@ -80,6 +81,11 @@ class Annotation:
     backend: str
     lines: list = field(default_factory=list)
     kernel_sources: dict = field(default_factory=dict)
+    # profile=True: seconds per call, calls measured, and the share of a call's time that
+    # no timed unit covers (the driver, allocations, host work such as BLAS calls)
+    seconds_per_call: float | None = None
+    calls_measured: int = 0
+    untimed_share: float | None = None
 
     def fate_of(self, line: int) -> tuple:
         return next((a.fates for a in self.lines if a.line == line), ())
@@ -87,7 +93,9 @@ class Annotation:
     def to_dict(self) -> dict:
         return {"function": self.function, "signature": self.signature,
                 "backend": self.backend, "lines": [a.to_dict() for a in self.lines],
-                "kernels": dict(self.kernel_sources)}
+                "kernels": dict(self.kernel_sources),
+                "seconds_per_call": self.seconds_per_call,
+                "calls_measured": self.calls_measured, "untimed_share": self.untimed_share}
 
     def __str__(self):
         width = max((len(",".join(a.fates)) for a in self.lines), default=0)
@@ -101,12 +109,17 @@ class Annotation:
 
 # --- building ---------------------------------------------------------------------------------
 
-def annotate(fun, *args, backend: str | None = None, specialization: int = -1, **kwargs):
+def annotate(fun, *args, backend: str | None = None, specialization: int = -1,
+             profile: bool = False, min_time: float = 0.2, **kwargs):
     """The fate of each line of `fun` for one specialization.
 
     `fun` is a plain function (traced and compiled at `args` with `backend`, "cpu" by
     default) or a jitted one: with arguments it is lowered at them, without it is read from
-    `fun.specializations[specialization]` (the latest by default)."""
+    `fun.specializations[specialization]` (the latest by default).
+
+    `profile=True` (needs the arguments) runs a copy compiled with per-kernel timers for
+    `min_time` seconds and gives each line its share of a call's time (`time_share`): a
+    kernel's time is split between the lines of its equations by their count."""
     from .jit import JitFunction, jit
     jf = fun if isinstance(fun, JitFunction) else jit(fun, backend=backend or "cpu")
     if args or kwargs:
@@ -116,7 +129,31 @@ def annotate(fun, *args, backend: str | None = None, specialization: int = -1, *
     else:
         raise TypeError(f"annotate({jf.__name__}) needs example arguments: the function has "
                         "not been called yet, so there is no specialization to read")
-    return _build(jf, entry)
+    annotation = _build(jf, entry)
+    if profile:
+        if not (args or kwargs):
+            raise TypeError("annotate(..., profile=True) runs the function: pass example "
+                            "arguments")
+        _add_time_shares(annotation, *jf.time_kernels(*args, min_time=min_time, **kwargs))
+    return annotation
+
+
+def _add_time_shares(annotation, timings, seconds_per_call, calls):
+    """Each line's share of a call: the time of the timed units (kernels, or equations on
+    the interpreter) split between the lines of their equations by count."""
+    file = annotation.lines[0].file if annotation.lines else None
+    per_line = collections.Counter()
+    timed = 0.0
+    for eqns, seconds, _ in timings.units.values():
+        timed += seconds
+        counts = collections.Counter(_line_of(e, file) for e in eqns)
+        for line, n in counts.items():
+            per_line[line] += seconds * n / sum(counts.values())
+    total = seconds_per_call * calls
+    annotation.lines = [dataclasses.replace(a, time_share=per_line.get(a.line, 0.0) / total)
+                        for a in annotation.lines]
+    annotation.seconds_per_call, annotation.calls_measured = seconds_per_call, calls
+    annotation.untimed_share = max(total - timed, 0.0) / total
 
 
 def _build(jf, entry) -> Annotation:
@@ -269,18 +306,8 @@ def _by_line(eqns, file) -> dict:
 
 
 def _covered(kernels) -> dict:
-    """id(eqn) -> (eqn, kernel name) for every equation a kernel runs: its own, and the
-    bodies of a region it runs whole (the CPU's `while_region` kernel lists the `while`, not
-    the equations of its body)."""
-    from .core.pretty import sub_jaxprs
-    from .explorer.graph import all_eqns
-    out = {}
-    for k in kernels:
-        for e in k.eqns:
-            out[id(e)] = (e, k.name)
-            for _, sub in sub_jaxprs(e):
-                out.update((id(inner), (inner, k.name)) for inner in all_eqns(sub))
-    return out
+    """id(eqn) -> (eqn, kernel name) for every equation a kernel runs."""
+    return {id(e): (e, k.name) for k in kernels for e in k.all_eqns()}
 
 
 def _generated_lines(kernels, file) -> dict:
@@ -387,8 +414,12 @@ def render_html(a: Annotation) -> str:
     kernels = "".join(f"<details id='jv-kernel-{e(name)}'><summary>kernel {e(name)}</summary>"
                       f"<div class='jv-more'>{_kernel_html(name, src, back)}</div></details>"
                       for name, src in a.kernel_sources.items())
+    measured = "" if a.seconds_per_call is None else (
+        f" \u00b7 profiled: {a.seconds_per_call * 1e6:.1f} \u00b5s per call over "
+        f"{a.calls_measured} calls, {a.untimed_share:.0%} of it outside the timed kernels "
+        "(driver, allocations, host work)")
     return (f"<div class='jv-annot'><style>{STYLE}</style>"
-            f"<div><b>{e(a.function)}</b>({e(a.signature)}) on {e(a.backend)}</div>"
+            f"<div><b>{e(a.function)}</b>({e(a.signature)}) on {e(a.backend)}{measured}</div>"
             f"<div class='jv-legend'>{legend}</div>{rows}"
             f"<div style='margin-top:8px'>{kernels}</div></div>")
 
@@ -409,7 +440,9 @@ def _kernel_html(name, source, back) -> str:
 def _row_html(a: LineAnnotation) -> str:
     e = html.escape
     colour = LEGEND[a.fates[0]][0] if a.fates else "transparent"
-    badge = f"<span class='jv-badge'>{e(' '.join(a.fates))}</span>" if a.fates else ""
+    share = f" \u00b7 {a.time_share:.1%}" if a.time_share else ""
+    badge = f"<span class='jv-badge'>{e(' '.join(a.fates))}{share}</span>" \
+        if a.fates or share else ""
     head = (f"<summary id='jv-line-{a.line}' style='background:{colour}'>"
             f"<span class='jv-no'>{a.line}</span>{e(a.code)}{badge}</summary>")
     details = []

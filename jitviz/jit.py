@@ -430,6 +430,27 @@ class JitFunction:
         entry = self._cache.entries.get(key)
         return entry if entry is not None else self._miss(key, split, args, kwargs)
 
+    def time_kernels(self, *args, min_time: float = 0.2, **kwargs):
+        """Run the specialization these arguments select on a copy compiled with per-kernel
+        timers (the cached one keeps none), for `min_time` seconds (at least 3 calls) after
+        a warm-up. Returns (Timings, seconds per call, calls)."""
+        entry = self.specialization_for(*args, **kwargs)
+        exe = _compile(self.backend, entry.closed, entry.stages, self.fastmath, self.parallel,
+                       profile=True)
+        leaves = split_args(self._spec, args, kwargs).dyn_leaves
+
+        def call():
+            block_until_ready(_call_executable(exe, leaves, entry.in_avals, entry.out_avals))
+        call()  # compiles lazily-built parts, fills caches
+        exe.timings.reset()
+        total, calls = 0.0, 0
+        while calls < 3 or (total < min_time and calls < 10_000):
+            t0 = time.perf_counter()
+            call()
+            total += time.perf_counter() - t0
+            calls += 1
+        return exe.timings, total / calls, calls
+
     def lower(self, *args, **kwargs) -> "Lowered":
         """Trace (or reuse the cached trace) and run the optimization pipeline."""
         split = split_args(self._spec, args, kwargs)
@@ -737,12 +758,13 @@ def _run_pipeline(closed: ClosedJaxpr, fastmath: bool):
     return [("traced", closed)] + list(run_pipeline(closed, fastmath=fastmath))
 
 
-def _compile(backend_name, closed, stages, fastmath, parallel):
+def _compile(backend_name, closed, stages, fastmath, parallel, profile=False):
     from .backends import get_backend
     backend = get_backend(backend_name)
     # the interpreter is the oracle: it runs the traced program, untouched by the passes
     target = closed if backend_name == "interpret" else stages[-1][1]
-    return backend.compile(target, fastmath=fastmath, parallel=parallel)
+    options = {"profile": True} if profile else {}
+    return backend.compile(target, fastmath=fastmath, parallel=parallel, **options)
 
 
 class Lowered:

@@ -173,3 +173,47 @@ def test_constants_name_their_global_size_and_staleness():
         assert "TABLE (16 bytes), stale: the value is now [1. 2. 3. 4.]" in note
     finally:
         SCALE, TABLE = old
+
+
+def with_blas(x, m):
+    a = jnp.exp(x) * 2
+    b = jnp.sin(x).sum()
+    c = m @ m
+    return a + b, c
+
+
+@pytest.mark.parametrize("backend", ["cpu", "interpret"])
+def test_profile_gives_each_line_its_share_of_a_call(backend):
+    x = np.random.default_rng(0).random(4096).astype(np.float32)
+    m = np.ones((64, 64), np.float32)
+    a = jitviz.annotate(with_blas, x, m, backend=backend, profile=True, min_time=0.05)
+    assert a.seconds_per_call > 0 and a.calls_measured >= 3
+    shares = {line.line: line.time_share for line in a.lines}
+    assert all(0.0 <= s <= 1.0 for s in shares.values())
+    # every timed second is on some line, or counted as untimed: the parts make one call
+    assert sum(shares.values()) + a.untimed_share == pytest.approx(1.0, abs=1e-9)
+    for text in ("jnp.exp", "jnp.sin", "m @ m"):  # kernels, and the BLAS call the driver runs
+        assert _line(a, text).time_share > 0, text
+    assert _line(a, "def with_blas").time_share == 0.0
+    assert "profiled:" in a._repr_html_() and a.to_dict()["calls_measured"] == a.calls_measured
+
+
+def test_profiling_costs_nothing_when_off():
+    """The cached executable calls Numba's dispatchers directly; only the profiling copy
+    goes through timers."""
+    f = jitviz.jit(with_blas)
+    x, m = np.ones(16, np.float32), np.ones((4, 4), np.float32)
+    f(x, m)
+    exe = f.specializations[-1].executable
+    assert exe.timings is None and "_clock" not in exe.driver_source
+    callees = [v for k, v in exe._run.__globals__.items() if k in {kk.name for kk in exe.kernels}]
+    assert callees and all(type(c).__name__ == "CPUDispatcher" for c in callees)
+    timings, per_call, calls = f.time_kernels(x, m, min_time=0.01)
+    assert set(timings.units) >= {k.name for k in exe.kernels} and per_call > 0
+
+
+def test_profile_needs_arguments():
+    f = jitviz.jit(with_blas)
+    f(np.ones(4, np.float32), np.ones((2, 2), np.float32))
+    with pytest.raises(TypeError, match=r"profile=True\) runs the function"):
+        jitviz.annotate(f, profile=True)

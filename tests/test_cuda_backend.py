@@ -773,3 +773,13 @@ def test_annotate_reads_the_cuda_kernels():
     assert sin.fates == ("kernel",) and sin.kernels
     assert loop.fates[0] == "control_flow" and "host" in loop.fates
     assert set(a.kernel_sources) >= set(sin.kernels)
+
+
+@sim
+def test_profiled_cuda_kernels_are_timed_between_synchronizations():
+    def f(x):
+        return jnp.sin(x) * 2, jnp.sum(x)
+    a = jitviz.annotate(f, F(64), backend="cuda", profile=True, min_time=0.01)
+    sin = next(line for line in a.lines if "jnp.sin" in line.code)
+    assert sin.time_share > 0 and a.calls_measured >= 3
+    assert sum(line.time_share for line in a.lines) + a.untimed_share == pytest.approx(1.0)

@@ -1,6 +1,7 @@
 """The backend interface: render (IR -> source) is separate from compile and run."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -43,6 +44,18 @@ class Kernel:
             raise NotImplementedError(f"kernel {self.name} has no {name} view on this backend")
         return view()
 
+    def all_eqns(self) -> list:
+        """Its equations and those of the bodies of the regions it runs whole (a CPU
+        `while_region` kernel lists the `while`, not the equations of its body)."""
+        from ..core.pretty import sub_jaxprs
+        out, todo = [], list(self.eqns)
+        while todo:
+            e = todo.pop(0)
+            out.append(e)
+            for _, sub in sub_jaxprs(e):
+                todo.extend(sub.eqns)
+        return out
+
     @property
     def source_lines(self):
         """The user's source lines this kernel came from."""
@@ -54,14 +67,47 @@ class Kernel:
         return out
 
 
+class Timings:
+    """Measured time per timed unit (a kernel, or an equation on the interpreter), filled in
+    by an executable compiled with `profile=True`; executables compiled without it have none
+    and pay nothing."""
+
+    def __init__(self):
+        self.units: dict = {}  # key -> [equations covered, seconds, calls]
+
+    def add(self, key, eqns, seconds: float):
+        unit = self.units.get(key)
+        if unit is None:
+            unit = self.units[key] = [list(eqns), 0.0, 0]
+        unit[1] += seconds
+        unit[2] += 1
+
+    def reset(self):
+        self.units.clear()
+
+    def timed(self, key, eqns, fn):
+        """`fn` wrapped so that each call adds its duration to `key`."""
+        clock = time.perf_counter
+
+        def run(*args, **kwargs):
+            t0 = clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.add(key, eqns, clock() - t0)
+        return run
+
+
 class Executable:
     """What a backend returns: call it with the flat argument leaves."""
 
-    def __init__(self, run: Callable, kernels: list[Kernel], jaxpr: ClosedJaxpr, backend: str):
+    def __init__(self, run: Callable, kernels: list[Kernel], jaxpr: ClosedJaxpr, backend: str,
+                 timings: Timings | None = None):
         self._run = run
         self.kernels = kernels
         self.jaxpr = jaxpr
         self.backend = backend
+        self.timings = timings  # a Timings when compiled with profile=True
 
     def __call__(self, *flat_args):
         return self._run(*flat_args)
@@ -75,7 +121,8 @@ class Backend:
     name = "abstract"
 
     def compile(self, closed: ClosedJaxpr, *, fastmath: bool = False,
-                parallel: bool = False) -> Executable:
+                parallel: bool = False, profile: bool = False) -> Executable:
+        """`profile=True`: the executable times each kernel (`Executable.timings`)."""
         raise NotImplementedError
 
     def block_until_ready(self, x):

@@ -22,6 +22,7 @@ import tempfile
 import itertools
 import linecache
 import re
+import time
 import warnings
 
 import numpy as np
@@ -32,7 +33,7 @@ from ..errors import CompilationError, backend_message_head
 from ..passes._ir import describe_eqn, literal_key, literal_value, sub_jaxprs
 from ..passes.fuse import fused_p
 from . import cpu_buffers, cpu_runtime, register_backend
-from .base import Backend, Cost, Executable, Kernel
+from .base import Backend, Cost, Executable, Kernel, Timings
 from .cpu_cache import default_cache
 from .cpu_kernels import ctor, function_name, render_fused
 from .cpu_program import FunctionBuilder, ModuleText
@@ -63,8 +64,8 @@ def prep_scalar(a, dtype):
 
 
 class CpuExecutable(Executable):
-    def __init__(self, run, kernels, jaxpr, driver_source):
-        super().__init__(run, kernels, jaxpr, "cpu")
+    def __init__(self, run, kernels, jaxpr, driver_source, timings=None):
+        super().__init__(run, kernels, jaxpr, "cpu", timings)
         self.driver_source = driver_source
 
 
@@ -86,12 +87,15 @@ def _nb_type(aval, layout):
 class Program:
     """Everything one `compile` builds: the driver's namespace, kernels and their records."""
 
-    def __init__(self, *, fastmath: bool, parallel: bool, cache):
+    def __init__(self, *, fastmath: bool, parallel: bool, cache, timings=None):
         self.fastmath, self.parallel, self.cache = fastmath, parallel, cache
+        self.timings = timings  # profile=True: the driver calls kernels through timers
         self.options = (f"cache=True, fastmath={bool(fastmath)}, error_model='numpy', "
                         "nogil=True")
         self.namespace = {"np": np, "rt": cpu_runtime, "_prep_array": prep_array,
                           "_prep_scalar": prep_scalar, "_empty": cpu_buffers.empty}
+        if timings is not None:
+            self.namespace.update(_timings=timings, _clock=time.perf_counter)
         self.host_consts: dict = {}
         self.kernels: list[Kernel] = []
         self._host_kernels: dict[str, str] = {}  # module key -> driver name
@@ -177,17 +181,19 @@ class Program:
         except Exception as e:  # Numba's errors, and the ImportErrors/LLVM errors it lets out
             raise _compilation_error(e, fname, text, line_eqns, eqns, self.cache.path(key)) \
                 from e
+        shown = _annotated(fname, text, eqns, consts, reused)
+        header = shown.count("\n") - text.count("\n")  # the lines _annotated puts first
+        kernel = Kernel(
+            fname, list(_flat_eqns(eqns)), shown, cost, reused,
+            views={"llvm_ir": _view(disp, sig, "llvm"), "asm": _view(disp, sig, "asm")},
+            line_eqns={header + k: e for k, e in line_eqns.items()})
+        self.kernels.append(kernel)
         callee = self._host_kernels.get((key, fname))
         if callee is None:
             callee = _unique(fname, set(self.namespace))
-            self.namespace[callee] = disp
+            self.namespace[callee] = disp if self.timings is None else \
+                self.timings.timed(fname, kernel.all_eqns(), disp)
             self._host_kernels[(key, fname)] = callee
-        shown = _annotated(fname, text, eqns, consts, reused)
-        header = shown.count("\n") - text.count("\n")  # the lines _annotated puts first
-        self.kernels.append(Kernel(
-            fname, list(_flat_eqns(eqns)), shown, cost, reused,
-            views={"llvm_ir": _view(disp, sig, "llvm"), "asm": _view(disp, sig, "asm")},
-            line_eqns={header + k: e for k, e in line_eqns.items()}))
         return callee
 
 
@@ -297,8 +303,11 @@ class CpuBackend(Backend):
             finally:
                 self._cache = saved
 
-    def compile(self, closed: ClosedJaxpr, *, fastmath=False, parallel=False) -> Executable:
-        program = Program(fastmath=fastmath, parallel=parallel, cache=self.cache)
+    def compile(self, closed: ClosedJaxpr, *, fastmath=False, parallel=False,
+                profile=False) -> Executable:
+        timings = Timings() if profile else None
+        program = Program(fastmath=fastmath, parallel=parallel, cache=self.cache,
+                          timings=timings)
         jaxpr = closed.jaxpr
         fb = FunctionBuilder(program, host=True)
         params = []
@@ -328,7 +337,7 @@ class CpuBackend(Backend):
         filename = f"<{fname}>"
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         exec(compile(text, filename, "exec"), program.namespace)
-        return CpuExecutable(program.namespace[fname], program.kernels, closed, text)
+        return CpuExecutable(program.namespace[fname], program.kernels, closed, text, timings)
 
 
 register_backend(CpuBackend())

@@ -183,7 +183,23 @@ class FunctionBuilder:
             if rule is None:
                 raise NotImplementedError(
                     f"the CPU backend has no rule for primitive {eqn.primitive.name!r}")
-            rule(self, eqn)
+            if self.host and self.program.timings is not None:
+                self._timed_statements(rule, eqn)
+            else:
+                rule(self, eqn)
+
+    def _timed_statements(self, rule, eqn):
+        """profile=True: an equation the driver runs itself (a BLAS call, a copy; not a
+        kernel call, which is timed where it is called) is bracketed by clock reads."""
+        first, kernels = len(self.lines), len(self.program.kernels)
+        rule(self, eqn)
+        if len(self.program.kernels) != kernels or len(self.lines) == first:
+            return
+        depth = self.lines[first][0]
+        key = f"host_{len(self.program.namespace)}"
+        self.program.namespace[key] = (eqn,)
+        self.lines.insert(first, (depth, "_t0 = _clock()", None))
+        self.lines.append((depth, f"_timings.add({key!r}, {key}, _clock() - _t0)", None))
 
     def inline_jaxpr(self, jaxpr: Jaxpr, args) -> list[str]:
         """Render `jaxpr`'s equations here with its invars bound to `args` (atoms of the

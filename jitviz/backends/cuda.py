@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -32,7 +33,7 @@ import numpy as np
 from ..core.ir import ClosedJaxpr, Literal, literal_value
 from ..errors import CompilationError, JitvizError, backend_message_head
 from . import register_backend
-from .base import Backend, Cost, Executable, Kernel
+from .base import Backend, Cost, Executable, Kernel, Timings
 from .cuda_codegen import (SIMULATOR_TARGET, HostCond, HostPrint, HostScan, HostWhile,
                            KernelStep, Program, Target, plan_program)
 
@@ -571,7 +572,9 @@ class _Run:
         args = [env[v] for v in spec.inputs]
         outs = [self.rt.empty((v.aval.size if v.aval.ndim else 1,), v.aval.dtype)
                 for v in spec.outputs]
-        if spec.elements > 0:
+        if spec.elements > 0 and self.exe.timings is not None:
+            self._timed_launch(spec, args, outs)
+        elif spec.elements > 0:
             disp = self.exe.dispatcher(spec)
             if self.rt.simulator:
                 with warnings.catch_warnings():
@@ -582,6 +585,17 @@ class _Run:
         for v, o in zip(spec.outputs, outs):
             shape = _kshape(v.aval)
             env[v] = o if tuple(o.shape) == shape else o.reshape(shape)
+
+    def _timed_launch(self, spec, args, outs):
+        """profile=True: the kernel alone, between two synchronizations."""
+        disp = self.exe.dispatcher(spec)
+        self.rt.synchronize()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the simulator's overflow noise
+            t0 = time.perf_counter()
+            disp[spec.grid, spec.block](*args, *outs)
+            self.rt.synchronize()
+        self.exe.timings.add(spec.name, spec.eqns, time.perf_counter() - t0)
 
     def host_print(self, step, env):
         from ..debug import emit
@@ -638,14 +652,14 @@ class CudaExecutable(Executable):
 
     returns_device_arrays = True
 
-    def __init__(self, program: Program, kernels, closed, fastmath):
+    def __init__(self, program: Program, kernels, closed, fastmath, timings=None):
         self.program = program
         self.rt = _RT
         self.fastmath = fastmath
         self._consts: dict = {}
         self._literals: dict = {}
         self._dispatchers: dict = {}
-        super().__init__(self._run, kernels, closed, "cuda")
+        super().__init__(self._run, kernels, closed, "cuda", timings)
 
     def dispatcher(self, spec):
         d = self._dispatchers.get(spec.name)
@@ -721,7 +735,8 @@ class CudaBackend(Backend):
         runtime().synchronize()
         return x
 
-    def compile(self, closed: ClosedJaxpr, *, fastmath=False, parallel=False) -> Executable:
+    def compile(self, closed: ClosedJaxpr, *, fastmath=False, parallel=False,
+                profile=False) -> Executable:
         rt = runtime()
         target = rt.target()
         try:
@@ -738,7 +753,8 @@ class CudaBackend(Backend):
                                      fastmath)
             kernels.append(Kernel(spec.name, spec.eqns, spec.source, _cost(spec), reused,
                                   views={"ptx": view}))
-        return CudaExecutable(program, kernels, closed, fastmath)
+        return CudaExecutable(program, kernels, closed, fastmath,
+                              Timings() if profile else None)
 
 
 def _ptx_view(source, name, arg_types, fastmath, cc=(9, 0)):

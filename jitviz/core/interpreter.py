@@ -8,8 +8,9 @@ import numpy as np
 from .ir import Jaxpr, Literal, literal_value
 
 
-def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
-    """Run `jaxpr` with NumPy; returns the list of outputs as NumPy arrays."""
+def eval_jaxpr(jaxpr: Jaxpr, consts, *args, timings=None):
+    """Run `jaxpr` with NumPy; returns the list of outputs as NumPy arrays. With `timings`
+    (backends.base.Timings) each equation's run time is recorded under the equation."""
     if len(args) != len(jaxpr.invars):
         raise TypeError(f"eval_jaxpr: the jaxpr takes {len(jaxpr.invars)} arguments, "
                         f"got {len(args)}")
@@ -25,8 +26,10 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
         return env[atom.id]
 
     for eqn in jaxpr.eqns:
+        impl = eqn.primitive.impl if timings is None else \
+            timings.timed(id(eqn), (eqn,), eqn.primitive.impl)
         try:
-            out = eqn.primitive.impl(*[read(a) for a in eqn.invars], **eqn.params)
+            out = impl(*[read(a) for a in eqn.invars], **eqn.params)
         except Exception as e:
             where = f" (from {eqn.source.file}:{eqn.source.line})" if eqn.source else ""
             raise type(e)(f"{e}\n  while evaluating {eqn.primitive.name}{where}") from e
