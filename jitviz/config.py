@@ -19,6 +19,9 @@ class Config:
         "retrace_churn_threshold": 3,
         "jit_cache_size": 64,
         "stale_check_max_elements": 64,
+        # cpu: with jit(parallel=None), the default, a kernel of at least this many
+        # operations (one per element per operation) runs its outer loop on every core
+        "parallel_min_ops": 1 << 20,
         # tracing
         "record_nondeterminism": True,
     }

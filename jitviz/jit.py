@@ -343,7 +343,7 @@ def registry() -> list[FunctionCache]:
 
 class JitFunction:
     def __init__(self, fun, *, static_argnums=(), static_argnames=(), backend="cpu",
-                 fastmath=False, parallel=False, max_compiles=None, strict=False):
+                 fastmath=False, parallel=None, max_compiles=None, strict=False):
         if isinstance(fun, JitFunction):
             fun = fun.__wrapped__
         if not callable(fun):
@@ -355,7 +355,7 @@ class JitFunction:
         self._spec: ArgSpec = arg_spec(fun, static_argnums, static_argnames)
         self.backend = backend
         self.fastmath = bool(fastmath)
-        self.parallel = bool(parallel)
+        self.parallel = None if parallel is None else bool(parallel)
         if max_compiles is not None and (not isinstance(max_compiles, int) or max_compiles < 0):
             raise ValueError(f"max_compiles must be a count >= 0 (or None), got {max_compiles!r}")
         self.max_compiles, self.strict = max_compiles, bool(strict)
@@ -807,7 +807,7 @@ class Compiled:
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="cpu", fastmath=False,
-        parallel=False, max_compiles=None, strict=False):
+        parallel=None, max_compiles=None, strict=False):
     """Compile `fun`, as `jax.jit`: `jit(f)`, `@jit`, or `functools.partial(jit, ...)`.
 
     static_argnums, static_argnames: arguments that are Python values, not traced: each new
@@ -816,7 +816,11 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="cpu", fastm
         the reference the others are tested against).
     fastmath: let the compiler reassociate floating-point arithmetic (and simplify `x + y - x`
         to `y`): faster, not bit-identical to NumPy.
-    parallel: run the outer loop of large kernels on every core (Numba's prange).
+    parallel: None (the default) runs a CPU kernel's outer loop on every core (Numba's
+        prange) when the kernel is big enough to pay for waking the threads (about
+        `jitviz.config.parallel_min_ops` operations, 2**20), and on one core otherwise; True
+        threads every kernel that can be split, False none. Each kernel's source says which
+        it got and why. Results do not depend on it: a reduction never splits its own axis.
     max_compiles: warn (`CompileBudgetWarning`, once) when the function is about to compile
         more than this many times; with `strict=True` raise `UnexpectedCompileError` instead.
         `jitviz.expect_compiles(n)` sets such a budget for a block of code.

@@ -551,3 +551,35 @@ def test_stack_array_stores_and_reads_every_dtype(dtype):
         return out
     x = (np.arange(16) % 3).astype(dtype)
     np.testing.assert_array_equal(roundtrip(x), x)
+
+
+def test_threads_are_chosen_per_kernel_from_its_size(monkeypatch):
+    """parallel=None: a kernel with parallel_min_ops operations or more runs its outer loop on
+    every core (prange), a smaller one on one; the kernel's source says which and why, and the
+    results are the same either way."""
+    import numba
+    monkeypatch.setattr(numba, "get_num_threads", lambda: 2)
+    monkeypatch.setattr(jitviz.config, "parallel_min_ops", 4096)
+
+    def f(x):
+        return jnp.sin(x) * 2
+
+    def head(fn, x, **kw):
+        k = jitviz.jit(fn, **kw).lower(x).compile().kernels[0]
+        return k.source.splitlines()[1], "prange(" in k.source
+
+    small, big = np.ones(100, np.float32), np.ones(4096, np.float32)
+    line, threaded = head(f, small)
+    assert not threaded and "threads: one (200 operations < " in line
+    line, threaded = head(f, big)
+    assert threaded and "threads: all 2 cores (8,192 operations >= " in line
+    line, threaded = head(f, big, parallel=False)
+    assert not threaded and line == "# threads: one (parallel=False)"
+    line, threaded = head(f, small, parallel=True)
+    assert threaded and line == "# threads: every core (parallel=True)"
+    line, threaded = head(lambda x: x.sum(0), np.ones((4096, 4), np.float32))
+    assert not threaded and "cannot be split" in line
+    x = np.random.default_rng(1).random((300, 40)).astype(np.float32)
+    g = lambda x: jnp.sum(jnp.exp(x), axis=1) + x[:, 0]  # noqa: E731
+    np.testing.assert_array_equal(np.asarray(jitviz.jit(g)(x)),
+                                  np.asarray(jitviz.jit(g, parallel=False)(x)))

@@ -26,8 +26,10 @@ import time
 import warnings
 
 import numpy as np
+import numba
 from numba import from_dtype, types
 
+from ..config import config
 from ..core.ir import ClosedJaxpr, Eqn, Literal, Var
 from ..errors import CompilationError, backend_message_head
 from ..passes._ir import describe_eqn, literal_key, literal_value, sub_jaxprs
@@ -35,7 +37,7 @@ from ..passes.fuse import fused_p
 from . import cpu_buffers, cpu_runtime, register_backend
 from .base import Backend, Cost, Executable, Kernel, Timings
 from .cpu_cache import default_cache
-from .cpu_kernels import ctor, function_name, render_fused
+from .cpu_kernels import ctor, function_name, kernel_cost, render_fused
 from .cpu_program import FunctionBuilder, ModuleText
 
 _driver_ids = itertools.count()
@@ -117,16 +119,37 @@ class Program:
             code = render_fused(body, fname, parallel=False, fastmath=self.fastmath)
             fb.module.add(fname, code.text, code.line_eqns)
             return fname, code
-        code = render_fused(body, name, parallel=self.parallel, fastmath=self.fastmath)
+        threaded, why = self._threads(body)
+        code = render_fused(body, name, parallel=threaded, fastmath=self.fastmath)
+        if threaded and not code.uses_prange:
+            why = "threads: one (its outer loop cannot be split: it reduces over it, or is " \
+                  "blocked)"
         module = ModuleText(self.options)
-        module.add(code.name, code.text, code.line_eqns,
-                   parallel=self.parallel and code.uses_prange)
+        module.add(code.name, code.text, code.line_eqns, parallel=code.uses_prange)
         arg_types = [_nb_type(a.aval, fb.layout(a)) for a in operands]
         arg_types += [_nb_type(body.outvars[i].aval, "C") for i in code.array_outs]
         arg_types += [_nb_type(lit.aval, "S") for lit in code.consts]
         callee = self._build(module, code.name, tuple(arg_types), code.eqns, code.cost,
-                             code.consts)
+                             code.consts, why)
         return callee, code
+
+    def _threads(self, body) -> tuple[bool, str]:
+        """Whether a kernel's outer loop runs on every core, and why (shown in its source).
+        Waking the threads costs microseconds, so by default only a kernel with enough work
+        (its operation count, from the same estimate as Kernel.cost) is threaded."""
+        if self.parallel is not None:
+            return self.parallel, ("threads: every core (parallel=True)" if self.parallel
+                                   else "threads: one (parallel=False)")
+        cores = numba.get_num_threads()
+        ops = kernel_cost(body).flops
+        least = config.parallel_min_ops
+        if cores > 1 and ops >= least:
+            return True, f"threads: all {cores} cores ({ops:,} operations >= " \
+                         f"jitviz.config.parallel_min_ops = {least:,})"
+        if cores == 1:
+            return False, "threads: one (Numba has one thread here)"
+        return False, f"threads: one ({ops:,} operations < jitviz.config.parallel_min_ops " \
+                      f"= {least:,}: waking threads would cost more)"
 
     # -- control-flow regions ---------------------------------------------------------------
     def region_call(self, fb: FunctionBuilder, eqn: Eqn, inline_rule):
@@ -171,7 +194,8 @@ class Program:
                 fb.emit(f"{name_v} = {r}[{k}]", eqn)
 
     # -- compile one module ----------------------------------------------------------------
-    def _build(self, module: ModuleText, fname, sig, eqns, cost: Cost, consts) -> str:
+    def _build(self, module: ModuleText, fname, sig, eqns, cost: Cost, consts,
+               threads="") -> str:
         text, line_eqns = module.render()
         key = self.cache.key(text)
         try:
@@ -181,7 +205,7 @@ class Program:
         except Exception as e:  # Numba's errors, and the ImportErrors/LLVM errors it lets out
             raise _compilation_error(e, fname, text, line_eqns, eqns, self.cache.path(key)) \
                 from e
-        shown = _annotated(fname, text, eqns, consts, reused)
+        shown = _annotated(fname, text, eqns, consts, reused, threads)
         header = shown.count("\n") - text.count("\n")  # the lines _annotated puts first
         kernel = Kernel(
             fname, list(_flat_eqns(eqns)), shown, cost, reused,
@@ -215,7 +239,6 @@ def _flat_eqns(eqns):
 
 def _region_cost(eqn: Eqn) -> Cost:
     """Static estimate: the fused kernels of the bodies, times the trip count where known."""
-    from .cpu_kernels import kernel_cost
     trips = eqn.params.get("length", 1)  # a scan's step count; a while's is not known
     total = Cost()
     for j in sub_jaxprs(eqn):
@@ -232,11 +255,13 @@ def _user_line(eqn: Eqn) -> str:
     return f"{s.file}:{s.line}: {s.code}" if s is not None else "(no source line)"
 
 
-def _annotated(fname, text, eqns, consts, reused) -> str:
-    """The kernel's source as shown to users: which equations and lines it covers, then the
-    exact module text Numba compiled."""
+def _annotated(fname, text, eqns, consts, reused, threads="") -> str:
+    """The kernel's source as shown to users: which equations and lines it covers, how many
+    threads run it and why, then the exact module text Numba compiled."""
     head = [f"# kernel {fname}: " + ("reused from the kernel cache" if reused
                                      else "compiled by Numba")]
+    if threads:
+        head.append(f"# {threads}")
     for e in _flat_eqns(eqns):
         head.append(f"#   {e.primitive.name:<22} {_user_line(e)}")
     for i, lit in enumerate(consts):

@@ -193,7 +193,9 @@ class JitvizMagics(Magics):
     @argument("--static", default="", metavar="NAMES",
               help="comma-separated parameter names to make static in every function having them")
     @argument("--fastmath", action="store_true", help="jit(..., fastmath=True)")
-    @argument("--parallel", action="store_true", help="jit(..., parallel=True)")
+    @argument("--parallel", action="store_const", const=True, default=None,
+              help="jit(..., parallel=True): every kernel on every core (by default each "
+                   "kernel's size decides)")
     @argument("-q", "--quiet", action="store_true", help="no monitor below the cell")
     @argument("-a", "--annotate", action="store_true",
               help="after the cell, show each function's source with every line's fate "

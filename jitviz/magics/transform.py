@@ -34,7 +34,7 @@ class CellOptions:
     backend: str | None = None  # None: jit's default (or the existing jit's backend)
     static: tuple = ()  # parameter names made static in every function that has them
     fastmath: bool = False
-    parallel: bool = False
+    parallel: bool | None = None  # None: jit's default (threads chosen per kernel by size)
 
 
 def parse_static(text: str | None) -> tuple:
@@ -109,7 +109,8 @@ def jit_for_cell(obj, options: CellOptions, static_used: set | None = None):
         names = tuple(spec.static_argnames) if spec else ()
         fun = obj.__wrapped__
         backend = options.backend or obj.backend
-        fastmath, parallel = obj.fastmath or options.fastmath, obj.parallel or options.parallel
+        fastmath = obj.fastmath or options.fastmath
+        parallel = obj.parallel if options.parallel is None else options.parallel
     elif isinstance(obj, types.FunctionType):
         if inspect.isgeneratorfunction(obj) or inspect.iscoroutinefunction(obj):
             return None, "a generator or coroutine function cannot be jitted"
@@ -173,7 +174,8 @@ def register_source(source: str, filename: str) -> None:
 
 
 def jit_cell(source: str, namespace: dict, *, backend: str | None = None, static=(),
-             fastmath: bool = False, parallel: bool = False, filename: str | None = None,
+             fastmath: bool = False, parallel: bool | None = None,
+             filename: str | None = None,
              on_function=None) -> CellRun:
     """Run `source` in `namespace` with every top-level `def` jitted (what `%%jit` does,
     without IPython). Returns the `CellRun`: `.functions` (name -> jitted), `.skipped`."""
