@@ -13,7 +13,9 @@ from .config import config
 from .core.interpreter import eval_jaxpr
 from .core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from .core.typecheck import typecheck_jaxpr
-from .tree import register_pytree_node, tree_flatten, tree_leaves, tree_map, tree_unflatten
+from .tree import (register_pytree_node, tree_flatten, tree_leaves, tree_map,
+                   tree_structure, tree_unflatten)
+from . import tree, tree_util  # noqa: E402  (jax.tree, jax.tree_util)
 from . import lax  # noqa: E402
 from . import numpy  # noqa: E402
 from . import debug, diagnostics  # noqa: E402
@@ -32,7 +34,8 @@ __all__ = ["jit", "block_until_ready", "registry", "debug", "subscribe", "Event"
            "JitvizWarning", "SideEffectWarning", "StaleGlobalWarning", "RetraceWarning",
            "UnrolledLoopWarning", "CacheInfo", "Lowered", "Compiled", "make_jaxpr", "eval_jaxpr", "typecheck_jaxpr", "ShapedArray", "ClosedJaxpr",
            "Jaxpr", "Eqn", "Var", "Literal", "Array", "config", "errors", "lax", "numpy",
-           "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map", "register_pytree_node",
+           "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map", "tree_structure",
+           "register_pytree_node", "tree", "tree_util",
            "expect_compiles", "ledger", "grad", "value_and_grad", "jvp", "vjp", "vmap",
            "explore", "monitor", "random", "diff", "diff_with_previous", "ProgramDiff",
            "export"]
