@@ -38,10 +38,12 @@ __all__ = ["jit", "block_until_ready", "registry", "debug", "subscribe", "Event"
            "register_pytree_node", "tree", "tree_util",
            "expect_compiles", "ledger", "grad", "value_and_grad", "jvp", "vjp", "vmap",
            "explore", "monitor", "random", "diff", "diff_with_previous", "ProgramDiff",
-           "export"]
+           "export", "nn", "scipy"]
 def load_ipython_extension(ip): from .magics import load_ipython_extension as _l; _l(ip)  # noqa: E302,E501,E704
 def unload_ipython_extension(ip): from .magics import unload_ipython_extension as _u; _u(ip)  # noqa: E302,E501,E704
 from .explorer import explore, monitor  # noqa: E402
 # --- transformations (grad, vmap) and counter-based random numbers: jitviz/transforms, random.py
 from .transforms import grad, value_and_grad, jvp, vjp, vmap  # noqa: E402
 from . import random  # noqa: E402
+# --- JAX's other modules (jax.nn, jax.scipy), composed from jitviz.numpy and jitviz.lax
+from . import nn, scipy  # noqa: E402

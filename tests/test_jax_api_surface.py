@@ -198,3 +198,234 @@ def test_jit_takes_dataclasses_and_namedtuples_and_recompiles_on_static_field():
     assert len(calls) == 1
     f(Params(jnp.float32(5.0), jnp.float32(1.0), "other"), Point(jnp.float32(3.0), 0.0))
     assert len(calls) == 2  # a static field is part of the structure, as in JAX
+
+
+# --- jitviz.nn --------------------------------------------------------------------------------
+
+from jitviz import nn  # noqa: E402
+
+SPECIALS = np.array([-np.inf, -1e4, -100.0, -20.0, -3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, 6.0,
+                     20.0, 100.0, 1e4, np.inf], np.float32)
+FINITE = np.array([-30.0, -6.0, -3.0, -1.3, -0.5, -1e-3, 0.25, 0.7, 1.5, 3.0, 5.5, 7.0, 40.0],
+                  np.float32)  # away from the kinks, where a derivative is defined
+ELEMENTWISE = ["relu", "relu6", "sigmoid", "softplus", "log_sigmoid", "silu", "swish", "gelu",
+               "elu", "leaky_relu", "celu", "selu", "hard_tanh", "hard_sigmoid", "hard_silu",
+               "hard_swish", "soft_sign", "mish", "squareplus", "identity"]
+
+
+def assert_like_jax(ours, theirs, rtol=2e-6, atol=1e-30):
+    """Same shapes, dtypes and values (subnormals count as 0: XLA's CPU flushes them)."""
+    ours, theirs = jax.tree.leaves(ours), jax.tree.leaves(theirs)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, a.dtype, b.shape, b.dtype)
+        if a.dtype.kind == "f":
+            tiny = np.finfo(a.dtype).tiny
+            a, b = np.where(np.abs(a) < tiny, 0, a), np.where(np.abs(b) < tiny, 0, b)
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # inf * 0 in the eager reference
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_nn_elementwise_values_match_jax_eager_and_jit(name):
+    ours, theirs = getattr(nn, name), getattr(jax.nn, name)
+    expected = theirs(SPECIALS)
+    # atol: gelu's 1 + tanh(..) cancels near x = -3, where tanh's last ulp shows
+    assert_like_jax(ours(SPECIALS), expected, atol=2e-7)
+    assert_like_jax(jitviz.jit(ours)(SPECIALS), expected, atol=2e-7)
+    assert_like_jax(ours(SPECIALS.reshape(4, 4)), theirs(SPECIALS.reshape(4, 4)))
+    assert_like_jax(ours(np.float32(0.5)), theirs(np.float32(0.5)))
+
+
+@pytest.mark.parametrize("name", [n for n in ELEMENTWISE if n != "identity"])
+def test_nn_elementwise_gradients_match_jax(name):
+    ours, theirs = getattr(nn, name), getattr(jax.nn, name)
+    for x in FINITE:
+        assert_like_jax(jitviz.grad(ours)(x), jax.grad(theirs)(x), rtol=2e-5, atol=1e-7)
+    assert_like_jax(jitviz.vmap(jitviz.grad(ours))(FINITE), jax.vmap(jax.grad(theirs))(FINITE),
+                    rtol=2e-5, atol=1e-7)
+
+
+def test_relu_and_relu6_derivatives_at_the_kinks_are_zero_as_jax():
+    for ours, theirs, x in ((nn.relu, jax.nn.relu, 0.0), (nn.relu6, jax.nn.relu6, 0.0),
+                            (nn.relu6, jax.nn.relu6, 6.0)):
+        assert float(jitviz.grad(ours)(np.float32(x))) == float(jax.grad(theirs)(np.float32(x)))
+
+
+def test_nn_integer_inputs_promote_as_jax():
+    ints = np.array([-3, 0, 2, 7], np.int32)
+    for name in ("relu", "relu6", "gelu", "elu", "softplus", "hard_tanh", "celu", "leaky_relu",
+                 "hard_sigmoid", "soft_sign"):
+        assert_like_jax(getattr(nn, name)(ints), getattr(jax.nn, name)(ints))
+
+
+def test_gelu_exact_matches_jax_in_float32_and_refuses_float64(x64):
+    x = np.linspace(-12, 12, 2001).astype(np.float32)
+    assert_like_jax(nn.gelu(x, approximate=False), jax.nn.gelu(x, approximate=False),
+                    rtol=5e-6, atol=1e-37)
+    assert_like_jax(jitviz.grad(lambda v: nn.gelu(v, approximate=False))(np.float32(0.7)),
+                    jax.grad(lambda v: jax.nn.gelu(v, approximate=False))(np.float32(0.7)),
+                    rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="approximate=True|float32"):
+        nn.gelu(np.ones(3, np.float64), approximate=False)
+
+
+ROWS = np.array([[1.0, 2.0, 3.0, 4.0], [-np.inf, 0.0, 1.0, -np.inf], [-np.inf] * 4,
+                 [1e4, -1e4, 1e4, 0.0], [88.0, 89.0, 90.0, -100.0]], np.float32)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp", "standardize"])
+@pytest.mark.parametrize("axis", [-1, 0, None, (0, 1)])
+def test_nn_reductions_match_jax(name, axis):
+    if name == "standardize" and axis is None:
+        pytest.skip("standardize needs an axis")
+    ours, theirs = getattr(nn, name), getattr(jax.nn, name)
+    data = ROWS if name != "standardize" else np.nan_to_num(ROWS, neginf=-5.0)
+    assert_like_jax(ours(data, axis=axis), theirs(data, axis=axis), rtol=1e-5)
+    assert_like_jax(jitviz.jit(lambda v: ours(v, axis=axis))(data), theirs(data, axis=axis),
+                    rtol=1e-5)
+
+
+def test_softmax_where_and_gradients_match_jax():
+    x = np.array([[0.5, -1.0, 2.0], [3.0, 0.0, -2.0]], np.float32)
+    mask = np.array([[True, False, True], [True, True, False]])
+    for name in ("softmax", "log_softmax"):
+        assert_like_jax(getattr(nn, name)(x, where=mask), getattr(jax.nn, name)(x, where=mask))
+        w = np.array([[1.0, 2.0, -1.0], [0.5, 0.0, 3.0]], np.float32)
+        g = jitviz.grad(lambda v: jnp.sum(getattr(nn, name)(v) * w))(x)
+        gj = jax.grad(lambda v: (getattr(jax.nn, name)(v) * w).sum())(x)
+        assert_like_jax(g, gj, rtol=1e-5, atol=1e-6)
+    assert_like_jax(jitviz.grad(lambda v: nn.logsumexp(v))(x), jax.grad(jax.nn.logsumexp)(x),
+                    rtol=1e-5)
+    assert_like_jax(jitviz.vmap(nn.softmax)(x), jax.vmap(jax.nn.softmax)(x))
+
+
+def test_glu_one_hot_match_jax():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 10
+    for axis in (-1, 0):
+        assert_like_jax(nn.glu(x, axis=axis), jax.nn.glu(x, axis=axis))
+    labels = np.array([[0, 2], [3, -1]], np.int32)
+    for kwargs in ({}, {"axis": 0}, {"dtype": np.int32}, {"axis": 1, "dtype": np.float32}):
+        assert_like_jax(nn.one_hot(labels, 3, **kwargs), jax.nn.one_hot(labels, 3, **kwargs))
+    assert_like_jax(jitviz.jit(lambda v: nn.one_hot(v, 4))(labels), jax.nn.one_hot(labels, 4))
+    assert_like_jax(jitviz.vmap(lambda v: nn.one_hot(v, 4))(labels),
+                    jax.vmap(lambda v: jax.nn.one_hot(v, 4))(labels))
+
+
+def test_standardize_options_match_jax():
+    x = np.array([[1.0, 2.0, 4.0], [10.0, 11.5, 12.0]], np.float32)
+    for kwargs in ({}, {"algorithm": "stable"}, {"epsilon": 1e-2},
+                   {"mean": np.float32(1.0), "variance": np.float32(4.0)}):
+        assert_like_jax(nn.standardize(x, **kwargs), jax.nn.standardize(x, **kwargs), rtol=1e-5)
+
+
+INITS = [("zeros", None), ("ones", None), ("constant", (-7.0,)), ("uniform", (2.0,)),
+         ("normal", (3.0,)), ("truncated_normal", (3.0,)), ("glorot_uniform", ()),
+         ("glorot_normal", ()), ("lecun_uniform", ()), ("lecun_normal", ()),
+         ("he_uniform", ()), ("he_normal", ()), ("xavier_uniform", ()), ("kaiming_normal", ()),
+         ("variance_scaling", (0.5, "fan_out", "normal")),
+         ("variance_scaling", (2.0, "fan_geo_avg", "truncated_normal"))]
+
+
+@pytest.mark.parametrize("name,args", INITS, ids=[f"{n}{a or ''}" for n, a in INITS])
+def test_initializers_match_jax(name, args):
+    ours, theirs = getattr(nn.initializers, name), getattr(jax.nn.initializers, name)
+    if args is not None:
+        ours, theirs = ours(*args), theirs(*args)
+    key, xkey = jitviz.random.PRNGKey(3), jax.random.PRNGKey(3)
+    for shape, dtype in (((4, 5), None), ((2, 3, 6), np.float32)):
+        got = ours(key, shape, dtype) if dtype else ours(key, shape)
+        want = theirs(xkey, shape, dtype) if dtype else theirs(xkey, shape)
+        assert_like_jax(got, want, rtol=2e-5, atol=2e-6)
+    jitted = jitviz.jit(lambda k: ours(k, (4, 5)))(key)
+    assert_like_jax(jitted, theirs(xkey, (4, 5)), rtol=2e-5, atol=2e-6)
+
+
+def test_random_truncated_normal_matches_jax():
+    key, xkey = jitviz.random.PRNGKey(0), jax.random.PRNGKey(0)
+    for lo, hi in ((-2.0, 2.0), (-1.0, 3.0), (0.5, 0.75)):
+        got = jitviz.random.truncated_normal(key, lo, hi, (1000,))
+        assert_like_jax(got, jax.random.truncated_normal(xkey, lo, hi, (1000,)),
+                        rtol=2e-5, atol=2e-6)
+        assert float(jnp.min(got)) > lo and float(jnp.max(got)) < hi
+
+
+# --- jitviz.scipy.special, jitviz.scipy.stats.norm ---------------------------------------------
+
+import jitviz.scipy  # noqa: E402
+import jax.scipy  # noqa: E402
+
+
+def test_logsumexp_b_return_sign_and_inf_rows_match_jax():
+    sp, xsp = jitviz.scipy.special, jax.scipy.special
+    a = ROWS
+    b = np.array([[1.0, -2.0, 0.5, 0.0], [1.0, 1.0, -1.0, 2.0], [1.0] * 4,
+                  [0.0, 1.0, 1.0, 1.0], [-1.0, -1.0, -1.0, -1.0]], np.float32)
+    cases = [dict(), dict(axis=1), dict(axis=0, keepdims=True), dict(b=b, axis=1),
+             dict(b=b, axis=1, return_sign=True), dict(b=b), dict(b=2.0, axis=-1),
+             dict(axis=(0, 1), keepdims=True, return_sign=True)]
+    for kw in cases:
+        assert_like_jax(sp.logsumexp(a, **kw), xsp.logsumexp(a, **kw), rtol=1e-5)
+        assert_like_jax(jitviz.jit(lambda v: sp.logsumexp(v, **kw))(a),
+                        xsp.logsumexp(a, **kw), rtol=1e-5)
+    ints = np.arange(4, dtype=np.int32)
+    assert_like_jax(sp.logsumexp(ints), xsp.logsumexp(ints))  # integers promote to float32
+    assert_like_jax(jitviz.grad(lambda v: sp.logsumexp(v, b=b[0]))(a[0]),
+                    jax.grad(lambda v: xsp.logsumexp(v, b=b[0]))(a[0]), rtol=1e-5)
+
+
+X = np.array([-np.inf, -5.0, -1.0, -1e-3, 0.0, 1e-3, 0.3, 0.5, 0.99, 1.0, 2.0, np.inf, np.nan],
+             np.float32)
+Y = np.array([0.0, 0.0, 1.5, 2.0, 0.0, -0.5, 1e-30, np.nan, 3.0, -1.0, np.inf, 0.5, 2.0],
+             np.float32)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", ["expit", "logit", "entr", "xlogy", "xlog1py", "ndtri"])
+def test_special_functions_match_jax(name):
+    ours, theirs = getattr(jitviz.scipy.special, name), getattr(jax.scipy.special, name)
+    args = (X, Y) if name.startswith("xlog") else (X,)
+    assert_like_jax(ours(*args), theirs(*args), rtol=3e-6)
+    assert_like_jax(jitviz.jit(ours)(*args), theirs(*args), rtol=3e-6)
+    if name != "ndtri":  # (JAX's ndtri refuses integers)
+        ints = tuple(np.array([0, 1, 2], np.int32) for _ in args)
+        assert_like_jax(ours(*ints), theirs(*ints), rtol=3e-6)
+    interior = tuple(np.array([0.2, 0.5, 0.9], np.float32) for _ in args)
+    grad = lambda f: (lambda *v: f(*v).sum())  # noqa: E731
+    assert_like_jax(jitviz.grad(grad(ours))(*interior), jax.grad(grad(theirs))(*interior),
+                    rtol=1e-5)
+
+
+def test_ndtri_tails_and_float64(x64):
+    p = np.array([1e-37, 1e-20, 1e-8, 0.01, 0.1353, 0.5, 0.9, 1 - 1e-7], np.float32)
+    assert_like_jax(jitviz.scipy.special.ndtri(p), jax.scipy.special.ndtri(p), rtol=3e-6)
+    import scipy.special  # float64 against SciPy (the same Cephes algorithm): JAX is in x32
+    p64 = p.astype(np.float64)
+    np.testing.assert_allclose(jitviz.scipy.special.ndtri(p64), scipy.special.ndtri(p64),
+                               rtol=1e-13)
+
+
+NORM_X = np.concatenate([np.linspace(-12, 8, 401), [-np.inf, np.inf, np.nan]]).astype(np.float32)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", ["pdf", "logpdf", "cdf", "logcdf", "ppf"])
+def test_norm_matches_jax_in_float32(name):
+    ours, theirs = getattr(jitviz.scipy.stats.norm, name), getattr(jax.scipy.stats.norm, name)
+    x = NORM_X if name != "ppf" else np.concatenate([np.linspace(0, 1, 201), [1e-30, 1e-8]]
+                                                    ).astype(np.float32)
+    # cdf in the far left tail is exp(-x^2/2)-small: float32 rounding of x^2 gives ~1e-5
+    assert_like_jax(ours(x), theirs(x), rtol=2e-5, atol=1e-37)
+    assert_like_jax(ours(x, 1.5, 2.0), theirs(x, 1.5, 2.0), rtol=2e-5, atol=1e-37)
+    assert_like_jax(jitviz.jit(ours)(x), theirs(x), rtol=2e-5, atol=1e-37)
+    pt = np.float32(0.3)
+    assert_like_jax(jitviz.grad(ours)(pt), jax.grad(theirs)(pt), rtol=1e-5)
+    assert_like_jax(jitviz.vmap(ours)(x[:5]), jax.vmap(theirs)(x[:5]), rtol=2e-5, atol=1e-37)
+
+
+def test_norm_cdf_refuses_float64_and_erf_is_not_exported(x64):
+    with pytest.raises(NotImplementedError, match="erf"):
+        jitviz.scipy.stats.norm.cdf(np.ones(2, np.float64))
+    assert not hasattr(jitviz.scipy.special, "erf")  # waits for an erf primitive
