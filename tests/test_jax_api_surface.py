@@ -429,3 +429,78 @@ def test_norm_cdf_refuses_float64_and_erf_is_not_exported(x64):
     with pytest.raises(NotImplementedError, match="erf"):
         jitviz.scipy.stats.norm.cdf(np.ones(2, np.float64))
     assert not hasattr(jitviz.scipy.special, "erf")  # waits for an erf primitive
+
+
+# --- devices, eval_shape, disable_jit -------------------------------------------------------
+
+def test_devices_match_jax_on_cpu():
+    assert repr(jitviz.devices()) == repr(jax.devices("cpu")) == "[CpuDevice(id=0)]"
+    dev, xdev = jitviz.devices()[0], jax.devices("cpu")[0]
+    assert (str(dev), dev.id, dev.platform, dev.device_kind, dev.process_index) == \
+        (str(xdev), xdev.id, xdev.platform, xdev.device_kind, xdev.process_index)
+    assert jitviz.local_devices() == jitviz.devices("cpu") == [dev]
+    assert (jitviz.device_count(), jitviz.local_device_count(), jitviz.process_index(),
+            jitviz.process_count()) == (1, 1, 0, 1)
+    assert jitviz.default_backend() == "cpu"
+    with pytest.raises(RuntimeError, match="Unknown backend: 'gpu'"):
+        jitviz.devices("gpu")
+
+
+def test_device_put_get_and_array_placement_match_jax():
+    x = np.arange(3, dtype=np.float32)
+    ours, theirs = jitviz.device_put(x), jax.device_put(x)
+    assert isinstance(ours, jitviz.Array)
+    assert_like_jax(ours, theirs)
+    assert repr(ours.devices()) == repr(theirs.devices())
+    assert str(ours.device) == str(theirs.device) and repr(ours.device) == repr(theirs.device)
+    assert repr(ours.sharding) == repr(theirs.sharding)
+    assert jitviz.device_put(x, jitviz.devices()[0]).device == jitviz.devices()[0]
+    tree = {"a": [1, 2.0], "b": x}
+    put, xput = jitviz.device_put(tree), jax.device_put(tree)
+    assert [(np.asarray(a).dtype, getattr(a, "weak_type", False)) for a in jitviz.tree.leaves(put)] \
+        == [(np.asarray(b).dtype, b.weak_type) for b in jax.tree.leaves(xput)]
+    got, xgot = jitviz.device_get({"a": ours, "n": 1}), jax.device_get({"a": theirs, "n": 1})
+    assert type(got["a"]) is type(xgot["a"]) is np.ndarray and got["n"] == xgot["n"] == 1
+    out = jitviz.jit(lambda v: v * 2)(x)
+    assert out.device == jitviz.devices()[0]
+    assert jitviz.block_until_ready({"o": out, "n": 3, "s": None}) == {"o": out, "n": 3, "s": None}
+
+
+def test_eval_shape_matches_jax():
+    def f(a, b, scale=2.0):
+        return {"mm": a @ b, "sum": jnp.sum(a) * scale, "n": a.shape[0], "w": b[0] + 1}
+
+    def fx(a, b, scale=2.0):
+        return {"mm": a @ b, "sum": xnp.sum(a) * scale, "n": a.shape[0], "w": b[0] + 1}
+
+    args = (jitviz.ShapeDtypeStruct((2, 3), jnp.float32), np.ones((3, 4), np.float32))
+    xargs = (jax.ShapeDtypeStruct((2, 3), xnp.float32), np.ones((3, 4), np.float32))
+    assert repr(jitviz.eval_shape(f, *args)) == repr(jax.eval_shape(fx, *xargs))
+    for fn, xfn in ((lambda: 1.0, lambda: 1.0), (lambda v: v * 2, lambda v: v * 2)):
+        a = () if fn.__code__.co_argcount == 0 else (3,)
+        assert repr(jitviz.eval_shape(fn, *a)) == repr(jax.eval_shape(xfn, *a))
+    s = jitviz.ShapeDtypeStruct((2, 3), jnp.int32)
+    assert (repr(s), s.size, s.ndim) == (repr(jax.ShapeDtypeStruct((2, 3), xnp.int32)), 6, 2)
+    assert s == jitviz.ShapeDtypeStruct((2, 3), np.int32) and hash(s) == hash(
+        jitviz.ShapeDtypeStruct((2, 3), np.int32))
+
+
+def test_disable_jit_runs_python_each_call_and_jax_config_names():
+    calls = []
+
+    @jitviz.jit
+    def f(x):
+        calls.append(type(x))
+        return x * 2
+
+    with jitviz.disable_jit():
+        assert float(f(1.5)) == 3.0 and float(f(2.5)) == 5.0
+    assert calls == [float, float]  # ran as Python, with the values themselves
+    assert float(f(jnp.float32(1.0))) == 2.0 and len(calls) == 3  # traced once
+    assert not jitviz.config.disable_jit
+    before = jitviz.config.read("jax_enable_x64")
+    jitviz.config.update("jax_enable_x64", True)
+    try:
+        assert jitviz.config.enable_x64 is True
+    finally:
+        jitviz.config.update("jax_enable_x64", before)
