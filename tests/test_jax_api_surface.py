@@ -504,3 +504,59 @@ def test_disable_jit_runs_python_each_call_and_jax_config_names():
         assert jitviz.config.enable_x64 is True
     finally:
         jitviz.config.update("jax_enable_x64", before)
+
+
+# --- a JAX notebook with only its imports changed -------------------------------------------
+
+NOTEBOOK = '''
+def init_mlp(key, sizes):
+    keys = random.split(key, len(sizes) - 1)
+    return [{"w": nn.initializers.glorot_normal()(k, (m, n), jnp.float32),
+             "b": nn.initializers.zeros(k, (n,), jnp.float32)}
+            for k, m, n in zip(keys, sizes[:-1], sizes[1:])]
+
+def predict(params, x):
+    for layer in params[:-1]:
+        x = nn.gelu(x @ layer["w"] + layer["b"])
+    return nn.log_softmax(x @ params[-1]["w"] + params[-1]["b"])
+
+def loss(params, x, labels):
+    return -jnp.mean(jnp.sum(predict(params, x) * nn.one_hot(labels, 3), axis=-1))
+
+@jax.jit
+def step(params, x, labels):
+    value, grads = jax.value_and_grad(loss)(params, x, labels)
+    return value, jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+
+key = random.PRNGKey(0)
+key, data_key = random.split(key)
+x = random.normal(data_key, (16, 4))
+labels = jnp.arange(16) % 3
+params = init_mlp(key, [4, 8, 3])
+losses = []
+for _ in range(3):
+    value, params = step(params, x, labels)
+    losses.append(value)
+per_example = jax.vmap(lambda xi: predict(params, xi[None])[0])(x)
+n_params = sum(p.size for p in tree_util.tree_leaves(params))
+paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(params)[0]]
+shapes = jax.eval_shape(predict, params, jax.ShapeDtypeStruct((5, 4), jnp.float32))
+device = repr(jax.devices()[0])
+'''
+
+
+def test_a_jax_notebook_runs_on_jitviz_after_changing_its_imports():
+    results = {}
+    for name, header in (("jax", "import jax\nimport jax.numpy as jnp\n"
+                                 "from jax import lax, random, nn, tree_util\n"),
+                         ("jitviz", "import jitviz as jax\nimport jitviz.numpy as jnp\n"
+                                    "from jitviz import lax, random, nn, tree_util\n")):
+        ns: dict = {}
+        exec(compile(header + NOTEBOOK, f"<notebook on {name}>", "exec"), ns)
+        results[name] = ns
+    ours, theirs = results["jitviz"], results["jax"]
+    assert_like_jax(ours["losses"], theirs["losses"], rtol=2e-4)
+    assert_like_jax(ours["params"], theirs["params"], rtol=2e-4, atol=1e-6)
+    assert_like_jax(ours["per_example"], theirs["per_example"], rtol=2e-4, atol=1e-6)
+    assert ours["n_params"] == theirs["n_params"] and ours["paths"] == theirs["paths"]
+    assert repr(ours["shapes"]) == repr(theirs["shapes"]) and ours["device"] == theirs["device"]
