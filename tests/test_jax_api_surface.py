@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import functools
 
 import numpy as np
 import pytest
@@ -457,8 +456,8 @@ def test_device_put_get_and_array_placement_match_jax():
     assert jitviz.device_put(x, jitviz.devices()[0]).device == jitviz.devices()[0]
     tree = {"a": [1, 2.0], "b": x}
     put, xput = jitviz.device_put(tree), jax.device_put(tree)
-    assert [(np.asarray(a).dtype, getattr(a, "weak_type", False)) for a in jitviz.tree.leaves(put)] \
-        == [(np.asarray(b).dtype, b.weak_type) for b in jax.tree.leaves(xput)]
+    assert [(np.asarray(a).dtype, a.weak_type) for a in jitviz.tree.leaves(put)] == \
+        [(np.asarray(b).dtype, b.weak_type) for b in jax.tree.leaves(xput)]
     got, xgot = jitviz.device_get({"a": ours, "n": 1}), jax.device_get({"a": theirs, "n": 1})
     assert type(got["a"]) is type(xgot["a"]) is np.ndarray and got["n"] == xgot["n"] == 1
     out = jitviz.jit(lambda v: v * 2)(x)
