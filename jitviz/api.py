@@ -6,7 +6,9 @@ import inspect
 import operator
 from typing import NamedTuple
 
-from .core.ir import ClosedJaxpr
+import numpy as np
+
+from .core.ir import ClosedJaxpr, ShapedArray
 from .core.report import TraceMonitor, TraceReport, referenced_bindings
 from .core.source import function_location, function_name
 from .core.trace import JaxprTrace, Tracer, concrete_aval, current_trace, device_aval, \
@@ -193,3 +195,63 @@ def make_jaxpr(fun, static_argnums=(), static_argnames=()):
 
     make.__name__ = f"make_jaxpr({function_name(fun)})"
     return make
+
+
+class ShapeDtypeStruct:
+    """`jax.ShapeDtypeStruct`: a shape and dtype standing for an array (for `eval_shape`)."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(self, shape, dtype, *, weak_type=False, sharding=None):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = _as_dtype(dtype)
+        self.weak_type, self.sharding = bool(weak_type), sharding
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type)
+                == (other.shape, other.dtype, other.weak_type))
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+
+def _as_dtype(dtype):
+    try:
+        return np.dtype(dtype)
+    except TypeError:  # jnp.float32 and other objects that carry a dtype
+        return np.dtype(dtype.dtype)
+
+
+def eval_shape(fun, *args, **kwargs):
+    """`jax.eval_shape`: the shapes and dtypes `fun` would return, as `ShapeDtypeStruct`s,
+    found by tracing alone (nothing is computed or compiled). Arguments may be arrays,
+    scalars or `ShapeDtypeStruct`s (anything with `.shape` and `.dtype`)."""
+    spec = arg_spec(fun)
+    split = split_args(spec, args, kwargs)
+    avals = [_struct_aval(leaf) or aval for leaf, aval in
+             zip(split.dyn_leaves, _avals_or_none(split))]
+    closed = trace_to_jaxpr(fun, spec, args, kwargs, purpose="eval_shape", split=split,
+                            avals=avals)
+    outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
+    return tree_unflatten(closed.out_tree, outs)
+
+
+def _struct_aval(leaf):
+    if isinstance(leaf, (Tracer, np.ndarray, np.generic)) or not hasattr(leaf, "dtype") \
+            or not hasattr(leaf, "shape"):
+        return None
+    return ShapedArray(leaf.shape, np.dtype(leaf.dtype), bool(getattr(leaf, "weak_type", False)))
+
+
+def _avals_or_none(split):
+    """The abstract value of each leaf that is not a ShapeDtypeStruct-like stand-in."""
+    return [None if _struct_aval(leaf) is not None else leaf_avals(
+        split._replace(dyn_leaves=[leaf], leaf_paths=[path]))[0]
+        for path, leaf in zip(split.leaf_paths, split.dyn_leaves)]

@@ -1,6 +1,7 @@
 """Global settings: `jitviz.config.update("enable_x64", True)`, as in JAX."""
 from __future__ import annotations
 
+import contextlib
 import threading
 
 
@@ -24,6 +25,8 @@ class Config:
         "parallel_min_ops": 1 << 20,
         # tracing
         "record_nondeterminism": True,
+        # jitted functions run as plain Python, op by op (`jitviz.disable_jit()`)
+        "disable_jit": False,
     }
 
     def __init__(self):
@@ -31,6 +34,7 @@ class Config:
         self.__dict__.update(self._defaults)
 
     def update(self, name: str, value) -> None:
+        name = self._jax_name(name)
         if name not in self._defaults:
             known = ", ".join(sorted(self._defaults))
             raise AttributeError(f"jitviz.config has no option {name!r}; known options: {known}")
@@ -38,7 +42,13 @@ class Config:
             setattr(self, name, value)
 
     def read(self, name: str):
-        return getattr(self, name)
+        return getattr(self, self._jax_name(name))
+
+    def _jax_name(self, name: str) -> str:
+        """JAX's option names (`jax_enable_x64`) name the same switches."""
+        if name.startswith("jax_") and name[4:] in self._defaults:
+            return name[4:]
+        return name
 
     def reset(self) -> None:
         self.__dict__.update(self._defaults)
@@ -49,3 +59,15 @@ class Config:
 
 
 config = Config()
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True):
+    """`jax.disable_jit()`: inside the block, jitted functions run their Python op by op
+    (eagerly; `print` prints every call), for debugging."""
+    before = config.disable_jit
+    config.update("disable_jit", bool(disable))
+    try:
+        yield
+    finally:
+        config.update("disable_jit", before)

@@ -397,6 +397,8 @@ class JitFunction:
         return functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
+        if config.disable_jit:  # jax.disable_jit(): plain Python, op by op
+            return self.__wrapped__(*args, **kwargs)
         if not kwargs and self._fast_ok:
             fast = _fast_key(args, self._static_pos)
             hit = self._cache.fast.get(fast) if fast is not None else None

@@ -493,3 +493,30 @@ _register_transform_rules()
 
 __all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "randint",
            "bernoulli", "permutation", "KeyReuseWarning", "threefry2x32_p"]
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=None):
+    """Standard normal floats truncated to (lower, upper), JAX's method: uniform between
+    erf(lower / sqrt 2) and erf(upper / sqrt 2), through sqrt(2) erfinv, clipped inside the
+    bounds. Concrete bounds use Python's erf; traced ones jitviz's composed float32 erf."""
+    from . import numpy as jnp
+    dt = _float_dtype(dtype)
+    if shape is None:
+        shape = np.broadcast_shapes(np.shape(lower), np.shape(upper))
+    shape = _shape(shape)
+    a, b = (_erf_of_bound(v / np.sqrt(2.0), dt) for v in (lower, upper))
+    u = uniform(key, shape, dt, a, b)
+    out = P.mul_p.bind(_const(np.sqrt(2.0), dt), _erf_inv(u, dt))
+    lo = jnp.nextafter(jnp.asarray(lower, dt), np.asarray(np.inf, dt))
+    hi = jnp.nextafter(jnp.asarray(upper, dt), np.asarray(-np.inf, dt))
+    return jnp.clip(out, lo, hi)
+
+
+def _erf_of_bound(v, dt):
+    if isinstance(v, Tracer):
+        from ._erf import erf
+        return erf(v)
+    return np.asarray(np.vectorize(math.erf)(np.asarray(v, np.float64)), dt)
+
+
+__all__.append("truncated_normal")

@@ -1,0 +1,7 @@
+"""`jitviz.scipy`: the parts of `jax.scipy` composed from `jitviz.numpy` and `jitviz.lax`
+(`special`, `stats.norm`)."""
+from __future__ import annotations
+
+from . import special, stats  # noqa: F401
+
+__all__ = ["special", "stats"]

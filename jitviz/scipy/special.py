@@ -1,0 +1,184 @@
+"""`jitviz.scipy.special`, as `jax.scipy.special`, composed from `jitviz.numpy` / `jitviz.lax`.
+
+`ndtr` and `log_ndtr` use jitviz's composed float32 erf/erfc (`jitviz/_erf.py`: there is no
+erf primitive yet) and refuse float64; `ndtri` is JAX's own rational approximation (any float).
+`erf`, `erfc`, `gammaln`, `digamma` are not here: they wait for their primitives.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import lax
+from .. import numpy as jnp
+
+
+def _inexact(*args):
+    from ..numpy._core import promote
+    return promote(*args, inexact=True)
+
+
+def _dtype(x):
+    return lax.aval_of(x).dtype
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """`jax.scipy.special.logsumexp`: log(sum(b * exp(a))) without overflow — the finite
+    maximum is subtracted first (0 for a row of -inf, whose result is then -inf). With `b`,
+    a negative sum gives NaN, or its sign with `return_sign=True`."""
+    if where is not None:
+        a = jnp.where(where, a, -np.inf)
+    if b is not None:
+        a, b = _inexact(a, b)
+        a = jnp.where(b != 0, a, -np.inf)
+    else:
+        (a,) = _inexact(a)
+    from ..numpy._core import canonical_axes
+    dims = canonical_axes(axis, lax.aval_of(a).ndim)
+    amax = jnp.max(a, axis=dims, keepdims=True, initial=-np.inf)
+    # (JAX stops the gradient here; d/d amax of the result is exactly 0 anyway)
+    amax = jnp.where(jnp.isfinite(amax), amax, jnp.zeros_like(amax))
+    exp_a = jnp.exp(a - amax)
+    if b is not None:
+        exp_a = exp_a * b
+    sumexp = jnp.sum(exp_a, axis=dims, keepdims=keepdims)
+    sign = jnp.sign(sumexp)
+    amax = amax if keepdims else jnp.squeeze(amax, dims)
+    out = jnp.log(jnp.abs(sumexp)) + amax
+    if return_sign:
+        return out, sign
+    if b is not None:
+        out = jnp.where(sign < 0, jnp.asarray(np.nan, _dtype(out)), out)
+    return out
+
+
+def expit(x):
+    """`jax.scipy.special.expit`: the logistic sigmoid."""
+    (x,) = _inexact(x)
+    return lax.logistic(x)
+
+
+def logit(x):
+    """`jax.scipy.special.logit`: log(x / (1 - x))."""
+    (x,) = _inexact(x)
+    return jnp.log(x / (1 - x))
+
+
+def xlogy(x, y):
+    """`jax.scipy.special.xlogy`: x * log(y), 0 where x == 0 (unless y is NaN)."""
+    x, y = _inexact(x, y)
+    return jnp.where((x != 0) | jnp.isnan(y), x * jnp.log(y), jnp.zeros_like(x))
+
+
+def xlog1py(x, y):
+    """`jax.scipy.special.xlog1py`: x * log1p(y), 0 where x == 0 (unless y is NaN)."""
+    x, y = _inexact(x, y)
+    return jnp.where((x != 0) | jnp.isnan(y), x * jnp.log1p(y), jnp.zeros_like(x))
+
+
+def entr(x):
+    """`jax.scipy.special.entr`: -x log x for x > 0, 0 at 0, -inf below."""
+    (x,) = _inexact(x)
+    return jnp.where(x < 0, jnp.full_like(x, -np.inf), -xlogy(x, x))
+
+
+def ndtr(x):
+    """`jax.scipy.special.ndtr`: the standard normal CDF (float32), from erf near 0 and erfc
+    in the tails (so ndtr(-9) keeps its relative accuracy)."""
+    from .._erf import erf, erfc, float32_operand
+    x = float32_operand(x, "ndtr")
+    half_sqrt_2 = np.float32(0.5 * np.sqrt(2.0))
+    w = x * half_sqrt_2
+    z = jnp.abs(w)
+    y = jnp.where(z < half_sqrt_2, 1.0 + erf(w), jnp.where(w > 0, 2.0 - erfc(z), erfc(z)))
+    return 0.5 * y
+
+
+def log_ndtr(x, series_order=3):
+    """`jax.scipy.special.log_ndtr` (float32): log(ndtr(x)), -ndtr(-x) above 5 and JAX's
+    asymptotic series below -10."""
+    if not isinstance(series_order, int):
+        raise TypeError("series_order must be a Python integer.")
+    if not 0 <= series_order <= 30:
+        raise ValueError("series_order must be in [0, 30].")
+    from .._erf import float32_operand
+    x = float32_operand(x, "log_ndtr")
+    lower, upper = np.float32(-10), np.float32(5)
+    above = x > upper
+    res = ndtr(jnp.where(above, -x, jnp.maximum(x, lower)))
+    return jnp.where(above, -res, jnp.where(x > lower, jnp.log(res),
+                                             _log_ndtr_lower(jnp.minimum(x, lower),
+                                                             series_order)))
+
+
+def _log_ndtr_lower(x, series_order):
+    x_2 = jnp.square(x)
+    log_scale = -0.5 * x_2 - jnp.log(-x) - np.float32(0.5 * np.log(2.0 * np.pi))
+    return log_scale + jnp.log(_asymptotic_series(x_2, series_order))
+
+
+def _asymptotic_series(x_2, series_order):
+    even, odd, x_2n = 0.0, 0.0, x_2
+    for n in range(1, series_order + 1):
+        y = float(np.prod(np.arange(2 * n - 1, 0, -2))) / x_2n  # (2n - 1)!! / x^(2n)
+        if n % 2:
+            odd = odd + y
+        else:
+            even = even + y
+        x_2n = x_2n * x_2
+    return 1.0 + even - odd
+
+
+_NDTRI_P0 = (-5.99633501014107895267e1, 9.80010754185999661536e1, -5.66762857469070293439e1,
+             1.39312609387279679503e1, -1.23916583867381258016e0)
+_NDTRI_Q0 = (1.0, 1.95448858338141759834e0, 4.67627912898881538453e0, 8.63602421390890590575e1,
+             -2.25462687854119370527e2, 2.00260212380060660359e2, -8.20372256168333339912e1,
+             1.59056225126211695515e1, -1.18331621121330003142e0)
+_NDTRI_P1 = (4.05544892305962419923e0, 3.15251094599893866154e1, 5.71628192246421288162e1,
+             4.40805073893200834700e1, 1.46849561928858024014e1, 2.18663306850790267539e0,
+             -1.40256079171354495875e-1, -3.50424626827848203418e-2,
+             -8.57456785154685413611e-4)
+_NDTRI_Q1 = (1.0, 1.57799883256466749731e1, 4.53907635128879210584e1, 4.13172038254672030440e1,
+             1.50425385692907503408e1, 2.50464946208309415979e0, -1.42182922854787788574e-1,
+             -3.80806407691578277194e-2, -9.33259480895457427372e-4)
+_NDTRI_P2 = (3.23774891776946035970e0, 6.91522889068984211695e0, 3.93881025292474443415e0,
+             1.33303460815807542389e0, 2.01485389549179081538e-1, 1.23716634817820021358e-2,
+             3.01581553508235416007e-4, 2.65806974686737550832e-6, 6.23974539184983293730e-9)
+_NDTRI_Q2 = (1.0, 6.02427039364742014255e0, 3.67983563856160859403e0, 1.37702099489081330271e0,
+             2.16236993594496635890e-1, 1.34204006088543189037e-2, 3.28014464682127739104e-4,
+             2.89247864745380683936e-6, 6.79019408009981274425e-9)
+
+
+def _polyval(coefs, x, dt):
+    p = jnp.zeros_like(x)
+    for c in coefs:
+        p = p * x + np.asarray(c, dt)
+    return p
+
+
+def ndtri(p):
+    """`jax.scipy.special.ndtri`: the inverse normal CDF, JAX's (Cephes') piecewise rational
+    approximation: one for the centre, two in sqrt(-2 log p) for the tails."""
+    (p,) = _inexact(p)
+    dt = _dtype(p)
+    if dt not in (np.float32, np.float64):
+        raise TypeError(f"x.dtype={dt} is not supported, see docstring for supported types.")
+    c = lambda v: np.asarray(v, dt)  # noqa: E731
+    mcp = jnp.where(p > c(-np.expm1(-2.0)), c(1.0) - p, p)
+    mcp = jnp.where(mcp == c(0.0), jnp.full_like(mcp, 0.5), mcp)
+    w = mcp - c(0.5)
+    ww = jnp.square(w)
+    x_big = (w + w * ww * (_polyval(_NDTRI_P0, ww, dt) / _polyval(_NDTRI_Q0, ww, dt))) \
+        * -c(np.sqrt(2.0 * np.pi))
+    z = jnp.sqrt(c(-2.0) * jnp.log(mcp))
+    first = z - jnp.log(z) / z
+    inv_z = c(1.0) / z
+    x_small = first - _polyval(_NDTRI_P2, inv_z, dt) / _polyval(_NDTRI_Q2, inv_z, dt) / z
+    x_other = first - _polyval(_NDTRI_P1, inv_z, dt) / _polyval(_NDTRI_Q1, inv_z, dt) / z
+    x = jnp.where(mcp > c(np.exp(-2.0)), x_big, jnp.where(z >= c(8.0), x_small, x_other))
+    x = jnp.where(p > c(1.0 - np.exp(-2.0)), x, -x)
+    inf = jnp.full_like(x, np.inf)
+    return jnp.where(p == c(0.0), -inf, jnp.where(p == c(1.0), inf, x))
+
+
+__all__ = ["entr", "expit", "log_ndtr", "logit", "logsumexp", "ndtr", "ndtri", "xlog1py",
+           "xlogy"]
