@@ -15,6 +15,7 @@ Nothing here is asserted; the README quotes the output.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -23,15 +24,15 @@ import textwrap
 import time
 from typing import Callable, NamedTuple
 
-# parallel=True kernels use OpenMP threads (GNU libgomp). Idle threads spin only briefly
-# before they sleep: long spinning would steal the cores of the next single-threaded
-# measurement, while sleeping at once (OMP_WAIT_POLICY=PASSIVE) makes every parallel
-# launch pay a ~40 us wake-up, a cost back-to-back calls in a notebook do not see.
-os.environ.setdefault("GOMP_SPINCOUNT", "1000")
-# One BLAS thread by default: NumPy's and Numba's (SciPy's) OpenBLAS are two thread pools, and
-# on a small shared machine their spinning threads make the dot rows bimodal. Every column
-# calls the same BLAS, so the comparison stays fair; override with OPENBLAS_NUM_THREADS.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# A user's defaults: every core for NumPy's and XLA's BLAS and for jitviz's threaded kernels,
+# no thread pinning. A machine that sets OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (to work around
+# old OpenBLAS bugs) forces a slower kernel on today's NumPy, which a user's machine does not:
+# the script starts itself again without them, and says so.
+_FORCED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+if any(k in os.environ for k in _FORCED) and not os.environ.get("JITVIZ_BENCH_KEEP_BLAS_ENV"):
+    _env = {k: v for k, v in os.environ.items() if k not in _FORCED}
+    _env["JITVIZ_BENCH_DROPPED"] = ",".join(k for k in _FORCED if k in os.environ)
+    os.execve(sys.executable, [sys.executable] + sys.argv, _env)
 
 import numpy as np  # noqa: E402
 from numba import njit  # noqa: E402
@@ -278,9 +279,31 @@ def workloads():
 
 
 
+def ml_workloads():
+    """Softmax, layernorm, GELU, ... (benchmarks/ml_workloads.py) as Workload rows."""
+    import ml_workloads as ml
+    jx = ml.jax_versions(jax, jjnp)
+    return [Workload(name, size, args, fn, np_fn, nb_fn, jx.get(key), False)
+            for name, size, args, fn, np_fn, nb_fn, key in ml.rows(np.random.default_rng(1))]
+
+
+def blas_info() -> str:
+    """NumPy's BLAS and its threads, as a user would find them."""
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        name = f"{blas.get('name')} {blas.get('version', '')}".strip()
+    except Exception:  # noqa: BLE001 - older NumPy
+        name = "unknown BLAS"
+    threads = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
+    dropped = os.environ.get("JITVIZ_BENCH_DROPPED")
+    return (f"NumPy BLAS: {name}, threads: {threads or f'default (all {os.cpu_count()} cores)'}"
+            + (f"; {dropped} unset for this run (a user's machine does not set them)"
+               if dropped else ""))
+
+
 def run_table(rounds, budget):
     rows = []
-    for w in workloads():
+    for w in workloads() + ml_workloads():
         args = w.args()
         jf = jitviz.jit(w.jitviz_fn, **w.jit_options)
         fns = {"jitviz": jf, "numpy": w.numpy_fn, "numba": w.numba_fn}
@@ -309,6 +332,11 @@ def print_table(rows):
                       fmt_ratio(j, t["numba"]), fmt_ratio(j, t.get("jax")),
                       "yes" if ok else "NO"])
     print_columns(head, lines)
+    ratios = [t["jitviz"] / t["jax"] for _, t, _, _ in rows if t.get("jax")]
+    if ratios:
+        geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print(f"\ngeometric mean of jitviz/jax over {len(ratios)} workloads: {geo:.2f}x "
+              "(below 1: jitviz faster)")
 
 
 # --- compile times -------------------------------------------------------------------------
@@ -432,7 +460,10 @@ def main(argv=None):
     import numba
     print(f"jitviz {jitviz.__version__}, numba {numba.__version__}, numpy {np.__version__}, "
           f"jax {jax.__version__ if jax else 'not installed'}; {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores; best of {rounds} interleaved rounds\n")
+          f"{os.cpu_count()} cores; best of {rounds} interleaved rounds")
+    print(blas_info())
+    print(f"jitviz threads: chosen per kernel (parallel=None), numba has "
+          f"{numba.get_num_threads()}\n")
     print_table(run_table(rounds, budget))
     print()
     print_compile(compile_times())
