@@ -33,7 +33,7 @@ try {
   const details = await line.evaluate((el) => el.parentElement.innerText);
   await page.screenshot({ path: `${outPrefix}-line.png` });
   // follow a generated line into the kernel's source (its <details> opened by hand here)...
-  const gen = page.locator(".jv-annot a.jv-gen").first();
+  const gen = page.locator(".jv-annot details[open] a.jv-gen").first();  // the clicked line's
   const genTarget = (await gen.getAttribute("href")).slice(1);
   await page.evaluate((id) => { document.getElementById(id).closest("details").open = true; },
     genTarget);
@@ -51,6 +51,13 @@ try {
   const diffSvgs = await page.locator("section#diffs svg, section[id^=diff] svg").count();
   await page.screenshot({ path: `${outPrefix}-function.png`, fullPage: false });
   const injected = await page.locator("img[src='x'], script[src]").count();
+  // one picture per view, for the README (test-artifacts/reports-section-*.png)
+  for (const id of ["ledger", "diffs", "annotation"]) {
+    const section = page.locator(`section#${id}`);
+    if (await section.count()) {
+      await section.screenshot({ path: `${outPrefix}-section-${id}.png` });
+    }
+  }
 
   report({ rows, kernelColour, deadColour, fontPx, opened, details, genTarget, hashAfterGen,
     targetOutline, hashAfterBack, sections, diffSvgs, injected, network, problems });
