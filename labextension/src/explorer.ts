@@ -4,7 +4,7 @@
 import { append, clear, el } from "./dom";
 import { clusterIdOf, GraphIndex, nodeIdOf } from "./graphIndex";
 import { renderInspector } from "./inspector";
-import { PanZoom } from "./panzoom";
+import { boxInSvg, PanZoom } from "./panzoom";
 import { graphvizLoader } from "./graphvizLoader";
 import { type GraphvizLoader, renderGraph } from "./render";
 import { renderTimeline } from "./timeline";
@@ -96,9 +96,25 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
     const focus = state.focusAfterDraw;
     state.focusAfterDraw = null;
     const selected = model.get("selected");
-    if (focus && state.index.representative(focus)) select(state.index.representative(focus)!, true);
+    const cluster = focus && view().clusters.includes(focus)
+      ? Array.from(svg.querySelectorAll("g.cluster")).find((g) => clusterIdOf(g) === focus)
+      : undefined;
+    if (cluster && focus) showCluster(focus, cluster as SVGGraphicsElement);
+    else if (focus && state.index.representative(focus)) select(state.index.representative(focus)!, true);
     else if (selected && state.index.node(selected)) select(selected, false);
     else showInspector(undefined);
+  }
+
+  /** An expanded cluster: outline it, show its top, inspect it (its Collapse button). */
+  function showCluster(id: string, g: SVGGraphicsElement): void {
+    for (const s of Array.from(ui.canvas.querySelectorAll(".jv-selected"))) {
+      s.classList.remove("jv-selected");
+    }
+    g.classList.add("jv-selected");
+    showInspector(id);
+    if (state.panzoom && state.svg && "getBBox" in g) {
+      state.panzoom.showTop(boxInSvg(state.svg, g));
+    }
   }
 
   // -- selection and highlighting --
@@ -113,8 +129,8 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
       model.save_changes();
     }
     showInspector(id);
-    if (centre && g && state.panzoom && "getBBox" in g) {
-      state.panzoom.show((g as SVGGraphicsElement).getBBox());
+    if (centre && g && state.panzoom && state.svg && "getBBox" in g) {
+      state.panzoom.show(boxInSvg(state.svg, g as SVGGraphicsElement));
     }
   }
 

@@ -14,8 +14,8 @@ export function renderInspector(node: GraphNode | undefined, graph: Graph,
   const panel = el("div", { class: "jv-inspector-body" });
   if (!node) {
     append(panel, el("p", { class: "jv-hint" },
-      "Click a node to inspect it. Drag to pan, scroll to zoom, double-click a cluster to " +
-      "expand or collapse it."));
+      "Click a node to inspect it. Drag or scroll to pan, Ctrl+scroll to zoom, double-click " +
+      "a cluster to expand or collapse it."));
     return panel;
   }
   append(panel, el("h3", { class: "jv-inspector-title" }, node.label));
