@@ -168,7 +168,7 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
       state.matches = [];
       return;
     }
-    const found = index.search(query);
+    const { nodes: found, mode } = index.searchRanked(query);
     state.matches = found.map((n) => n.id);
     let hidden = 0;
     for (const node of found) {
@@ -177,7 +177,11 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
       if (rep) state.elements.get(rep)?.classList.add("jv-match");
     }
     ui.searchInfo.textContent = `${found.length} match${found.length === 1 ? "" : "es"}` +
+      (mode === "names" || mode === "text" ? "" : ` by ${mode}`) +
       (hidden ? ` (${hidden} in collapsed clusters: Enter expands)` : "");
+    ui.searchInfo.title = mode === "names"
+      ? "primitives and variable names; type src:TEXT to search source lines, line N for a line"
+      : "";
     if (!expandHidden || !found.length) return;
     const toExpand = index.clustersHiding(state.matches.slice(0, 20));
     const first = state.matches.find((m) => index.node(m)?.kind !== "cluster") ?? state.matches[0];
@@ -366,7 +370,7 @@ function buildLayout() {
   const specLabel = el("label", { class: "jv-field" }, "specialization ", specSelect);
   const stageSelect = el("select", { class: "jv-select jv-stage", "aria-label": "stage" });
   const search = el("input", { class: "jv-search", type: "search",
-    placeholder: "search primitive, variable, line\u2026", "aria-label": "search" });
+    placeholder: "primitive, variable, src:text, line 12", "aria-label": "search" });
   const searchInfo = el("span", { class: "jv-search-info" });
   const button = (text: string, label: string) =>
     el("button", { class: "jv-button", type: "button", title: label, "aria-label": label }, text);

@@ -53,7 +53,7 @@ describe("explorer view", () => {
   it("searches, and expands clusters hiding matches on Enter", async () => {
     const { host, model } = await mounted();
     const search = host.querySelector(".jv-search") as HTMLInputElement;
-    search.value = "z = y";
+    search.value = "mul";
     search.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
     expect(host.querySelector("#n-e1")!.classList.contains("jv-match")).toBe(true);
     expect(host.querySelector(".jv-search-info")!.textContent).toContain("1 match");
@@ -85,6 +85,18 @@ describe("explorer view", () => {
     const rows = host.querySelectorAll("li.jv-event");
     (rows[0] as HTMLElement).click(); // a trace of x:f32[3] selects specialization 0
     expect(model.get("specialization")).toBe(0);
+  });
+
+  it("matches source text only with src:", async () => {
+    const { host } = await mounted();
+    const search = host.querySelector(".jv-search") as HTMLInputElement;
+    search.value = "jnp";
+    search.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(host.querySelectorAll(".jv-match").length).toBe(0);
+    search.value = "src:jnp";
+    search.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(host.querySelector("#n-e0")!.classList.contains("jv-match")).toBe(true);
+    expect(host.querySelector(".jv-search-info")!.textContent).toContain("by source");
   });
 
   it("redraws when the model's SVG changes", async () => {
