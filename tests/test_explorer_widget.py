@@ -177,6 +177,17 @@ def test_live_events_reach_the_widget():
     w.close()
 
 
+def test_kernel_source_names_notebook_cells(monkeypatch):
+    from jitviz.explorer import graph as graph_model
+    monkeypatch.setattr(graph_model, "notebook_cell",
+                        lambda path: "cell 12" if path.endswith("/4567.py") else None)
+    text = ("#   exp   /tmp/ipykernel_123/4567.py:4: y = jnp.exp(x)\n"
+            "#   sin   /tmp/ipykernel_123/999.py:2: z\n#   mul   /home/me/model.py:3: w")
+    assert graph_model.cell_names(text) == (
+        "#   exp   cell 12:4: y = jnp.exp(x)\n#   sin   a notebook cell:2: z\n"
+        "#   mul   /home/me/model.py:3: w")
+
+
 def test_monitor_collects_events_of_its_functions():
     f, g = make_jitted(), jitviz.jit(lambda x: x + 1, backend="interpret")
     m = jitviz.monitor(f)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import re
 from typing import Any, Iterable
 
 import numpy as np
@@ -494,10 +495,22 @@ def _kernel_index(kernels) -> dict[int, str]:
     return index
 
 
+_CELL_FILE = re.compile(r"(?:[A-Za-z]:)?[\\/][^\s:'\"]*?ipykernel_\d+[\\/]\d+\.py")
+
+
+def cell_names(text: str) -> str:
+    """`text` with the files IPython compiles notebook cells into (`/tmp/ipykernel_1/2.py`)
+    written as `cell N` (or `a notebook cell` when this kernel does not know it)."""
+    def name(match):
+        cell = notebook_cell(match.group(0))
+        return cell or "a notebook cell"
+    return _CELL_FILE.sub(name, text)
+
+
 def _kernel_fields(kernel) -> dict:
     lines = [source_fields(s) for s in list(getattr(kernel, "source_lines", []))[:20]]
-    return {"name": kernel.name, "source": shorten(getattr(kernel, "source", ""),
-                                                   MAX_KERNEL_SOURCE),
+    return {"name": kernel.name, "source": cell_names(shorten(getattr(kernel, "source", ""),
+                                                              MAX_KERNEL_SOURCE)),
             "equations": len(getattr(kernel, "eqns", ()) or ()),
             "reused": bool(getattr(kernel, "reused", False)), "lines": lines}
 
