@@ -2,7 +2,7 @@
 // pan/zoom, hover highlights and selection, the inspector, and the event timeline.
 
 import { append, clear, el } from "./dom";
-import { clusterIdOf, GraphIndex, nodeIdOf } from "./graphIndex";
+import { clusterIdOf, expandGraph, GraphIndex, nodeIdOf } from "./graphIndex";
 import { renderInspector } from "./inspector";
 import { boxInSvg, PanZoom } from "./panzoom";
 import { graphvizLoader } from "./graphvizLoader";
@@ -29,7 +29,13 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
     matches: [] as string[],
   };
 
-  const graph = (): Graph => model.get("graph") ?? { nodes: [], edges: [], kernels: {} };
+  let expanded: { raw: unknown; graph: Graph } | null = null;
+  const graph = (): Graph => {
+    const raw = model.get("graph");
+    if (!raw) return { nodes: [], edges: [], kernels: {} } as unknown as Graph;
+    if (!expanded || expanded.raw !== raw) expanded = { raw, graph: expandGraph(raw) };
+    return expanded.graph;
+  };
   const view = (): GraphView => model.get("view") ?? { nodes: [], clusters: [], edges: [] };
   const collapsed = (): string[] => model.get("collapsed") ?? [];
 
@@ -217,8 +223,23 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
     updateInfo();
   }
 
+  function updatePending(): void {
+    const pending = Number(model.get("pending") ?? 0);
+    clear(ui.pending);
+    ui.pending.hidden = pending <= 0;
+    if (pending <= 0) return;
+    const show = el("button", { class: "jv-button", type: "button",
+      title: "redraw with the calls made after this explorer was shown" }, "show");
+    show.addEventListener("click", () => model.send({ type: "refresh" }));
+    append(ui.pending, el("span", {},
+      `${pending} newer event${pending === 1 ? "" : "s"} since this cell ran ` +
+      "(later calls of the function) — "), show);
+  }
+
   function updateInfo(): void {
     clear(ui.info);
+    const updated = model.get("updated");
+    if (updated) append(ui.info, el("div", { class: "jv-info-line jv-updated" }, String(updated)));
     const specs: SpecializationRow[] = model.get("specializations") ?? [];
     const spec = specs.find((s) => s.index === model.get("specialization"));
     if (spec && (spec.reason || spec.diff.length)) {
@@ -340,13 +361,15 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
     ["change:stages", updateSelects], ["change:stage", updateSelects],
     ["change:specializations", updateSelects], ["change:specialization", updateSelects],
     ["change:graph", updateInfo], ["change:events", updateTimeline],
-    ["change:selected", onSelected],
+    ["change:selected", onSelected], ["change:pending", updatePending],
+    ["change:updated", updateInfo],
     ["change:jaxpr", () => { ui.jaxpr.textContent = model.get("jaxpr") ?? ""; }],
   ];
   for (const [name, fn] of listeners) model.on(name, fn);
 
   updateSelects();
   updateTimeline();
+  updatePending();
   draw();
 
   return () => {
@@ -386,6 +409,8 @@ function buildLayout() {
     el("span", { class: "jv-spacer" }), fit, zoomIn, zoomOut, expandAll, collapseAll,
     textToggle, badge);
   const info = el("div", { class: "jv-info" });
+  const pending = el("div", { class: "jv-pending", role: "status" });
+  pending.hidden = true;
   const canvas = el("div", { class: "jv-canvas", tabindex: "0" });
   const status = el("div", { class: "jv-status" });
   const jaxpr = el("pre", { class: "jv-jaxpr jv-code" });
@@ -396,8 +421,8 @@ function buildLayout() {
   const timelineTitle = el("h4", { class: "jv-timeline-title" });
   const timeline = el("div", { class: "jv-timeline" });
   const root = el("div", { class: "jv-explorer", "data-state": "loading" },
-    toolbar, info, body, jaxpr, timelineTitle, timeline);
+    toolbar, pending, info, body, jaxpr, timelineTitle, timeline);
   return { root, title, stats, specSelect, specLabel, stageSelect, search, searchInfo, fit,
     zoomIn, zoomOut, expandAll, collapseAll, textToggle, badge, info, canvas, status, inspector,
-    jaxpr, timeline, timelineTitle };
+    jaxpr, timeline, timelineTitle, pending };
 }

@@ -158,6 +158,25 @@ export function searchText(node: GraphNode): string {
   return parts.filter(Boolean).join("\n").toLowerCase();
 }
 
+/** The graph as the widget syncs it (jitviz/explorer/graph.py, `compact_graph`: source lines
+ * and operand types stored once, referred to by index) back in the shape the views read. */
+export function expandGraph(raw: any): Graph {
+  if (typeof raw === "string") raw = JSON.parse(raw); // how the widget syncs it
+  if (!raw || raw.format !== 2) return raw as Graph;
+  const sources: unknown[] = raw.sources ?? [];
+  const types: Record<string, unknown>[] = raw.types ?? [];
+  const operand = ([name, t, extra]: [string, number, Record<string, unknown>?]) =>
+    ({ name, ...(types[t] ?? {}), ...(extra ?? {}) });
+  const nodes = (raw.nodes as any[]).map((node) => {
+    const out: any = { ...node, cluster: node.cluster ?? null };
+    if (typeof node.source === "number") out.source = sources[node.source];
+    if (node.inputs) out.inputs = node.inputs.map(operand);
+    if (node.outputs) out.outputs = node.outputs.map(operand);
+    return out as GraphNode;
+  });
+  return { ...raw, nodes, edges: raw.edges ?? [] } as Graph;
+}
+
 /** Node ids inside SVG elements are `n-<id>`. */
 export function nodeIdOf(element: Element): string | null {
   const id = element.getAttribute("id");

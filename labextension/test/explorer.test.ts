@@ -99,6 +99,20 @@ describe("explorer view", () => {
     expect(host.querySelector(".jv-search-info")!.textContent).toContain("by source");
   });
 
+  it("offers the calls made after its cell ran instead of merging them", async () => {
+    const { host, model } = await mounted({ ...explorerState(), pending: 3 });
+    const bar = host.querySelector(".jv-pending") as HTMLElement;
+    expect(bar.hidden).toBe(false);
+    expect(bar.textContent).toContain("3 newer events since this cell ran");
+    (bar.querySelector("button") as HTMLButtonElement).click();
+    expect(model.sent).toContainEqual({ type: "refresh" });
+    model.trigger("pending", 0);
+    expect(bar.hidden).toBe(true);
+    model.trigger("updated", `updated after the cell ran: showing 3 later events ${XSS}`);
+    expect(host.querySelector(".jv-updated")!.textContent).toContain("updated after the cell ran");
+    expect(host.querySelector("img")).toBeNull();
+  });
+
   it("redraws when the model's SVG changes", async () => {
     const { host, model, root } = await mounted();
     model.trigger("svg", (model.get("svg") as string).replace(/<g id="n-fx0"[^]*?<\/g>/, ""));

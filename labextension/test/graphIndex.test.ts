@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clusterIdOf, edgeIndexOf, GraphIndex, nodeIdOf } from "../src/graphIndex";
+import { clusterIdOf, edgeIndexOf, expandGraph, GraphIndex, nodeIdOf } from "../src/graphIndex";
 import type { Graph } from "../src/types";
 import { sampleGraph, sampleView } from "./fixtures";
 
@@ -49,6 +49,23 @@ describe("GraphIndex", () => {
     expect(idx.search("line 3").map((n) => n.id)).toEqual(["a", "c", "e"]);
     // a variable: its producer first, then its consumers
     expect(idx.search("b").map((n) => n.id)).toEqual(["a", "e"]);
+  });
+
+  it("expands the compact graph the widget syncs", () => {
+    const g = expandGraph({
+      format: 2, title: "t", kernels: {}, collapsed: [], stats: { equations: 1, nodes: 1, edges: 0 },
+      diff: null, sources: [{ file: "f.py", line: 2, function: "f", code: "y = x" }],
+      types: [{ type: "f32[3]", shape: [3], dtype: "float32" }],
+      nodes: [{ id: "e0", kind: "equation", label: "sin", primitive: "sin", source: 0,
+        inputs: [["a", 0], ["2.0", 0, { literal: true }]], outputs: [["b", 0]] }],
+    });
+    expect(g.nodes[0].cluster).toBeNull();
+    expect(g.nodes[0].source!.code).toBe("y = x");
+    expect(g.nodes[0].inputs![0]).toEqual({ name: "a", type: "f32[3]", shape: [3], dtype: "float32" });
+    expect(g.nodes[0].inputs![1].literal).toBe(true);
+    expect(g.edges).toEqual([]);
+    expect(expandGraph(JSON.stringify(sampleGraph()))
+      .nodes.length).toBe(sampleGraph().nodes.length);
   });
 
   it("reads ids off Graphviz's SVG elements", () => {
