@@ -143,6 +143,7 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
   function showInspector(id: string | undefined): void {
     const node = id ? state.index?.node(id) : undefined;
     clear(ui.inspector);
+    ui.inspector.classList.remove("jv-wide"); // an open kernel source widens it again
     ui.inspector.appendChild(renderInspector(node, graph(), {
       toggleCluster,
       isCollapsed: (cid) => !view().clusters.includes(cid),
