@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import jitviz.numpy as jnp
+
 from helpers import XSS, unrolled, xss_function
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,7 +72,7 @@ def run_driver(script: str, args: list[str], env: dict, timeout: float) -> dict:
     lines = [line for line in proc.stdout.splitlines() if line.startswith("JITVIZ_RESULT ")]
     assert lines, f"{script} printed no result (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     result = json.loads(lines[-1][len("JITVIZ_RESULT "):])
-    name = Path(args[-1]).stem if script == "standalone.mjs" else str(result.get("label"))
+    name = Path(args[-1]).stem if script in ("standalone.mjs", "views.mjs") else str(result.get("label"))
     (ARTIFACTS / f"{name}.json").write_text(json.dumps(result, indent=1))
     assert "fatal" not in result, f"{script} failed: {result['fatal']}\n{proc.stderr[-3000:]}"
     assert proc.returncode == 0, proc.stderr
@@ -102,6 +104,10 @@ def jupyterlab(tmp_path: Path, extra_env: dict):
         path.write_text(json.dumps(values))
     port, token = free_port(), uuid.uuid4().hex
     env = {**os.environ, **extra_env, "JUPYTER_CONFIG_DIR": str(tmp_path / "config")}
+    # the kernel must import jitviz (and its front end) from this checkout, whatever the
+    # interpreter's installed copy (an editable install of another clone)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     command = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",
                "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}",
                f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={settings}",
@@ -165,14 +171,20 @@ def test_notebook_in_jupyterlab(renderer, tmp_path, driver_env):
     assert "line 6" in result["inspector"]
     # selu: several specializations, producers/consumers highlighted, kernels with source
     assert len(result["specOptions"]) >= 3
+    # ... the three of its cell: cell [9]'s calls (f32[5], f32[6]) are offered, not merged
+    assert [o.split(" ")[1] for o in result["specOptions"]] == \
+        ["x:f32[1000]", "x:f32[10]", "x:f64[1000]"], result["specOptions"]
+    assert "newer events since this cell ran" in result["pendingText"]
+    assert len(result["specOptionsShown"]) == 5
+    assert "updated after the cell ran" in result["updatedText"]
     assert result["highlighted"] >= 2
     assert result["stages"][0] == "traced"
     if "kernels" in result["stages"]:
         assert result["kernelSource"].strip()
     kinds = {kind: colour for kind, colour in result["timeline"]}
     assert kinds["cache_hit"] == "rgb(22, 163, 74)" and kinds["recompile"] == "rgb(220, 38, 38)"
-    # bad_f ran 4 times (3 cache hits), then once more in the monitor's cell: live recount
-    assert any(re.search(r"ran at trace only.*skipped on [34] cache hits", t)
+    # bad_f ran 4 times (3 cache hits) in its cell; the monitor's cell calls it once more
+    assert any(re.search(r"ran at trace only.*skipped on 3 cache hits", t)
                for t in result["effectText"]), result["effectText"]
     assert "stale global g" in result["staleText"]
     assert result["bigNodes"] > 50  # a block of the 5,000 equations expanded
@@ -260,3 +272,188 @@ def test_front_end_unit_tests_and_types(driver_env):
         proc = subprocess.run(command, cwd=LABEXTENSION, env={**driver_env, "CI": "true"},
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, f"{' '.join(command)} failed:\n{proc.stdout[-5000:]}\n{proc.stderr[-3000:]}"
+
+
+# --- explorers backed by live Python widgets: where the graph is, how big its labels are ----
+
+def _tanh(x):
+    y = jnp.exp(-2.0 * x)
+    return (1.0 - y) / (1.0 + y)
+
+
+def _selu(x, alpha=1.67, lambda_=1.05):
+    return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
+
+
+def _myabs_then_smooth(x):
+    from jitviz import lax
+    W = np.eye(3) * 0.5
+    y = lax.cond(x.sum() > 0, lambda v: v, lambda v: -v, x)
+    return lax.fori_loop(0, 3, lambda i, c: c + W @ c, y)
+
+
+def _tiny(x):
+    return jnp.sin(x)
+
+
+SKIP_STATE = {"graphviz_wasm", "_esm", "_css", "layout", "_dom_classes", "tabbable", "tooltip"}
+
+
+def live_state(w) -> dict:
+    state = {}
+    for name in w.keys:
+        if name in SKIP_STATE or name.startswith("_"):
+            continue
+        value = getattr(w, name)
+        if isinstance(value, (bytes, memoryview)):
+            continue
+        state[name] = value
+    return state
+
+
+class LiveHandler(QuietHandler):
+    """Static files, plus /live/NAME/{state,save,msg,action} answered by the Python widgets."""
+    widgets: dict = {}
+    actions: dict = {}
+
+    def do_GET(self):
+        parts = self.path.split("?")[0].strip("/").split("/")
+        if len(parts) == 3 and parts[0] == "live" and parts[2] == "state":
+            return self._json(live_state(self.widgets[parts[1]]))
+        return super().do_GET()
+
+    def do_POST(self):
+        parts = self.path.split("?")[0].strip("/").split("/")
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+        w = self.widgets[parts[1]]
+        if parts[2] == "save":
+            for key, value in json.loads(body or "{}").items():
+                setattr(w, key, value)
+        elif parts[2] == "msg":
+            w._handle_custom_msg(json.loads(body or "{}"), [])
+        elif parts[2] == "action":
+            self.actions[(parts[1], body)]()
+        return self._json(live_state(w))
+
+    def _json(self, value):
+        data = json.dumps(value).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def live_explorers(tmp_path: Path) -> tuple[dict, dict, list]:
+    """The widgets, the actions the driver may trigger, and the plan of steps."""
+    import jitviz
+    selu = jitviz.jit(_selu)
+    x = np.linspace(-3, 3, 1000, dtype=np.float32)
+    selu(x)
+    live = jitviz.jit(_selu)
+    live(x)
+    widgets = {
+        "tiny": jitviz.explore(_tiny, np.ones(3, np.float32)),
+        "grad-tanh": jitviz.explore(jitviz.grad(_tanh), 1.0),
+        "unrolled": jitviz.explore(unrolled, np.ones(4, np.float32)),
+        "smooth": jitviz.explore(_myabs_then_smooth, np.arange(3.0)),
+        "tour-fused": jitviz.explore(_selu, x),
+        "selu-live": jitviz.explore(live),
+        "selu-kernel": jitviz.explore(selu),
+    }
+    widgets["tour-fused"].stage = "optimized"
+    widgets["selu-kernel"].stage = "kernels"
+    actions = {("selu-live", "later calls"): lambda: (live(x[:10]), live(x[:10]), live(x[:7]))}
+    m, shot = {"do": "measure"}, lambda label: {"do": "measure", "shot": label}
+    cluster_label = ".jv-canvas g.cluster > text"
+    plan = [
+        {"name": "tiny", "steps": [shot("initial"), {"do": "fit", "shot": "fit"}]},
+        {"name": "grad-tanh", "steps": [
+            shot("initial"), {"do": "search", "text": "exp", "shot": "search-exp"},
+            {"do": "search", "text": "exp", "enter": True, "shot": "search-enter"},
+            {"do": "search", "text": "src:exp", "shot": "search-src"},
+            {"do": "fit", "shot": "fit"}]},
+        {"name": "unrolled", "steps": [
+            shot("initial"),
+            {"do": "dblclick", "selector": ".jv-canvas g.node.jv-cluster", "nth": 2,
+             "shot": "expanded"},
+            {"do": "fit", "shot": "expanded-fit"},
+            {"do": "search", "text": "sin", "enter": True, "shot": "search-enter"}]},
+        {"name": "smooth", "steps": [
+            shot("initial"), {"do": "dblclick", "selector": cluster_label, "shot": "collapsed"},
+            {"do": "search", "text": "cond", "enter": True, "shot": "search-enter"}]},
+        {"name": "tour-fused", "steps": [
+            shot("initial"), {"do": "dblclick", "selector": cluster_label, "shot": "collapsed"}]},
+        {"name": "selu-live", "steps": [
+            shot("initial"), {"do": "action", "action": "later calls", "shot": "later-calls"},
+            {"do": "click", "selector": ".jv-pending button", "shot": "shown"}]},
+        {"name": "selu-kernel", "steps": [
+            m, {"do": "click", "selector": ".jv-canvas g.node.jv-equation"},
+            {"do": "open-kernel", "shot": "kernel-source"}]},
+    ]
+    return widgets, actions, plan
+
+
+def test_views_stay_on_screen_and_readable(tmp_path, driver_env):
+    """After each action the graph's bounding box meets the canvas; labels are 11-16 px."""
+    widgets, actions, plan = live_explorers(tmp_path)
+    for name in ("explorer.js", "explorer.css", "graphviz.js"):
+        shutil.copy(ROOT / "jitviz" / "static" / name, tmp_path / name)
+    shutil.copy(E2E / "live.html", tmp_path / "live.html")
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    LiveHandler.widgets, LiveHandler.actions = widgets, actions
+    handler = functools.partial(LiveHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result = run_driver("views.mjs", [f"http://127.0.0.1:{server.server_address[1]}",
+                                          str(ARTIFACTS), str(tmp_path / "plan.json"),
+                                          "views"], driver_env, timeout=300)
+    finally:
+        server.shutdown()
+        server.server_close()
+        for w in widgets.values():
+            w.close()
+    (ARTIFACTS / "views-summary.json").write_text(json.dumps(
+        {n: [{k: s.get(k) for k in ("do", "text", "shot")} | {
+            k: s.get("m", {}).get(k) for k in ("intersects", "fontPx", "textHeightPx",
+                                               "visible", "nodes", "selectedVisible")}
+            for s in r["steps"]] for n, r in result["results"].items()}, indent=1))
+    res = result["results"]
+    assert result["problems"] == [] and result["injected"] == 0
+    for name, r in res.items():
+        assert "fatal" not in r, f"{name}: {r['fatal']}"
+        for step in r["steps"]:
+            if "m" in step:
+                assert step["m"]["intersects"], (name, step["do"], step["m"])
+    steps = {name: {s.get("shot") or s["do"]: s.get("m", s) for s in r["steps"]}
+             for name, r in res.items()}
+    # readable by default: 3 nodes, ~30 nodes (grad(tanh)), 5,000 equations (and a block of it)
+    for name, label in [("tiny", "initial"), ("grad-tanh", "initial"), ("unrolled", "initial"),
+                        ("unrolled", "expanded"), ("smooth", "initial")]:
+        assert 11 <= steps[name][label]["fontPx"] <= 16, (name, label, steps[name][label])
+    assert steps["grad-tanh"]["initial"]["nodes"] >= 20
+    assert steps["tiny"]["fit"]["fontPx"] <= 16  # fit does not blow 3 nodes up
+    assert steps["unrolled"]["expanded-fit"]["fontPx"] >= 4  # not a 1-px sliver
+    # the node a search or a double-click focused is on screen
+    for name, label in [("grad-tanh", "search-enter"), ("unrolled", "expanded"),
+                        ("unrolled", "search-enter"), ("smooth", "collapsed"),
+                        ("smooth", "search-enter"), ("tour-fused", "collapsed")]:
+        assert steps[name][label]["selectedVisible"], (name, label, steps[name][label])
+    # search ranks primitive and variable names; source text only with src:
+    exp = steps["grad-tanh"]["search-exp"]
+    assert exp["matches"] and all("exp" in m for m in exp["matches"]), exp["matches"]
+    assert len(steps["grad-tanh"]["search-src"]["matches"]) > len(exp["matches"])
+    # the explorer shows its cell's state; later calls are offered, not silently merged
+    later = steps["selu-live"]["later-calls"]
+    assert len(later["specOptions"]) <= 1 and "newer" in later["pending"], later
+    shown = steps["selu-live"]["shown"]
+    assert len(shown["specOptions"]) == 3 and "after" in shown["info"], shown
+    # kernel source unwrapped, with a horizontal scrollbar
+    kernel = next(s for s in res["selu-kernel"]["steps"] if s["do"] == "open-kernel")["kernel"]
+    assert kernel["whiteSpace"] == "pre", kernel
+    assert kernel["scrollHeight"] <= kernel["lines"] * kernel["lineHeight"] + 20, kernel
+    assert kernel["scrollWidth"] > kernel["clientWidth"]  # long lines scroll, not wrap
+    # the inspector widened for the code; the graph kept its scale
+    assert kernel["inspectorWidth"] > 500, kernel["inspectorWidth"]
+    assert 11 <= steps["selu-kernel"]["kernel-source"]["fontPx"] <= 16

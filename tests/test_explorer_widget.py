@@ -1,6 +1,7 @@
 """The explorer widgets (jitviz/explorer/widget.py), without a browser: what they sync."""
 from __future__ import annotations
 
+import json
 import pathlib
 import shutil
 import time
@@ -13,7 +14,7 @@ import jitviz.numpy as jnp
 from jitviz.explorer import bundle, widget
 from jitviz.explorer import dot as dotlib
 
-from helpers import XSS_PAYLOADS, assert_inert, xss_function, xss_program
+from helpers import XSS, XSS_PAYLOADS, assert_inert, xss_function, xss_program
 
 pytestmark = pytest.mark.filterwarnings("ignore::jitviz.JitvizWarning")
 
@@ -66,8 +67,9 @@ def test_plain_function(server_svg):
     assert w.events == []
     prims = [n["primitive"] for n in w.graph["nodes"] if n["kind"] == "equation"]
     assert prims == ["dot_general", "add"]
-    assert w.dot.startswith("digraph") and w.svg.startswith("<svg") and w.renderer == "dot"
-    assert w.graphviz_wasm == b""  # the browser needs no Graphviz of its own
+    assert w.svg.startswith("<svg") and w.renderer == "dot"
+    assert w.dot == "" and w.dot_text.startswith("digraph")  # the SVG is enough to sync
+    assert "graphviz_wasm" not in w.keys  # the browser needs no Graphviz of its own
     assert "dot_general" in w.jaxpr
     w.stage = "kernels"  # nothing compiled: the last stage there is
     assert w.stage == w.stages[-1]["name"]
@@ -76,8 +78,10 @@ def test_plain_function(server_svg):
 def test_without_dot_the_browser_lays_out(no_dot):
     w = jitviz.explore(lambda x: jnp.sin(x), np.ones(3))
     assert w.svg == "" and w.renderer == "wasm"
-    assert w.graphviz_wasm == widget.GRAPHVIZ_WASM.read_bytes()
     assert "jv-equation" in w.dot
+    # Graphviz's WebAssembly (1.5 MB) is not synced (nor saved in notebooks): it is sent when
+    # the browser asks (test_the_browser_gets_graphviz_webassembly_on_request)
+    assert "graphviz_wasm" not in w.keys
 
 
 def test_jitted_function_lists_specializations_with_reasons():
@@ -119,7 +123,7 @@ def test_stages_and_kernels():
     assert names[-1] == "kernels"
     for name in names:
         w.stage = name
-        assert w.graph["nodes"] and w.dot.startswith("digraph")
+        assert w.graph["nodes"] and w.dot_text.startswith("digraph")
     w.stage = "optimized"  # %jaxpr --stage optimized: the last pass
     assert w.stage == [n for n in names if n != "kernels"][-1]
     w.stage = "kernels"
@@ -136,7 +140,7 @@ def test_collapsing_redraws():
     cond = next(n["id"] for n in w.graph["nodes"] if n.get("primitive") == "cond")
     assert cond in w.view["clusters"]
     w.collapsed = [cond]
-    assert cond in w.view["nodes"] and "jv-collapsed" in w.dot
+    assert cond in w.view["nodes"] and "jv-collapsed" in w.dot_text
     w.collapsed = []
     assert cond in w.view["clusters"]
 
@@ -159,22 +163,63 @@ def test_stale_global_is_marked():
         SCALE = 2.0
 
 
-def test_live_events_reach_the_widget():
+def test_later_calls_are_offered_not_merged():
+    """An explorer shows the state when its cell ran: later calls are counted in `pending`
+    (the front end's "N newer events — show") and drawn only on request, which `updated`
+    then says."""
     f = make_jitted()
     f(np.ones(3, np.float32))
     w = jitviz.explore(f)
-    before = len(w.events)
-    f(np.ones(5, np.float32))  # a recompile: new specialization
-    assert wait_for(lambda: len(w.specializations) == 2)
-    assert len(w.events) > before
+    before = (list(w.events), list(w.specializations), w.svg)
+    assert w.pending == 0 and w.updated == ""
+    created = w._subject.event_count()
+    f(np.ones(5, np.float32))  # a recompile: a new specialization
     for _ in range(5):
         f(np.ones(5, np.float32))
-    assert wait_for(lambda: w.specializations[1]["hits"] == 5)
+    later = w._subject.event_count() - created  # recompile, trace, compile, hits, lost prints
+    assert later >= 8
+    assert wait_for(lambda: w.pending == later)
+    assert (w.events, w.specializations, w.svg) == before  # nothing merged silently
+    w._handle_custom_msg({"type": "refresh"}, [])  # the front end's "show"
+    assert w.pending == 0 and len(w.specializations) == 2
+    assert w.specializations[1]["hits"] == 5 and len(w.events) > len(before[0])
+    assert w.updated.startswith("updated after the cell ran")
+    assert f"{later} later events" in w.updated
+    w.specialization = 1
     effect = next(n for n in w.graph["nodes"] if n["kind"] == "effect")
-    assert wait_for(lambda: "skipped on 5 cache hits" in next(
-        n for n in w.graph["nodes"] if n["kind"] == "effect")["label"]), effect
-    assert wait_for(lambda: "skipped on 5 cache hits" in w.dot)
+    assert "skipped on 5 cache hits" in effect["label"]
+    f(np.ones(5, np.float32))
+    assert wait_for(lambda: w.pending >= 1)
+    w.refresh()
+    assert "skipped on 6 cache hits" in w.dot_text and w.pending == 0
     w.close()
+
+
+def test_synced_graph_is_compact_and_complete():
+    from helpers import unrolled
+    w = jitviz.explore(unrolled, np.ones(4, np.float32))
+    full, synced = w.full_graph, w.graph
+    assert "edges" not in synced and synced["format"] == 2
+    assert len(synced["nodes"]) == len(full["nodes"])
+    assert len(synced["sources"]) <= 10 and len(synced["types"]) <= 5  # 4 lines, 2 types
+    sizes = {name: len(json.dumps(g)) for name, g in (("full", full), ("synced", synced))}
+    assert sizes["synced"] < sizes["full"] / 3, sizes
+    node = next(n for n in synced["nodes"] if n.get("primitive") == "sin")
+    source = synced["sources"][node["source"]]
+    assert source["code"] == "x = jnp.sin(x)"
+    name, t = node["outputs"][0]
+    assert synced["types"][t] == {"type": "f32[4]", "shape": [4], "dtype": "float32"}
+
+
+def test_kernel_source_names_notebook_cells(monkeypatch):
+    from jitviz.explorer import graph as graph_model
+    monkeypatch.setattr(graph_model, "notebook_cell",
+                        lambda path: "cell 12" if path.endswith("/4567.py") else None)
+    text = ("#   exp   /tmp/ipykernel_123/4567.py:4: y = jnp.exp(x)\n"
+            "#   sin   /tmp/ipykernel_123/999.py:2: z\n#   mul   /home/me/model.py:3: w")
+    assert graph_model.cell_names(text) == (
+        "#   exp   cell 12:4: y = jnp.exp(x)\n#   sin   a notebook cell:2: z\n"
+        "#   mul   /home/me/model.py:3: w")
 
 
 def test_monitor_collects_events_of_its_functions():
@@ -200,32 +245,55 @@ def test_saved_notebook_fallbacks_escape_user_strings(server_svg):
     data, _ = w._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
     assert data["image/svg+xml"].startswith("<svg")
-    for text in (data["text/html"], data["image/svg+xml"]):
-        assert "<img" not in text
-    assert "&lt;img src=x onerror=alert(1)&gt;" in data["text/html"]
-    assert "sin" in data["text/plain"]
+    # no text/html: sanitized in an untrusted notebook, an SVG in HTML is a run-on of node ids
+    assert "text/html" not in data
+    assert "<img" not in data["image/svg+xml"]
+    assert data["text/plain"].startswith(f"jitviz explorer: {XSS} (traced stage)")
+    assert "{ lambda" in data["text/plain"] and "sin" in data["text/plain"]
 
 
 @pytest.mark.parametrize("index", range(len(XSS_PAYLOADS)), ids=lambda i: f"payload{i}")
 def test_saved_notebook_fallback_keeps_every_payload_inert(index, server_svg):
-    """The static HTML (the title and the SVG) of a function carrying the payload in its
-    name, a dict key, a keyword name, printed text, its source and a nested jit's name."""
+    """The static SVG of a function carrying the payload in its name, a dict key, a keyword
+    name, printed text, its source and a nested jit's name."""
     payload = XSS_PAYLOADS[index]
     fun, args, kwargs = xss_program(payload, index)
     w = jitviz.explore(jitviz.jit(fun, backend="interpret"), *args, **kwargs)
-    html = w._repr_mimebundle_()[0]["text/html"]
+    svg = w._repr_mimebundle_()[0]["image/svg+xml"]
     # Graphviz draws '&lt;' in a label as '<' (as text): see test_svg_of_every_payload_is_inert
     pre_escaped = payload.startswith("&lt;")
-    assert_inert(html, payload, shown=not pre_escaped,
+    assert_inert(svg, payload, shown=not pre_escaped,
                  also=[] if pre_escaped else [f"jit {payload}", f"d[{payload!r}]"])
 
 
 def test_saved_notebook_fallback_without_dot_is_the_jaxpr_text(no_dot):
     w = jitviz.explore(xss_function(), np.ones(3))
     data, _ = w._repr_mimebundle_()
-    assert "image/svg+xml" not in data
-    assert "<pre>" in data["text/html"] and "sin" in data["text/html"]
-    assert "<img" not in data["text/html"]
+    assert "image/svg+xml" not in data and "text/html" not in data
+    assert "{ lambda" in data["text/plain"] and "sin" in data["text/plain"]
+
+
+def test_long_jaxpr_text_fallback_is_cut():
+    from helpers import unrolled
+    w = jitviz.explore(unrolled, np.ones(4, np.float32))
+    text = w._repr_mimebundle_()[0]["text/plain"]
+    assert len(text.splitlines()) <= widget.MAX_TEXT_LINES + 2
+    assert "more lines of the jaxpr" in text
+
+
+def test_monitor_text_fallback_is_the_event_table():
+    f = make_jitted()
+    m = jitviz.monitor(f)
+    f(np.ones(3, np.float32))
+    f(np.ones(3, np.float32))
+    f(np.ones(4, np.float32))
+    data, _ = m._repr_mimebundle_()
+    text = data["text/plain"]
+    assert "object at 0x" not in text and "text/html" not in data
+    assert text.splitlines()[0] == "jit events: scaled_sine"
+    assert "cache hits" in text.splitlines()[1] and text.splitlines()[2].startswith("scaled_sine")
+    assert "recompile" in text and "changed from f32[3] to f32[4]" in text
+    m.close()
 
 
 def test_explore_rejects_non_functions():
@@ -271,5 +339,69 @@ def test_nbconvert_html_shows_the_static_graph_without_widget_state(server_svg):
         nbformat.v4.new_output("display_data", data=data, metadata=metadata)])
     nb = nbformat.v4.new_notebook(cells=[cell])
     html, _ = nbconvert.HTMLExporter().from_notebook_node(nb)
-    assert 'class="jitviz-static"' in html and 'id="jv-graph"' in html
+    assert 'src="data:image/svg+xml;base64,' in html  # nbconvert draws the SVG as an image
     assert "<img src=x" not in html
+
+
+EXECUTED_CELLS = [
+    "import numpy as np, jitviz, jitviz.numpy as jnp",
+    "def selu(x, alpha=1.67, lambda_=1.05):\n"
+    "    return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)\n"
+    "f = jitviz.jit(selu)\nx = np.linspace(-3, 3, 100, dtype=np.float32)\nf(x); f(x)\n"
+    "jitviz.explore(f)",
+    "m = jitviz.monitor(f)\nm",
+    "f(x[:10])\nf(x[:10])",
+    "def unrolled(x):\n    for _ in range(1250):\n        x = x * 1.0001\n        x = x + 0.5\n"
+    "        x = jnp.sin(x)\n        x = x - 0.25\n    return x\n"
+    "jitviz.explore(unrolled, np.ones(4, np.float32))",
+]
+
+
+@pytest.mark.parametrize("renderer", ["server", "wasm"])
+def test_executed_notebook_is_small_and_readable_without_the_widget(renderer, tmp_path,
+                                                                     monkeypatch):
+    """A notebook run by nbclient (widget state saved, as "Save Widget State" does): the
+    outputs read without the widget (text/plain jaxpr and event table, image/svg+xml), and
+    the saved state holds no Graphviz WebAssembly and no duplicated graph."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nbconvert = pytest.importorskip("nbconvert")
+    if renderer == "server" and shutil.which("dot") is None:
+        pytest.skip("needs Graphviz's dot binary")
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv(dotlib.DOT_ENV, "dot" if renderer == "server" else "none")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in EXECUTED_CELLS])
+    nbclient.NotebookClient(nb, kernel_name="python3", timeout=120, startup_timeout=120,
+                            store_widget_state=True).execute()
+    path = tmp_path / f"executed-{renderer}.ipynb"
+    nbformat.write(nb, path)
+    size = path.stat().st_size
+    state = json.dumps(nb.metadata.get("widgets", {}))
+    # before: 22.6 MB without dot (Graphviz's WebAssembly in every explorer's state), 5.6 MB
+    # with it (the 5,000-equation graph as an indented JSON tree, the SVG twice, DOT and SVG)
+    assert size < 1_700_000, (size, len(state))
+    assert "graphviz_wasm" not in state and len(state) < size  # no Graphviz WebAssembly
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])
+               if o.get("output_type") in ("display_data", "execute_result")
+               and "application/vnd.jupyter.widget-view+json" in o["data"]]
+    explorer, monitor, big = outputs
+    for out in outputs:
+        assert "application/vnd.jupyter.widget-view+json" in out["data"]
+        assert "text/html" not in out["data"]
+        assert "object at 0x" not in out["data"]["text/plain"]
+    assert "{ lambda" in explorer["data"]["text/plain"] and "select_n" in explorer["data"][
+        "text/plain"]
+    assert "function" in monitor["data"]["text/plain"]
+    assert "more lines of the jaxpr" in big["data"]["text/plain"]
+    if renderer == "server":
+        assert explorer["data"]["image/svg+xml"].startswith("<svg")
+        stateless = nbformat.from_dict(json.loads(json.dumps(nb)))
+        stateless.metadata.pop("widgets", None)  # saved without widget state: the static SVG
+        html, _ = nbconvert.HTMLExporter().from_notebook_node(stateless)
+        assert html.count('src="data:image/svg+xml;base64,') >= 2
+    # the explorer kept the state of its cell: the later calls are pending, not merged
+    models = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    selu_state = next(m["state"] for m in models.values() if m["state"].get("title") == "selu")
+    assert isinstance(selu_state["graph"], str)  # one JSON string, not an indented tree
+    assert len(json.dumps(selu_state)) < 60_000  # mostly the front end's code (_esm)
+    assert len(selu_state["specializations"]) == 1 and selu_state["pending"] >= 3

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import collections
 import functools
+import json
+import re
 from typing import Any, Iterable
 
 import numpy as np
@@ -148,6 +150,55 @@ def effect_label(effect: str, times: int, cache_hits: int | None) -> str:
     else:
         skipped = "skipped on every cache hit"
     return f"{effect}{repeat} \u2014 ran at trace only, {skipped}"
+
+
+def compact_graph(graph: dict) -> dict:
+    """The graph as the widget syncs it (and notebooks save it): edges left out (the view has
+    the drawn ones), empty fields dropped, source lines and operand types stored once in
+    `sources` and `types` and referred to by index, operands as `[name, type index]` (plus a
+    dict of extras such as `literal`). The front end expands it back
+    (labextension/src/graphIndex.ts, `expandGraph`)."""
+    if not graph:
+        return {}
+    sources: list[dict] = []
+    source_index: dict[str, int] = {}
+    types: list[dict] = []
+    type_index: dict[tuple, int] = {}
+
+    def source_ref(source: dict) -> int:
+        key = json.dumps(source, sort_keys=True)
+        if key not in source_index:
+            source_index[key] = len(sources)
+            sources.append(source)
+        return source_index[key]
+
+    def operand(op: dict) -> dict:
+        key = (op.get("type"), tuple(op.get("shape") or ()), op.get("dtype"))
+        if key not in type_index:
+            type_index[key] = len(types)
+            types.append({"type": op.get("type"), "shape": op.get("shape"),
+                          "dtype": op.get("dtype")})
+        extra = {k: v for k, v in op.items()
+                 if k not in ("name", "type", "shape", "dtype") and v not in (None, False)}
+        return [op.get("name"), type_index[key]] + ([extra] if extra else [])
+
+    nodes = []
+    for node in graph["nodes"]:
+        out = {}
+        for key, value in node.items():
+            if value is None and key != "cluster" or value in ({}, [], ""):
+                continue
+            if key == "source":
+                value = source_ref(value)
+            elif key in ("inputs", "outputs"):
+                value = [operand(op) for op in value]
+            elif node["kind"] == "equation" and key in ("shape", "dtype", "type"):
+                continue  # the outputs say it
+            out[key] = value
+        nodes.append(out)
+    compact = {k: v for k, v in graph.items() if k not in ("nodes", "edges")}
+    compact.update(format=2, nodes=nodes, sources=sources, types=types)
+    return compact
 
 
 def with_cache_hits(graph: dict, cache_hits: int) -> dict:
@@ -494,10 +545,22 @@ def _kernel_index(kernels) -> dict[int, str]:
     return index
 
 
+_CELL_FILE = re.compile(r"(?:[A-Za-z]:)?[\\/][^\s:'\"]*?ipykernel_\d+[\\/]\d+\.py")
+
+
+def cell_names(text: str) -> str:
+    """`text` with the files IPython compiles notebook cells into (`/tmp/ipykernel_1/2.py`)
+    written as `cell N` (or `a notebook cell` when this kernel does not know it)."""
+    def name(match):
+        cell = notebook_cell(match.group(0))
+        return cell or "a notebook cell"
+    return _CELL_FILE.sub(name, text)
+
+
 def _kernel_fields(kernel) -> dict:
     lines = [source_fields(s) for s in list(getattr(kernel, "source_lines", []))[:20]]
-    return {"name": kernel.name, "source": shorten(getattr(kernel, "source", ""),
-                                                   MAX_KERNEL_SOURCE),
+    return {"name": kernel.name, "source": cell_names(shorten(getattr(kernel, "source", ""),
+                                                              MAX_KERNEL_SOURCE)),
             "equations": len(getattr(kernel, "eqns", ()) or ()),
             "reused": bool(getattr(kernel, "reused", False)), "lines": lines}
 

@@ -5,7 +5,7 @@ built from `labextension/`.
 from __future__ import annotations
 
 import functools
-import html
+import json
 import pathlib
 import threading
 import time
@@ -18,7 +18,7 @@ from .. import api
 from ..diagnostics import subscribe
 from ..jit import JitFunction
 from . import dot as dotlib
-from .graph import build_graph, stale_bindings, with_cache_hits
+from .graph import build_graph, compact_graph, stale_bindings, with_cache_hits
 
 STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
 BUNDLE = STATIC / "explorer.js"
@@ -26,6 +26,8 @@ STYLES = STATIC / "explorer.css"
 GRAPHVIZ_WASM = STATIC / "graphviz.js"  # sent to the browser only when it has to lay out
 MAX_EVENTS = 500
 LIVE_REFRESH_S = 0.25
+#: The text fallback of a saved explorer keeps this many lines of the jaxpr.
+MAX_TEXT_LINES = 400
 
 _MISSING_BUNDLE_ESM = """
 export default { render({ el }) {
@@ -173,6 +175,10 @@ class Subject:
     def events(self) -> list[dict]:
         return [_event_json(i, e) for i, e in enumerate(self.events_raw()[-MAX_EVENTS:])]
 
+    def event_count(self) -> int:
+        """Events so far, repeats included (a cache hit repeated 5 times counts 5)."""
+        return sum(getattr(e, "count", 1) for e in self.events_raw())
+
 
 def _event_json(index, event) -> dict:
     out = event.to_dict()
@@ -208,14 +214,33 @@ class _JitvizWidget(anywidget.AnyWidget):
         return self._view
 
 
+def _json_text(value, widget=None) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _from_json_text(value, widget=None):
+    return json.loads(value) if isinstance(value, str) else value
+
+
 class Explorer(_JitvizWidget):
-    """The jaxpr of a function as an interactive graph (see `jitviz.explore`)."""
+    """The jaxpr of a function as an interactive graph (see `jitviz.explore`).
+
+    It shows the function as it was when the explorer was created (its cell ran): calls made
+    later are counted in `pending` ("N newer events — show") and drawn only when the user asks
+    (the front end's "show", or `refresh()`); `updated` then says so.
+
+    Synced state is kept small (it is saved in notebooks): the graph goes in a compact form
+    (`compact_graph`), `dot` only when there is no server SVG, and Graphviz's WebAssembly only
+    on request, as a message.
+    """
 
     _view = "explorer"
 
-    graph = traitlets.Dict().tag(sync=True)
+    # compact_graph(self.full_graph), synced (and saved) as one JSON string: a saved notebook
+    # indents JSON lists one item a line, which tripled the size of a large graph
+    graph = traitlets.Dict().tag(sync=True, to_json=_json_text, from_json=_from_json_text)
     view = traitlets.Dict().tag(sync=True)
-    dot = traitlets.Unicode("").tag(sync=True)
+    dot = traitlets.Unicode("").tag(sync=True)  # only when svg is empty (browser lays out)
     svg = traitlets.Unicode("").tag(sync=True)
     renderer = traitlets.Unicode("").tag(sync=True)  # "dot" (server SVG) or "wasm"
     jaxpr = traitlets.Unicode("").tag(sync=True)
@@ -227,8 +252,8 @@ class Explorer(_JitvizWidget):
     collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
-    # Graphviz compiled to WebAssembly, synced only when the kernel has no `dot` to draw with
-    graphviz_wasm = traitlets.Bytes(b"").tag(sync=True)
+    pending = traitlets.Int(0).tag(sync=True)  # jit events since what is shown
+    updated = traitlets.Unicode("").tag(sync=True)  # "updated after the cell ran: ..."
 
     def __init__(self, subject: Subject, **kwargs):
         super().__init__(**kwargs)
@@ -236,8 +261,12 @@ class Explorer(_JitvizWidget):
         self._subject = subject
         self._specs: list[Specialization] = []
         self._busy = False
+        self.full_graph: dict = {}
+        self.dot_text = ""
         self.title = subject.name
         self.on_msg(_answer_front_end)
+        self._created_events = subject.event_count()
+        self._shown_events = self._created_events
         self._load_specializations(select=None)
         self._unsubscribe = None
         if subject.jitted is not None:
@@ -289,6 +318,7 @@ class Explorer(_JitvizWidget):
     def _show_stage(self):
         spec = self._current()
         if spec is None:
+            self.full_graph, self.dot_text = {}, ""
             self.graph, self.dot, self.svg, self.view = {}, "", "", {}
             return
         names = [name for name, _ in spec.stages]
@@ -306,7 +336,8 @@ class Explorer(_JitvizWidget):
         self._busy = True
         try:
             with self.hold_sync():
-                self.graph = graph
+                self.full_graph = graph
+                self.graph = compact_graph(graph)
                 self.jaxpr = str(closed)
                 self.collapsed = list(graph["collapsed"])
                 self.selected = ""
@@ -319,18 +350,18 @@ class Explorer(_JitvizWidget):
         return self._specs[i] if 0 <= i < len(self._specs) else None
 
     def _render(self):
-        v = dotlib.view(self.graph, self.collapsed)
+        graph = self.full_graph
+        v = dotlib.view(graph, self.collapsed)
         if len(v.nodes) > dotlib.MAX_VISIBLE_NODES:
-            self.collapsed = [n["id"] for n in self.graph["nodes"] if n["kind"] == "cluster"]
-            v = dotlib.view(self.graph, self.collapsed)
-        text = dotlib.to_dot(self.graph, the_view=v)
+            self.collapsed = [n["id"] for n in graph["nodes"] if n["kind"] == "cluster"]
+            v = dotlib.view(graph, self.collapsed)
+        text = dotlib.to_dot(graph, the_view=v)
         svg = dotlib.render_svg(text)
         self.view = v.to_json()
-        self.dot = text
+        self.dot_text = text
+        self.dot = "" if svg else text  # the browser needs the DOT only to lay it out itself
         self.svg = svg
         self.renderer = "dot" if svg else "wasm"
-        if not svg and not self.graphviz_wasm and GRAPHVIZ_WASM.is_file():
-            self.graphviz_wasm = GRAPHVIZ_WASM.read_bytes()
 
     @traitlets.validate("stage")
     def _valid_stage(self, proposal):
@@ -347,7 +378,7 @@ class Explorer(_JitvizWidget):
 
     @traitlets.observe("collapsed")
     def _on_collapsed(self, change):
-        if not self._busy and self.graph:
+        if not self._busy and self.full_graph:
             with self._lock, self.hold_sync():
                 self._render()
 
@@ -361,9 +392,28 @@ class Explorer(_JitvizWidget):
         if not self._busy:
             self._select_specialization(change["new"])
 
-    # -- live updates from the jit event log --
+    # -- later calls: counted, and drawn when asked --
     @_locked
     def _refresh_live(self):
+        """A jit event arrived (throttled): count what the explorer does not show yet."""
+        self.pending = max(0, self._subject.event_count() - self._shown_events)
+
+    @_locked
+    def refresh(self):
+        """Show the function as it is now: the specializations, hits and events of calls made
+        after the explorer was created."""
+        now = self._subject.event_count()
+        later = now - self._created_events
+        if self.pending or now != self._shown_events:
+            self._refresh_state()
+        self._shown_events = now
+        self.pending = 0
+        if later > 0:
+            self.updated = (f"updated after the cell ran: showing {later} later "
+                            f"event{'s' if later != 1 else ''} (calls made after this explorer "
+                            "was created)")
+
+    def _refresh_state(self):
         known = [s.signature for s in self._specs if s.compiled]
         current = [e.signature for e in self._subject.jitted._cache.entries.values()]
         if sorted(known) != sorted(current):
@@ -377,11 +427,12 @@ class Explorer(_JitvizWidget):
         self.specializations = [dict(row, hits=spec.hits)
                                 for row, spec in zip(self.specializations, self._specs)]
         current = self._current()
-        shown = next((n["skipped"] for n in self.graph.get("nodes", ()) if n["kind"] == "effect"),
-                     None)
+        shown = next((n["skipped"] for n in self.full_graph.get("nodes", ())
+                      if n["kind"] == "effect"), None)
         if current is not None and shown is not None and shown != (current.hits or 0):
             with self.hold_sync():
-                self.graph = with_cache_hits(self.graph, current.hits or 0)
+                self.full_graph = with_cache_hits(self.full_graph, current.hits or 0)
+                self.graph = compact_graph(self.full_graph)
                 self._render()
 
     def close(self):
@@ -392,24 +443,27 @@ class Explorer(_JitvizWidget):
 
     # -- saved notebooks, nbconvert, GitHub --
     def _repr_mimebundle_(self, **kwargs):
+        """The widget view, and for every place that cannot run it (an untrusted notebook,
+        nbconvert, GitHub): the jaxpr as text/plain and the graph as image/svg+xml. No
+        text/html: sanitized (untrusted), an SVG in HTML shrinks to a run-on list of node ids."""
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
             return None
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        data = dict(data)
-        data["text/plain"] = f"{self.title}: {self.stage}\n{self.jaxpr}"
+        data = {k: v for k, v in dict(data).items() if k != "text/html"}
+        data["text/plain"] = static_text(self.title, self.stage, self.jaxpr)
         if self.svg:
             data["image/svg+xml"] = self.svg
-        data["text/html"] = static_html(self.title, self.stage, self.svg, self.jaxpr)
         return data, metadata
 
 
-def static_html(title: str, stage: str, svg: str, jaxpr: str) -> str:
-    """The explorer's picture without the widget: the SVG, or the jaxpr text."""
-    head = f"<p><b>jitviz explorer</b>: {html.escape(title)} ({html.escape(stage)})</p>"
-    if svg:
-        return f'<div class="jitviz-static">{head}{svg}</div>'
-    return f'<div class="jitviz-static">{head}<pre>{html.escape(jaxpr)}</pre></div>'
+def static_text(title: str, stage: str, jaxpr: str, max_lines: int = MAX_TEXT_LINES) -> str:
+    """The explorer without the widget, as text: a header and the jaxpr (its first
+    `max_lines` lines for a very long program)."""
+    lines = jaxpr.splitlines()
+    if len(lines) > max_lines:
+        lines = lines[:max_lines] + [f"  ... ({len(lines) - max_lines} more lines of the jaxpr)"]
+    return f"jitviz explorer: {title} ({stage} stage)\n" + "\n".join(lines)
 
 
 # --- the monitor widget -------------------------------------------------------------------------
@@ -460,9 +514,49 @@ class Monitor(_JitvizWidget):
             self._unsubscribe = None
         super().close()
 
+    def _repr_mimebundle_(self, **kwargs):
+        """The widget view, and the function table and the events as text/plain for places
+        that cannot run it (an untrusted notebook, nbconvert, GitHub)."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        data = {k: v for k, v in dict(data).items() if k != "text/html"}
+        self._flush()
+        data["text/plain"] = monitor_text(self.title, self.functions, self.events)
+        return data, metadata
+
+
+def monitor_text(title: str, functions: list[dict], events: list[dict],
+                 max_events: int = 60) -> str:
+    """The monitor as a text table: one row per function, then the events, newest last."""
+    out = [title]
+    head = ("function", "cache hits", "misses", "entries", "traces", "compiles")
+    rows = [head] + [(f["name"], *(str(f.get(k, "")) for k in
+                                   ("hits", "misses", "entries", "traces", "compiles")))
+                     for f in functions]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    out.append(f"events ({len(events)}):" if events else "events: none yet")
+    shown = events[-max_events:]
+    if len(events) > len(shown):
+        out.append(f"  ... {len(events) - len(shown)} earlier events")
+    for e in shown:
+        times = f" x{e['count']}" if e.get("count", 1) > 1 else ""
+        detail = e.get("reason") if e["kind"] == "recompile" and e.get("reason") else e["message"]
+        out.append(f"  {e['kind'].replace('_', ' ')}{times}  {e.get('function', '')}"
+                   f"({e['signature']}): {detail}")
+    return "\n".join(out)
+
 
 def _answer_front_end(widget, content, buffers):
-    """The browser asks for Graphviz compiled to WebAssembly when the kernel sent no SVG."""
+    """The browser asks for Graphviz compiled to WebAssembly when the kernel sent no SVG, and
+    for the calls made after the explorer was created ("show")."""
+    if isinstance(content, dict) and content.get("type") == "refresh":
+        refresh = getattr(widget, "refresh", None)
+        if refresh is not None:
+            refresh()
+        return
     if isinstance(content, dict) and content.get("type") == "graphviz":
         if GRAPHVIZ_WASM.is_file():
             widget.send({"type": "graphviz"}, [GRAPHVIZ_WASM.read_bytes()])

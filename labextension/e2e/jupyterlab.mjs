@@ -89,6 +89,19 @@ try {
   const timeline = await selu.locator(".jv-event").evaluateAll((rows) => rows.map((r) =>
     [r.getAttribute("data-kind"), getComputedStyle(r).borderLeftColor]));
 
+  // selu's explorer shows its cell; the later cell's calls are offered ("N newer events")
+  const pendingText = await selu.locator(".jv-pending").innerText().catch(() => "");
+  let specOptionsShown = [];
+  let updatedText = "";
+  if (await selu.locator(".jv-pending button").count()) {
+    await selu.locator(".jv-pending button").click();
+    await page.waitForFunction((el) => el.querySelector(".jv-updated") &&
+      el.getAttribute("data-state") === "ready", await selu.elementHandle(), { timeout: 30000 });
+    specOptionsShown = await selu.locator(".jv-spec option").allInnerTexts();
+    updatedText = await selu.locator(".jv-updated").innerText();
+    await selu.screenshot({ path: shot("explorer-selu-updated") });
+  }
+
   // the print that only ran once, the stale global, control flow, the 5,000 equations
   for (const [i, name] of [[2, "bad-f"], [3, "stale-global"], [4, "control-flow"], [5, "unrolled"]]) {
     const ex = explorers.nth(i);
@@ -126,6 +139,7 @@ try {
 
   report({ label, states, errors, tracebacks, inspector, selected, expectedCode,
     specOptions, highlighted, stages, kernelSource: kernelSource.slice(0, 400), timeline,
+    pendingText, specOptionsShown, updatedText,
     effectText, staleText, bigNodes, monitorEvents, probeTitle, probeEffect, injected, problems,
     timings });
 } catch (err) {

@@ -2,9 +2,9 @@
 // pan/zoom, hover highlights and selection, the inspector, and the event timeline.
 
 import { append, clear, el } from "./dom";
-import { clusterIdOf, GraphIndex, nodeIdOf } from "./graphIndex";
+import { clusterIdOf, expandGraph, GraphIndex, nodeIdOf } from "./graphIndex";
 import { renderInspector } from "./inspector";
-import { PanZoom } from "./panzoom";
+import { boxInSvg, PanZoom } from "./panzoom";
 import { graphvizLoader } from "./graphvizLoader";
 import { type GraphvizLoader, renderGraph } from "./render";
 import { renderTimeline } from "./timeline";
@@ -29,7 +29,13 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
     matches: [] as string[],
   };
 
-  const graph = (): Graph => model.get("graph") ?? { nodes: [], edges: [], kernels: {} };
+  let expanded: { raw: unknown; graph: Graph } | null = null;
+  const graph = (): Graph => {
+    const raw = model.get("graph");
+    if (!raw) return { nodes: [], edges: [], kernels: {} } as unknown as Graph;
+    if (!expanded || expanded.raw !== raw) expanded = { raw, graph: expandGraph(raw) };
+    return expanded.graph;
+  };
   const view = (): GraphView => model.get("view") ?? { nodes: [], clusters: [], edges: [] };
   const collapsed = (): string[] => model.get("collapsed") ?? [];
 
@@ -96,9 +102,25 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
     const focus = state.focusAfterDraw;
     state.focusAfterDraw = null;
     const selected = model.get("selected");
-    if (focus && state.index.representative(focus)) select(state.index.representative(focus)!, true);
+    const cluster = focus && view().clusters.includes(focus)
+      ? Array.from(svg.querySelectorAll("g.cluster")).find((g) => clusterIdOf(g) === focus)
+      : undefined;
+    if (cluster && focus) showCluster(focus, cluster as SVGGraphicsElement);
+    else if (focus && state.index.representative(focus)) select(state.index.representative(focus)!, true);
     else if (selected && state.index.node(selected)) select(selected, false);
     else showInspector(undefined);
+  }
+
+  /** An expanded cluster: outline it, show its top, inspect it (its Collapse button). */
+  function showCluster(id: string, g: SVGGraphicsElement): void {
+    for (const s of Array.from(ui.canvas.querySelectorAll(".jv-selected"))) {
+      s.classList.remove("jv-selected");
+    }
+    g.classList.add("jv-selected");
+    showInspector(id);
+    if (state.panzoom && state.svg && "getBBox" in g) {
+      state.panzoom.showTop(boxInSvg(state.svg, g));
+    }
   }
 
   // -- selection and highlighting --
@@ -113,14 +135,15 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
       model.save_changes();
     }
     showInspector(id);
-    if (centre && g && state.panzoom && "getBBox" in g) {
-      state.panzoom.show((g as SVGGraphicsElement).getBBox());
+    if (centre && g && state.panzoom && state.svg && "getBBox" in g) {
+      state.panzoom.show(boxInSvg(state.svg, g as SVGGraphicsElement));
     }
   }
 
   function showInspector(id: string | undefined): void {
     const node = id ? state.index?.node(id) : undefined;
     clear(ui.inspector);
+    ui.inspector.classList.remove("jv-wide"); // an open kernel source widens it again
     ui.inspector.appendChild(renderInspector(node, graph(), {
       toggleCluster,
       isCollapsed: (cid) => !view().clusters.includes(cid),
@@ -152,7 +175,7 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
       state.matches = [];
       return;
     }
-    const found = index.search(query);
+    const { nodes: found, mode } = index.searchRanked(query);
     state.matches = found.map((n) => n.id);
     let hidden = 0;
     for (const node of found) {
@@ -161,7 +184,11 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
       if (rep) state.elements.get(rep)?.classList.add("jv-match");
     }
     ui.searchInfo.textContent = `${found.length} match${found.length === 1 ? "" : "es"}` +
+      (mode === "names" || mode === "text" ? "" : ` by ${mode}`) +
       (hidden ? ` (${hidden} in collapsed clusters: Enter expands)` : "");
+    ui.searchInfo.title = mode === "names"
+      ? "primitives and variable names; type src:TEXT to search source lines, line N for a line"
+      : "";
     if (!expandHidden || !found.length) return;
     const toExpand = index.clustersHiding(state.matches.slice(0, 20));
     const first = state.matches.find((m) => index.node(m)?.kind !== "cluster") ?? state.matches[0];
@@ -197,8 +224,23 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
     updateInfo();
   }
 
+  function updatePending(): void {
+    const pending = Number(model.get("pending") ?? 0);
+    clear(ui.pending);
+    ui.pending.hidden = pending <= 0;
+    if (pending <= 0) return;
+    const show = el("button", { class: "jv-button", type: "button",
+      title: "redraw with the calls made after this explorer was shown" }, "show");
+    show.addEventListener("click", () => model.send({ type: "refresh" }));
+    append(ui.pending, el("span", {},
+      `${pending} newer event${pending === 1 ? "" : "s"} since this cell ran ` +
+      "(later calls of the function) — "), show);
+  }
+
   function updateInfo(): void {
     clear(ui.info);
+    const updated = model.get("updated");
+    if (updated) append(ui.info, el("div", { class: "jv-info-line jv-updated" }, String(updated)));
     const specs: SpecializationRow[] = model.get("specializations") ?? [];
     const spec = specs.find((s) => s.index === model.get("specialization"));
     if (spec && (spec.reason || spec.diff.length)) {
@@ -320,13 +362,15 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
     ["change:stages", updateSelects], ["change:stage", updateSelects],
     ["change:specializations", updateSelects], ["change:specialization", updateSelects],
     ["change:graph", updateInfo], ["change:events", updateTimeline],
-    ["change:selected", onSelected],
+    ["change:selected", onSelected], ["change:pending", updatePending],
+    ["change:updated", updateInfo],
     ["change:jaxpr", () => { ui.jaxpr.textContent = model.get("jaxpr") ?? ""; }],
   ];
   for (const [name, fn] of listeners) model.on(name, fn);
 
   updateSelects();
   updateTimeline();
+  updatePending();
   draw();
 
   return () => {
@@ -350,7 +394,7 @@ function buildLayout() {
   const specLabel = el("label", { class: "jv-field" }, "specialization ", specSelect);
   const stageSelect = el("select", { class: "jv-select jv-stage", "aria-label": "stage" });
   const search = el("input", { class: "jv-search", type: "search",
-    placeholder: "search primitive, variable, line\u2026", "aria-label": "search" });
+    placeholder: "primitive, variable, src:text, line 12", "aria-label": "search" });
   const searchInfo = el("span", { class: "jv-search-info" });
   const button = (text: string, label: string) =>
     el("button", { class: "jv-button", type: "button", title: label, "aria-label": label }, text);
@@ -366,6 +410,8 @@ function buildLayout() {
     el("span", { class: "jv-spacer" }), fit, zoomIn, zoomOut, expandAll, collapseAll,
     textToggle, badge);
   const info = el("div", { class: "jv-info" });
+  const pending = el("div", { class: "jv-pending", role: "status" });
+  pending.hidden = true;
   const canvas = el("div", { class: "jv-canvas", tabindex: "0" });
   const status = el("div", { class: "jv-status" });
   const jaxpr = el("pre", { class: "jv-jaxpr jv-code" });
@@ -376,8 +422,8 @@ function buildLayout() {
   const timelineTitle = el("h4", { class: "jv-timeline-title" });
   const timeline = el("div", { class: "jv-timeline" });
   const root = el("div", { class: "jv-explorer", "data-state": "loading" },
-    toolbar, info, body, jaxpr, timelineTitle, timeline);
+    toolbar, pending, info, body, jaxpr, timelineTitle, timeline);
   return { root, title, stats, specSelect, specLabel, stageSelect, search, searchInfo, fit,
     zoomIn, zoomOut, expandAll, collapseAll, textToggle, badge, info, canvas, status, inspector,
-    jaxpr, timeline, timelineTitle };
+    jaxpr, timeline, timelineTitle, pending };
 }

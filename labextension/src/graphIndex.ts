@@ -59,15 +59,46 @@ export class GraphIndex {
     };
   }
 
-  /** Nodes whose label, primitive, variable names, source or value contain `query`. */
+  /** Nodes matching `query`, best first (see `searchRanked`). */
   search(query: string): GraphNode[] {
-    const q = query.trim().toLowerCase();
-    if (!q) return [];
-    if (!this.texts) this.texts = this.graph.nodes.map(searchText);
-    return this.graph.nodes.filter((_, i) => this.texts![i].includes(q));
+    return this.searchRanked(query).nodes;
   }
 
-  private texts: string[] | null = null;
+  /** Search, ranked: an exact primitive or variable name first, then names that contain the
+   * query (primitives, labels, variables, constants' names, kernels), in graph order. Other
+   * text (values, printed text, params) only when no name matches. Source lines only when
+   * asked: `src:TEXT` (source code containing TEXT) or `line 12` (that line). */
+  searchRanked(query: string): SearchResult {
+    const q = query.trim().toLowerCase();
+    if (!q) return { nodes: [], mode: "names" };
+    const nodes = this.graph.nodes;
+    const line = /^(?:line|l)\s*:?\s*(\d+)$/.exec(q);
+    if (line) {
+      const n = Number(line[1]);
+      return { nodes: nodes.filter((node) => node.source?.line === n), mode: "line" };
+    }
+    const src = /^(?:src|source)\s*:\s*(.*)$/.exec(q);
+    if (src) {
+      const text = src[1].trim();
+      return { nodes: text ? nodes.filter((node) =>
+        (node.source?.code ?? "").toLowerCase().includes(text)) : [], mode: "source" };
+    }
+    if (!this.keys) this.keys = nodes.map(searchKeys);
+    const exact: GraphNode[] = [];
+    const partial: GraphNode[] = [];
+    const other: GraphNode[] = [];
+    nodes.forEach((node, i) => {
+      const keys = this.keys![i];
+      if (keys.exact.includes(q)) exact.push(node);
+      else if (keys.consumes.includes(q) || keys.names.some((name) => name.includes(q))) {
+        partial.push(node);
+      } else if (keys.other.includes(q)) other.push(node);
+    });
+    if (exact.length || partial.length) return { nodes: [...exact, ...partial], mode: "names" };
+    return { nodes: other, mode: "text" };
+  }
+
+  private keys: SearchKeys[] | null = null;
 
   /** Clusters to expand so that every node in `ids` is visible. */
   clustersHiding(ids: string[]): string[] {
@@ -91,11 +122,59 @@ function push(map: Map<string, number[]>, key: string, value: number): void {
   else map.set(key, [value]);
 }
 
+export interface SearchResult {
+  nodes: GraphNode[];
+  mode: "names" | "text" | "source" | "line";
+}
+
+interface SearchKeys {
+  exact: string[]; // primitive, variable names it defines, constant names
+  consumes: string[]; // variable names it reads
+  names: string[]; // what a name search looks into (substrings)
+  other: string; // everything else but the source line
+}
+
+function lower(values: unknown[]): string[] {
+  return values.filter((v) => v !== undefined && v !== null && v !== "")
+    .map((v) => String(v).toLowerCase());
+}
+
+export function searchKeys(node: GraphNode): SearchKeys {
+  const outputs = (node.outputs ?? []).map((o) => o.name);
+  const inputs = (node.inputs ?? []).filter((o) => !o.literal).map((o) => o.name);
+  const exact = lower([node.primitive, node.var, node.name, ...outputs,
+    node.kind === "cluster" ? undefined : node.label]);
+  const names = lower([node.label, node.primitive, node.var, node.name, node.kernel, ...outputs]);
+  const other = lower([node.value, node.text, node.summary, node.effect,
+    ...Object.values(node.params ?? {})]).join("\n");
+  return { exact, consumes: lower(inputs), names, other };
+}
+
+/** Everything searchable about a node, source line included (for `src:`). */
 export function searchText(node: GraphNode): string {
   const parts: unknown[] = [node.label, node.primitive, node.var, node.name, node.value,
     node.text, node.kernel, node.source?.code, node.source?.line && `line ${node.source.line}`,
     ...(node.outputs ?? []).map((o) => o.name), ...(node.inputs ?? []).map((o) => o.name)];
   return parts.filter(Boolean).join("\n").toLowerCase();
+}
+
+/** The graph as the widget syncs it (jitviz/explorer/graph.py, `compact_graph`: source lines
+ * and operand types stored once, referred to by index) back in the shape the views read. */
+export function expandGraph(raw: any): Graph {
+  if (typeof raw === "string") raw = JSON.parse(raw); // how the widget syncs it
+  if (!raw || raw.format !== 2) return raw as Graph;
+  const sources: unknown[] = raw.sources ?? [];
+  const types: Record<string, unknown>[] = raw.types ?? [];
+  const operand = ([name, t, extra]: [string, number, Record<string, unknown>?]) =>
+    ({ name, ...(types[t] ?? {}), ...(extra ?? {}) });
+  const nodes = (raw.nodes as any[]).map((node) => {
+    const out: any = { ...node, cluster: node.cluster ?? null };
+    if (typeof node.source === "number") out.source = sources[node.source];
+    if (node.inputs) out.inputs = node.inputs.map(operand);
+    if (node.outputs) out.outputs = node.outputs.map(operand);
+    return out as GraphNode;
+  });
+  return { ...raw, nodes, edges: raw.edges ?? [] } as Graph;
 }
 
 /** Node ids inside SVG elements are `n-<id>`. */

@@ -1,6 +1,6 @@
 // Get the WebAssembly Graphviz bundle from the kernel and import it once per page, shared by
-// every explorer: the widget syncs it (`graphviz_wasm`) when the kernel has no `dot`;
-// otherwise it is asked for with a custom message, answered with the file's bytes.
+// every explorer: it is asked for with a custom message, answered with the file's bytes (it is
+// not synced, so saved notebooks do not carry it).
 
 import type { GraphvizModule } from "./render";
 import type { WidgetModel } from "./types";
@@ -22,8 +22,6 @@ export function graphvizLoader(model: WidgetModel, timeoutMs = 60000): () => Pro
 }
 
 function fetchModule(model: WidgetModel, timeoutMs: number): Promise<GraphvizModule> {
-  const synced = model.get("graphviz_wasm") as ArrayBuffer | DataView | undefined;
-  if (synced && synced.byteLength > 0) return importCode(synced);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       model.off("msg:custom", onMessage);

@@ -14,8 +14,8 @@ export function renderInspector(node: GraphNode | undefined, graph: Graph,
   const panel = el("div", { class: "jv-inspector-body" });
   if (!node) {
     append(panel, el("p", { class: "jv-hint" },
-      "Click a node to inspect it. Drag to pan, scroll to zoom, double-click a cluster to " +
-      "expand or collapse it."));
+      "Click a node to inspect it. Drag or scroll to pan, Ctrl+scroll to zoom, double-click " +
+      "a cluster to expand or collapse it."));
     return panel;
   }
   append(panel, el("h3", { class: "jv-inspector-title" }, node.label));
@@ -91,6 +91,7 @@ function sourceSection(node: GraphNode): HTMLElement {
 
 export function shortFile(path: string): string {
   if (!path) return "";
+  if (/[\\/]ipykernel_\d+[\\/]\d+\.py$/.test(path)) return "a notebook cell";
   const parts = path.split(/[\\/]/);
   return parts[parts.length - 1] || path;
 }
@@ -137,6 +138,14 @@ function kernelSection(kernel: KernelInfo): HTMLElement {
     (kernel.reused ? ", reused from the kernel cache" : "");
   return section(`Kernel ${kernel.name}`, el("div", {},
     el("p", {}, facts),
-    el("details", { class: "jv-kernel" }, el("summary", {}, "generated source"),
-      el("pre", { class: "jv-code" }, kernel.source || "(no source)"))));
+    widening(el("details", { class: "jv-kernel" }, el("summary", {}, "generated source"),
+      el("pre", { class: "jv-code jv-code-wide" }, kernel.source || "(no source)")))));
+}
+
+/** An open <details> of code widens the inspector it is in (the code is not wrapped). */
+function widening(details: HTMLDetailsElement): HTMLDetailsElement {
+  details.addEventListener("toggle", () => {
+    details.closest(".jv-inspector")?.classList.toggle("jv-wide", details.open);
+  });
+  return details;
 }

@@ -75,7 +75,7 @@ export interface StageDiff {
 export interface Graph {
   title: string;
   nodes: GraphNode[];
-  edges: GraphEdge[];
+  edges?: GraphEdge[]; // not synced (the view has the drawn edges)
   kernels: Record<string, KernelInfo>;
   collapsed: string[];
   stats: { equations: number; nodes: number; edges: number };

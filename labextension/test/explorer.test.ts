@@ -53,7 +53,7 @@ describe("explorer view", () => {
   it("searches, and expands clusters hiding matches on Enter", async () => {
     const { host, model } = await mounted();
     const search = host.querySelector(".jv-search") as HTMLInputElement;
-    search.value = "z = y";
+    search.value = "mul";
     search.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
     expect(host.querySelector("#n-e1")!.classList.contains("jv-match")).toBe(true);
     expect(host.querySelector(".jv-search-info")!.textContent).toContain("1 match");
@@ -85,6 +85,32 @@ describe("explorer view", () => {
     const rows = host.querySelectorAll("li.jv-event");
     (rows[0] as HTMLElement).click(); // a trace of x:f32[3] selects specialization 0
     expect(model.get("specialization")).toBe(0);
+  });
+
+  it("matches source text only with src:", async () => {
+    const { host } = await mounted();
+    const search = host.querySelector(".jv-search") as HTMLInputElement;
+    search.value = "jnp";
+    search.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(host.querySelectorAll(".jv-match").length).toBe(0);
+    search.value = "src:jnp";
+    search.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(host.querySelector("#n-e0")!.classList.contains("jv-match")).toBe(true);
+    expect(host.querySelector(".jv-search-info")!.textContent).toContain("by source");
+  });
+
+  it("offers the calls made after its cell ran instead of merging them", async () => {
+    const { host, model } = await mounted({ ...explorerState(), pending: 3 });
+    const bar = host.querySelector(".jv-pending") as HTMLElement;
+    expect(bar.hidden).toBe(false);
+    expect(bar.textContent).toContain("3 newer events since this cell ran");
+    (bar.querySelector("button") as HTMLButtonElement).click();
+    expect(model.sent).toContainEqual({ type: "refresh" });
+    model.trigger("pending", 0);
+    expect(bar.hidden).toBe(true);
+    model.trigger("updated", `updated after the cell ran: showing 3 later events ${XSS}`);
+    expect(host.querySelector(".jv-updated")!.textContent).toContain("updated after the cell ran");
+    expect(host.querySelector("img")).toBeNull();
   });
 
   it("redraws when the model's SVG changes", async () => {

@@ -13,10 +13,24 @@ describe("inspector", () => {
     expect(text).toContain("accuracy");
     expect(text).toContain("(3,)");
     expect(text).toContain("float32");
-    expect(text).toContain("123.py, line 7");
+    expect(text).toContain("a notebook cell, line 7");
     expect(text).toContain("y = jnp.sin(x)");
     expect(text).toContain("Kernel k0");
     expect(panel.querySelector(".jv-kernel pre")!.textContent).toContain("np.sin(a)");
+  });
+
+  it("widens the inspector while a kernel's source is open", () => {
+    const host = document.createElement("aside");
+    host.className = "jv-inspector";
+    host.appendChild(renderInspector(byId("e0"), graph));
+    const details = host.querySelector(".jv-kernel") as HTMLDetailsElement;
+    expect(details.querySelector("pre")!.classList.contains("jv-code-wide")).toBe(true);
+    details.open = true;
+    details.dispatchEvent(new Event("toggle"));
+    expect(host.classList.contains("jv-wide")).toBe(true);
+    details.open = false;
+    details.dispatchEvent(new Event("toggle"));
+    expect(host.classList.contains("jv-wide")).toBe(false);
   });
 
   it("never turns user strings into markup", () => {
@@ -52,5 +66,6 @@ describe("inspector", () => {
     expect(shapeText([2, 3])).toBe("(2, 3)");
     expect(shapeText([])).toBe("()");
     expect(shortFile("/a/b/c.py")).toBe("c.py");
+    expect(shortFile("/tmp/ipykernel_4242/1234567.py")).toBe("a notebook cell");
   });
 });
