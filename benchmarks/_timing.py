@@ -1,4 +1,5 @@
-"""Timing helpers the benchmark scripts share: interleaved best-of rounds, table formats."""
+"""What the benchmark scripts share: interleaved best-of rounds, table formats, and the
+wrapper that gives hand-written Numba loops NumPy-allocated outputs."""
 from __future__ import annotations
 
 import time
@@ -41,6 +42,19 @@ def best_times(fns: dict, args, rounds: int, budget: float, max_calls: int = 100
                 block(fn(*args))
             best[name] = min(best[name], (time.perf_counter() - t) / n)
     return best
+
+
+def numpy_output(loop):
+    """A hand-written Numba loop `loop(x, out)` as a function of x writing into
+    np.empty_like(x): NumPy allocates large arrays on huge pages, an array allocated inside a
+    Numba function is not, and its page faults alone would cost such a loop 4x."""
+    import numpy as np
+
+    def run(x):
+        out = np.empty_like(x)
+        loop(x, out)
+        return out
+    return run
 
 
 def fmt_time(t):

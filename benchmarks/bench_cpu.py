@@ -42,7 +42,7 @@ sys.path.insert(0, ROOT)
 
 import jitviz  # noqa: E402
 from _timing import (best_times, fmt_ratio, fmt_time, jax, jjnp,  # noqa: E402
-                     print_columns)
+                     numpy_output, print_columns)
 import jitviz.numpy as jnp  # noqa: E402
 from jitviz import lax  # noqa: E402
 
@@ -107,18 +107,7 @@ def np_loop(x):
     return y
 
 
-# --- hand-written Numba: loops, output allocated by NumPy ---------------------------------
-# (NumPy allocates large arrays on huge pages; an array allocated inside a Numba function is
-# not, and its page faults alone cost the x*x + x*2.0 loop 4x. So the loops get NumPy's.)
-
-def numpy_output(loop):
-    """A hand-written loop `loop(x, out)` as a function of x, writing into np.empty_like(x)."""
-    def run(x):
-        out = np.empty_like(x)
-        loop(x, out)
-        return out
-    return run
-
+# --- hand-written Numba: loops, output allocated by NumPy (_timing.numpy_output) ------------
 
 @njit(cache=True)
 def _nb_slow_f(x, out):
@@ -282,9 +271,9 @@ def workloads():
 def ml_workloads():
     """Softmax, layernorm, GELU, ... (benchmarks/ml_workloads.py) as Workload rows."""
     import ml_workloads as ml
-    jx = ml.jax_versions(jax, jjnp)
-    return [Workload(name, size, args, fn, np_fn, nb_fn, jx.get(key), False)
-            for name, size, args, fn, np_fn, nb_fn, key in ml.rows(np.random.default_rng(1))]
+    return [Workload(name, size, args, fn, np_fn, nb_fn, jax_fn, False)
+            for name, size, args, fn, np_fn, nb_fn, jax_fn in
+            ml.rows(np.random.default_rng(1), jax, jjnp)]
 
 
 def blas_info() -> str:

@@ -1,8 +1,8 @@
 """The workloads real array code is made of, for bench_cpu.py: softmax and logsumexp over rows,
 layernorm, GELU, pairwise distances by broadcasting, cumsum, and a fori_loop whose body is
-elementwise math. Each is written four times, as a user of each would write it: jitviz.numpy,
-NumPy, a hand-written Numba loop (the output allocated by NumPy, as bench_cpu's other loops),
-and jax.numpy (when JAX is installed)."""
+elementwise math. Each is written once against an array module (run with jitviz.numpy, NumPy
+and jax.numpy, jitted for jitviz and JAX) and once as a hand-written Numba loop (the output
+allocated by NumPy, as bench_cpu's other loops)."""
 from __future__ import annotations
 
 import math
@@ -11,90 +11,50 @@ import numpy as np
 from numba import njit
 
 import jitviz.numpy as jnp
+from _timing import numpy_output
 from jitviz import lax
 
 GELU_C = math.sqrt(2.0 / math.pi)
 
 
-# --- jitviz ------------------------------------------------------------------------------
+# --- the programs, once for jitviz.numpy, NumPy and jax.numpy ------------------------------
 
-def softmax(x):
-    e = jnp.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
+def programs(xp, fori_loop=None):
+    """The workloads written against the array module `xp` (Python float constants: weak
+    in JAX and jitviz, and kept at float32 by NumPy 2's promotion rules)."""
+    def softmax(x):
+        e = xp.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
 
+    def logsumexp(x):
+        m = x.max(axis=-1, keepdims=True)
+        return xp.log(xp.exp(x - m).sum(axis=-1)) + m[:, 0]
 
-def logsumexp(x):
-    m = x.max(axis=-1, keepdims=True)
-    return jnp.log(jnp.exp(x - m).sum(axis=-1)) + m[:, 0]
+    def layernorm(x):
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        return (x - mean) / xp.sqrt(var + 1e-5)
 
+    def gelu(x):
+        return 0.5 * x * (1.0 + xp.tanh(GELU_C * (x + 0.044715 * x ** 3)))
 
-def layernorm(x):
-    mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / jnp.sqrt(var + 1e-5)
+    def pairwise(p):
+        d = p[:, None, :] - p[None, :, :]
+        return xp.sqrt((d * d).sum(axis=-1))
 
+    def damped(x):
+        body = lambda i, y: y * 0.99 + xp.sin(y) * 0.01  # noqa: E731
+        if fori_loop is not None:
+            return fori_loop(0, 100, body, x)
+        for i in range(100):  # NumPy: the loop in Python, each step over the whole array
+            x = body(i, x)
+        return x
 
-def gelu(x):
-    return 0.5 * x * (1.0 + jnp.tanh(GELU_C * (x + 0.044715 * x ** 3)))
-
-
-def pairwise(p):
-    d = p[:, None, :] - p[None, :, :]
-    return jnp.sqrt((d * d).sum(axis=-1))
-
-
-def cumsum(x):
-    return jnp.cumsum(x)
-
-
-def damped(x):
-    return lax.fori_loop(0, 100, lambda i, y: y * 0.99 + jnp.sin(y) * 0.01, x)
-
-
-# --- NumPy ---------------------------------------------------------------------------------
-
-def np_softmax(x):
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def np_logsumexp(x):
-    m = x.max(axis=-1, keepdims=True)
-    return np.log(np.exp(x - m).sum(axis=-1)) + m[:, 0]
-
-
-def np_layernorm(x):
-    mean = x.mean(axis=-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + np.float32(1e-5))
-
-
-def np_gelu(x):
-    c, k = np.float32(GELU_C), np.float32(0.044715)
-    return np.float32(0.5) * x * (np.float32(1) + np.tanh(c * (x + k * x ** 3)))
-
-
-def np_pairwise(p):
-    d = p[:, None, :] - p[None, :, :]
-    return np.sqrt((d * d).sum(axis=-1))
-
-
-def np_damped(x):
-    y = x
-    for _ in range(100):
-        y = y * np.float32(0.99) + np.sin(y) * np.float32(0.01)
-    return y
+    return dict(softmax=softmax, logsumexp=logsumexp, layernorm=layernorm, gelu=gelu,
+                pairwise=pairwise, cumsum=xp.cumsum, damped=damped)
 
 
 # --- hand-written Numba --------------------------------------------------------------------
-
-def _into_new(loop):
-    def run(x):
-        out = np.empty_like(x)
-        loop(x, out)
-        return out
-    return run
-
 
 @njit(cache=True)
 def _nb_softmax(x, out):
@@ -177,62 +137,28 @@ def _nb_damped(x, out):
         out[i] = y
 
 
-nb_softmax, nb_layernorm = _into_new(_nb_softmax), _into_new(_nb_layernorm)
-nb_gelu, nb_damped = _into_new(_nb_gelu), _into_new(_nb_damped)
+nb_softmax, nb_layernorm = numpy_output(_nb_softmax), numpy_output(_nb_layernorm)
+nb_gelu, nb_damped = numpy_output(_nb_gelu), numpy_output(_nb_damped)
 
 
-# --- JAX -----------------------------------------------------------------------------------
+# --- the table ---------------------------------------------------------------------------
 
-def jax_versions(jax, xnp):
-    """The same programs in jax.numpy, jitted (None for each without JAX)."""
-    if jax is None:
-        return {}
-
-    def j_softmax(x):
-        e = xnp.exp(x - x.max(axis=-1, keepdims=True))
-        return e / e.sum(axis=-1, keepdims=True)
-
-    def j_logsumexp(x):
-        m = x.max(axis=-1, keepdims=True)
-        return xnp.log(xnp.exp(x - m).sum(axis=-1)) + m[:, 0]
-
-    def j_layernorm(x):
-        mean = x.mean(axis=-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-        return (x - mean) / xnp.sqrt(var + 1e-5)
-
-    def j_gelu(x):
-        return 0.5 * x * (1.0 + xnp.tanh(GELU_C * (x + 0.044715 * x ** 3)))
-
-    def j_pairwise(p):
-        d = p[:, None, :] - p[None, :, :]
-        return xnp.sqrt((d * d).sum(axis=-1))
-
-    def j_damped(x):
-        return jax.lax.fori_loop(0, 100, lambda i, y: y * 0.99 + xnp.sin(y) * 0.01, x)
-
-    fns = dict(softmax=j_softmax, logsumexp=j_logsumexp, layernorm=j_layernorm,
-               gelu=j_gelu, pairwise=j_pairwise, cumsum=xnp.cumsum, damped=j_damped)
-    return {k: jax.jit(f) for k, f in fns.items()}
-
-
-def rows(rng):
-    """(name, size, make args, jitviz, NumPy, Numba, key of the JAX version)."""
-    rows_ = lambda: (rng.standard_normal((4096, 1024)).astype(np.float32),)  # noqa: E731
+def rows(rng, jax=None, xnp=None):
+    """(name, size, make args, jitviz, NumPy, Numba, jax.jit or None)."""
+    ours, theirs = programs(jnp, lax.fori_loop), programs(np)
+    jx = {k: jax.jit(f) for k, f in programs(xnp, jax.lax.fori_loop).items()} if jax else {}
+    numba = dict(softmax=nb_softmax, logsumexp=nb_logsumexp, layernorm=nb_layernorm,
+                 gelu=nb_gelu, pairwise=nb_pairwise, cumsum=nb_cumsum, damped=nb_damped)
+    by_rows = lambda: (rng.standard_normal((4096, 1024)).astype(np.float32),)  # noqa: E731
     vec = lambda: (rng.standard_normal(1_000_000).astype(np.float32),)  # noqa: E731
     pts = lambda: (rng.standard_normal((2000, 3)).astype(np.float32),)  # noqa: E731
     small = lambda: (rng.standard_normal(100_000).astype(np.float32),)  # noqa: E731
-    return [
-        ("softmax over rows", "4096x1024 f32", rows_, softmax, np_softmax, nb_softmax,
-         "softmax"),
-        ("logsumexp over rows", "4096x1024 f32", rows_, logsumexp, np_logsumexp,
-         nb_logsumexp, "logsumexp"),
-        ("layernorm over rows", "4096x1024 f32", rows_, layernorm, np_layernorm,
-         nb_layernorm, "layernorm"),
-        ("GELU (tanh form)", "1M f32", vec, gelu, np_gelu, nb_gelu, "gelu"),
-        ("pairwise distances (broadcast)", "2000x3 -> 2000x2000", pts, pairwise,
-         np_pairwise, nb_pairwise, "pairwise"),
-        ("cumsum", "1M f32", vec, cumsum, np.cumsum, nb_cumsum, "cumsum"),
-        ("fori_loop, elementwise body x100", "100k f32", small, damped, np_damped,
-         nb_damped, "damped"),
-    ]
+    table = [("softmax over rows", "4096x1024 f32", by_rows, "softmax"),
+             ("logsumexp over rows", "4096x1024 f32", by_rows, "logsumexp"),
+             ("layernorm over rows", "4096x1024 f32", by_rows, "layernorm"),
+             ("GELU (tanh form)", "1M f32", vec, "gelu"),
+             ("pairwise distances (broadcast)", "2000x3 -> 2000x2000", pts, "pairwise"),
+             ("cumsum", "1M f32", vec, "cumsum"),
+             ("fori_loop, elementwise body x100", "100k f32", small, "damped")]
+    return [(name, size, args, ours[k], theirs[k], numba[k], jx.get(k))
+            for name, size, args, k in table]
