@@ -97,6 +97,8 @@ try {
           }, [scenario.name, step.action]);
         } else if (step.do === "open-kernel") {
           await page.locator(".jv-inspector .jv-kernel summary").click();
+          // <details> fires "toggle" after the click returns: wait for the widening it causes
+          await page.waitForSelector(".jv-inspector.jv-wide", { timeout: 5000 });
           const pre = page.locator(".jv-inspector .jv-kernel pre");
           record.kernel = await pre.evaluate((p) => {
             const style = getComputedStyle(p);
