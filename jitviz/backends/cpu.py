@@ -88,8 +88,8 @@ class Program:
 
     def __init__(self, *, fastmath: bool, parallel: bool, cache):
         self.fastmath, self.parallel, self.cache = fastmath, parallel, cache
-        self.options = (f"cache=True, fastmath={bool(fastmath)}, error_model='numpy', "
-                        "nogil=True")
+        # no `cache=True`: cpu_cache gives each dispatcher a disk cache that verifies files
+        self.options = f"fastmath={bool(fastmath)}, error_model='numpy', nogil=True"
         self.namespace = {"np": np, "rt": cpu_runtime, "_prep_array": prep_array,
                           "_prep_scalar": prep_scalar, "_empty": cpu_buffers.empty}
         self.host_consts: dict = {}

@@ -1,15 +1,36 @@
 """The CPU kernel cache: generated modules keyed by their text, in memory and on disk.
 
-A kernel module is a real file `<cache>/<tag>/jk_<hash>.py` whose name is the hash of its
-text, so Numba's own `cache=True` (which needs a source file) stores the machine code next
-to it in `__pycache__`. `<tag>` names the Numba version, the CPU (name and features) and a
-hash of `cpu_runtime.py` (whose helpers are compiled into the kernels), so a different
-machine, Numba or jitviz never reads another's code.
+On disk, one folder per environment, `<cache>/<tag>/`, where `<tag>` names the Numba and
+llvmlite versions, the CPU (name and features) and a hash of `cpu_runtime.py` (whose helpers
+are compiled into the kernels). One entry per kernel module:
 
-Nothing on disk is trusted blindly: a module file whose text differs from what we asked for
-(truncated, edited, a hash collision) is rewritten, and if Numba fails to load its cached
-code (a corrupt index or object file) those cache files are deleted and the kernel is
-compiled again.
+    jk_<key>.py                                  the module text; <key> hashes the text
+    __pycache__/jk_<key>.<fn>-<line>.py311.nbi   Numba's index: signature -> code file
+    __pycache__/jk_<key>.<fn>-<line>.py311.N.nbc the compiled code of one signature
+
+Nothing on disk is trusted blindly. Numba's own `cache=True` unpickles whatever it finds and
+hands the machine code to LLVM: a swapped code file silently computes another kernel, a
+flipped bit segfaults or aborts inside LLVM, and the broken files stay for every later
+process. So the modules are compiled without `cache=True`, and each dispatcher gets a
+`VerifiedCache` instead: Numba's index/data scheme (`numba.core.caching`), with every file
+written as a frame
+
+    MAGIC, a JSON header, sha256(header + payload), the payload (what Numba would write)
+
+whose header says what the file is: which file name, kernel text, signature (for code
+files), Numba, llvmlite, Python, CPU and runtime wrote it. A file is read once, as bytes;
+only if the digest matches and the header is exactly what this process would write for that
+file are the same bytes unpickled. Verifying the bytes that are then loaded (rather than
+checking a sidecar manifest before Numba opens the file again) leaves no window between
+check and use, and self-describing files need no shared manifest for concurrent processes
+to keep in step. The module text itself is compared with the text asked for and executed
+from that string, not re-read.
+
+Any mismatch (a swapped, bit-flipped or truncated file, one from other versions, a
+directory, link or unreadable thing where a file should be) rejects the entry: a
+`KernelCacheWarning` says which file and why, that function's cache files are deleted and
+the kernel is compiled again. The digest guards against damage and mix-ups, not against
+someone who can write to the cache folder: they can run code as you anyway.
 
 In memory, one module object per text: a retrace that produces the same kernel text (a new
 shape of the same rank and dtypes) finds the module and its Numba dispatcher, whose compiled
@@ -20,18 +41,26 @@ from __future__ import annotations
 import glob
 import hashlib
 import importlib.util
+import json
 import os
+import pickle
+import shutil
+import stat
 import sys
 import tempfile
 import threading
 import warnings
 
+import llvmlite
 import numba
-from numba.core import errors as numba_errors
+from numba.core.caching import (CompileResultCacheImpl, FunctionCache, IndexDataCacheFile,
+                                _CacheLocator)
+from numba.core.dispatcher import Dispatcher
 
-from ..errors import JitvizWarning
+from ..errors import KernelCacheWarning
 
 _LOCK = threading.RLock()
+MAGIC = b"jitviz kernel cache file 1\n"
 
 
 def default_cache_dir() -> str:
@@ -61,7 +90,20 @@ def _runtime_tag() -> str:
 
 
 def environment_tag() -> str:
-    return f"numba{numba.__version__}-cpu{_cpu_tag()}-rt{_runtime_tag()}"
+    return (f"numba{numba.__version__}-llvmlite{llvmlite.__version__}-cpu{_cpu_tag()}"
+            f"-rt{_runtime_tag()}")
+
+
+def _writer() -> dict:
+    """What the header of every file this process writes says about its writer."""
+    return {"numba": numba.__version__, "llvmlite": llvmlite.__version__,
+            "python": sys.version, "cpu": _cpu_tag(), "runtime": _runtime_tag()}
+
+
+class CacheEntryRejected(Exception):
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{os.path.basename(path)} {reason}")
+        self.path = path
 
 
 class KernelCache:
@@ -71,8 +113,9 @@ class KernelCache:
         self.root = root or default_cache_dir()
         self.tag = environment_tag()
         self.dir = os.path.join(self.root, self.tag)
+        self.writer = _writer()
         self._modules: dict[str, object] = {}
-        self.rebuilt = 0  # corrupt or foreign entries thrown away (for tests and events)
+        self.rebuilt = 0  # rejected entries thrown away (for tests and events)
         try:
             os.makedirs(self.dir, exist_ok=True)
             probe = tempfile.NamedTemporaryFile(dir=self.dir, prefix=".probe", delete=True)
@@ -81,11 +124,14 @@ class KernelCache:
             self.dir = tempfile.mkdtemp(prefix="jitviz-kernels-")
             warnings.warn(f"jitviz kernel cache {self.root!r} is not writable ({e}); compiled "
                           f"kernels go to {self.dir} and will not outlive this process. Set "
-                          "JITVIZ_CACHE_DIR to a writable folder.", JitvizWarning, stacklevel=3)
+                          "JITVIZ_CACHE_DIR to a writable folder.", KernelCacheWarning,
+                          stacklevel=3)
 
     # -- modules ---------------------------------------------------------------------------
     def key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.tag}\n{text}".encode()).hexdigest()[:24]
+        """The text's hash (not the tag's too: files copied in from another environment
+        then meet the header check, and are rejected, rather than lie around unseen)."""
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
 
     def module(self, text: str):
         """The imported module for `text` (written to disk first if needed)."""
@@ -99,27 +145,49 @@ class KernelCache:
     def path(self, key: str) -> str:
         return os.path.join(self.dir, f"jk_{key}.py")
 
+    @property
+    def code_dir(self) -> str:
+        return os.path.join(self.dir, "__pycache__")
+
     def _import(self, key: str, text: str):
-        path = self.path(key)
-        if _read(path) != text:
-            if os.path.exists(path):
-                self.rebuilt += 1
-                self.purge(key)
-            _atomic_write(path, text)
+        self._ensure_module_file(key, text)
         name = f"jk_{key}"
-        spec = importlib.util.spec_from_file_location(name, path)
+        spec = importlib.util.spec_from_file_location(name, self.path(key))
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod
-        spec.loader.exec_module(mod)
+        # run the text we verified, not whatever the file holds by the time it is re-read
+        exec(compile(text, self.path(key), "exec"), mod.__dict__)
+        for obj in list(vars(mod).values()):
+            if isinstance(obj, Dispatcher) and obj.py_func.__module__ == name:
+                obj._cache = VerifiedCache(obj.py_func, self, text)
         return mod
 
-    def purge(self, key: str):
-        """Delete Numba's cached code for one module."""
-        for f in glob.glob(os.path.join(self.dir, "__pycache__", f"jk_{key}.*")):
-            try:
-                os.remove(f)
-            except OSError:
-                pass
+    def _ensure_module_file(self, key: str, text: str):
+        """The module file holds `text`."""
+        path = self.path(key)
+        try:
+            found = _read_file(path)
+            if found is not None and found != text.encode():
+                raise CacheEntryRejected(path, "does not hold the text its name is a hash of")
+        except CacheEntryRejected as e:
+            self.reject(e, self.code_files(key))
+            found = None
+        if found is None:
+            _atomic_write(path, text.encode())
+
+    # -- verification failures -------------------------------------------------------------
+    def reject(self, error: CacheEntryRejected, pattern: str):
+        """Delete the rejected file and the Numba files matching `pattern`; say so."""
+        self.rebuilt += 1
+        warnings.warn(f"jitviz kernel cache: rejected {error}; deleted the entry and compiled "
+                      f"the kernel again (in {self.dir})", KernelCacheWarning, stacklevel=2)
+        _remove(error.path)
+        for path in glob.glob(pattern):
+            _remove(path)
+
+    def code_files(self, key: str) -> str:
+        """A glob pattern for Numba's files of one module."""
+        return glob.escape(os.path.join(self.code_dir, f"jk_{key}.")) + "*"
 
     # -- compiling -------------------------------------------------------------------------
     def compile(self, text: str, dispatcher, sig) -> bool:
@@ -129,16 +197,201 @@ class KernelCache:
             if sig in dispatcher.overloads:
                 return True
             hits = _hits(dispatcher)
-            try:
-                dispatcher.compile(sig)
-            except numba_errors.NumbaError:
-                raise
-            except Exception:
-                # Numba could not read its cache (corrupt or foreign files): rebuild
-                self.rebuilt += 1
-                self.purge(self.key(text))
-                dispatcher.compile(sig)
+            dispatcher.compile(sig)
             return _hits(dispatcher) > hits
+
+
+# --- Numba's cache, verified --------------------------------------------------------------
+
+class _Locator(_CacheLocator):
+    """Numba's files for a kernel go next to its module, whatever NUMBA_CACHE_DIR says, so
+    one entry's files are found together (verification, eviction); the source stamp is the
+    hash of the text we executed."""
+
+    def __init__(self, py_func, folder: str, text_hash: str):
+        self._py_file = py_func.__code__.co_filename
+        self._lineno = py_func.__code__.co_firstlineno
+        self._folder, self._stamp = folder, text_hash
+
+    def get_cache_path(self):
+        return self._folder
+
+    def get_source_stamp(self):
+        return self._stamp
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+
+class _Impl(CompileResultCacheImpl):
+    def __init__(self, py_func, locator: _Locator):  # no locator search: ours is fixed
+        self._lineno = py_func.__code__.co_firstlineno
+        self._locator = locator
+        self._filename_base = self.get_filename_base(
+            f"{py_func.__module__}.{py_func.__qualname__}", getattr(sys, "abiflags", ""))
+
+
+class VerifiedCache(FunctionCache):
+    """A dispatcher's disk cache that loads nothing it cannot verify (see the module doc)."""
+
+    def __init__(self, py_func, owner: KernelCache, text: str):
+        text_hash = hashlib.sha256(text.encode()).hexdigest()
+        self._name = repr(py_func)
+        self._py_func = py_func
+        self._owner = owner
+        self._impl = _Impl(py_func, _Locator(py_func, owner.code_dir, text_hash))
+        self._cache_path = owner.code_dir
+        header = {**owner.writer, "text": text_hash}
+        self._cache_file = _VerifiedFiles(self._cache_path, self._impl.filename_base,
+                                          text_hash, header)
+        self.enable()
+
+    def _own_files(self) -> str:
+        return glob.escape(os.path.join(self._cache_path, self._impl.filename_base)) + ".*"
+
+    def load_overload(self, sig, target_context):
+        try:
+            return super().load_overload(sig, target_context)
+        except CacheEntryRejected as e:
+            self._owner.reject(e, self._own_files())
+        except Exception as e:  # verified, yet Numba cannot rebuild it: not ours to load
+            self._owner.reject(CacheEntryRejected(self._cache_file.index_path,
+                                                  f"could not be loaded ({e!r})"),
+                               self._own_files())
+        return None
+
+    def save_overload(self, sig, data):
+        try:
+            super().save_overload(sig, data)
+        except CacheEntryRejected as e:  # the index went bad since it was loaded
+            self._owner.reject(e, self._own_files())  # the next process writes a new one
+        except OSError as e:
+            warnings.warn(f"jitviz kernel cache: could not save {self._py_func.__name__!r} "
+                          f"({e}); it will be compiled again by the next process",
+                          KernelCacheWarning, stacklevel=2)
+
+
+class _VerifiedFiles(IndexDataCacheFile):
+    """Numba's index and data files, each framed with a header and its sha256; the data
+    files' headers also name the signature they hold (the index key), so a code file
+    cannot stand in for another signature even with a matching index."""
+
+    def __init__(self, cache_path, filename_base, source_stamp, header: dict):
+        super().__init__(cache_path, filename_base, source_stamp)
+        self._header = header
+
+    @property
+    def index_path(self) -> str:
+        return self._index_path
+
+    def load(self, key):
+        name = self._load_index().get(key)
+        data = None if name is None else self._read(name, key)
+        return None if data is None else pickle.loads(data)  # None: a miss, compile
+
+    def save(self, key, data):
+        overloads = self._load_index()
+        name = overloads.get(key)
+        if name is None:
+            taken = set(overloads.values())
+            name = next(self._data_name(i) for i in range(1, len(taken) + 2)
+                        if self._data_name(i) not in taken)
+            overloads[key] = name
+            self._save_index(overloads)
+        self._write(name, self._dump(data), key)
+
+    def _load_index(self):
+        payload = self._read(self._index_name)
+        if payload is None:
+            return {}
+        stamp, overloads = pickle.loads(payload)
+        return overloads if stamp == self._source_stamp else {}
+
+    def _save_index(self, overloads):
+        self._write(self._index_name, self._dump((self._source_stamp, overloads)))
+
+    def _expected(self, name: str, key) -> dict:
+        header = {**self._header, "file": name}
+        if key is not None:
+            header["signature"] = hashlib.sha256(repr(key).encode()).hexdigest()
+        return header
+
+    def _read(self, name: str, key=None) -> bytes | None:
+        path = os.path.join(self._cache_path, name)
+        data = _read_file(path)
+        return None if data is None else _unframe(path, data, self._expected(name, key))
+
+    def _write(self, name: str, payload: bytes, key=None):
+        data = _frame(self._expected(name, key), payload)
+        with self._open_for_write(os.path.join(self._cache_path, name)) as f:
+            f.write(data)
+
+
+def _frame(header: dict, payload: bytes) -> bytes:
+    head = json.dumps(header, sort_keys=True).encode()
+    digest = hashlib.sha256(head + b"\n" + payload).hexdigest().encode()
+    return MAGIC + head + b"\n" + digest + b"\n" + payload
+
+
+def _unframe(path: str, data: bytes, expected: dict) -> bytes:
+    """The payload, if `data` is intact and says it is exactly the file we expect."""
+    if not data.startswith(MAGIC):
+        raise CacheEntryRejected(path, "is not a jitviz cache file (damaged or foreign)")
+    parts = data[len(MAGIC):].split(b"\n", 2)
+    if len(parts) != 3 or \
+            hashlib.sha256(parts[0] + b"\n" + parts[2]).hexdigest().encode() != parts[1]:
+        raise CacheEntryRejected(path, "fails its sha256 check (damaged or truncated)")
+    mismatch = _mismatch(json.loads(parts[0]), expected)
+    if mismatch:
+        raise CacheEntryRejected(path, mismatch)
+    return parts[2]
+
+
+def _mismatch(header: dict, expected: dict) -> str | None:
+    """Why an intact file is still not the one we expect, most telling reason first."""
+    if header.get("file") != expected["file"]:
+        return f"holds {header.get('file')} (swapped or copied)"
+    if header.get("text") != expected["text"]:
+        return "was compiled from another kernel text"
+    if header.get("signature") != expected.get("signature"):
+        return "holds the code of another signature"
+    theirs = [f"{k} {header.get(k)}" for k, v in expected.items() if header.get(k) != v]
+    ours = [f"{k} {v}" for k, v in expected.items() if header.get(k) != v]
+    if theirs:
+        return f"was written by {', '.join(theirs)} (this process: {', '.join(ours)})"
+    return None
+
+
+# --- files --------------------------------------------------------------------------------
+
+def _read_file(path: str) -> bytes | None:
+    """The bytes of a regular file; None if nothing is there. Anything else there (a folder,
+    a link, a device) or a read error rejects it."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise CacheEntryRejected(path, f"cannot be opened as a file ({e.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise CacheEntryRejected(path, "is not a regular file")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            return f.read()
+        except OSError as e:
+            raise CacheEntryRejected(path, f"cannot be read ({e.strerror})") from None
+
+
+def _remove(path: str):
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.remove(path)
+    except OSError:
+        pass  # gone already, or not ours to delete: writing over it will say so
 
 
 def _hits(dispatcher) -> int:
@@ -148,20 +401,15 @@ def _hits(dispatcher) -> int:
         return 0
 
 
-def _read(path: str) -> str | None:
+def _atomic_write(path: str, data: bytes):
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    # named after the entry, so a leftover from a crash is found with it
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".",
+                               suffix=".tmp")
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _atomic_write(path: str, text: str):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         os.replace(tmp, path)
     except BaseException:
         try:
