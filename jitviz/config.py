@@ -1,7 +1,18 @@
 """Global settings: `jitviz.config.update("enable_x64", True)`, as in JAX."""
 from __future__ import annotations
 
+import os
 import threading
+
+
+def _env_bytes(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"${name} must be a whole number of bytes, not {raw!r}") from None
 
 
 class Config:
@@ -21,6 +32,8 @@ class Config:
         "stale_check_max_elements": 64,
         # tracing
         "record_nondeterminism": True,
+        # the disk kernel cache: least recently used entries are deleted beyond this size
+        "kernel_cache_max_bytes": _env_bytes("JITVIZ_CACHE_MAX_BYTES", 256 << 20),
     }
 
     def __init__(self):

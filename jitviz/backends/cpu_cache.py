@@ -32,6 +32,12 @@ directory, link or unreadable thing where a file should be) rejects the entry: a
 the kernel is compiled again. The digest guards against damage and mix-ups, not against
 someone who can write to the cache folder: they can run code as you anyway.
 
+The disk cache is bounded: when the bytes written make it exceed
+`jitviz.config.kernel_cache_max_bytes` (env `JITVIZ_CACHE_MAX_BYTES`, default 256 MiB), the
+least recently used entries are deleted down to three quarters of the budget. A module file's
+modification time is its entry's last use (touched when a process first uses it); the folder
+is scanned only on a process's first write and when the running total passes the budget.
+
 In memory, one module object per text: a retrace that produces the same kernel text (a new
 shape of the same rank and dtypes) finds the module and its Numba dispatcher, whose compiled
 specializations are keyed by argument types, so no LLVM compile happens at all.
@@ -57,10 +63,12 @@ from numba.core.caching import (CompileResultCacheImpl, FunctionCache, IndexData
                                 _CacheLocator)
 from numba.core.dispatcher import Dispatcher
 
+from ..config import config
 from ..errors import KernelCacheWarning
 
 _LOCK = threading.RLock()
 MAGIC = b"jitviz kernel cache file 1\n"
+LOW_WATER = 0.75  # evict down to this share of the budget, so eviction is not on every write
 
 
 def default_cache_dir() -> str:
@@ -115,6 +123,7 @@ class KernelCache:
         self.dir = os.path.join(self.root, self.tag)
         self.writer = _writer()
         self._modules: dict[str, object] = {}
+        self._bytes_on_disk: int | None = None  # unknown until this process first writes
         self.rebuilt = 0  # rejected entries thrown away (for tests and events)
         try:
             os.makedirs(self.dir, exist_ok=True)
@@ -163,7 +172,7 @@ class KernelCache:
         return mod
 
     def _ensure_module_file(self, key: str, text: str):
-        """The module file holds `text`."""
+        """The module file holds `text` (and its mtime says the entry was just used)."""
         path = self.path(key)
         try:
             found = _read_file(path)
@@ -173,7 +182,9 @@ class KernelCache:
             self.reject(e, self.code_files(key))
             found = None
         if found is None:
-            _atomic_write(path, text.encode())
+            self._atomic_write(path, text.encode())
+        else:
+            _touch(path)
 
     # -- verification failures -------------------------------------------------------------
     def reject(self, error: CacheEntryRejected, pattern: str):
@@ -198,7 +209,76 @@ class KernelCache:
                 return True
             hits = _hits(dispatcher)
             dispatcher.compile(sig)
-            return _hits(dispatcher) > hits
+            if _hits(dispatcher) > hits:
+                return True
+            key = self.key(text)
+            if not os.path.isfile(self.path(key)):  # evicted while this process used it
+                self._atomic_write(self.path(key), text.encode())
+            self._keep_to_budget(protect=key)
+            return False
+
+    # -- writing and the size budget -------------------------------------------------------
+    def _atomic_write(self, path: str, data: bytes):
+        _atomic_write(path, data)
+        self.wrote(len(data))
+
+    def wrote(self, nbytes: int):
+        if self._bytes_on_disk is not None:
+            self._bytes_on_disk += nbytes
+
+    def _keep_to_budget(self, protect: str):
+        """Evict least recently used entries when the running total says we may be over
+        budget (overwritten files count twice, so it errs towards a rescan)."""
+        budget = config.kernel_cache_max_bytes
+        if self._bytes_on_disk is not None and self._bytes_on_disk <= budget:
+            return
+        entries = _scan_entries(self.dir)
+        total = sum(e.size for e in entries.values())
+        if total > budget:
+            for key in sorted(entries, key=lambda k: entries[k].last_used):
+                if total <= budget * LOW_WATER:
+                    break
+                if key != protect:
+                    entries[key].remove()
+                    total -= entries[key].size
+        self._bytes_on_disk = total
+
+
+class _Entry:
+    """The files of one kernel module on disk."""
+
+    def __init__(self):
+        self.paths: list[str] = []
+        self.size = 0
+        self.last_used = 0.0
+
+    def add(self, path: str, st: os.stat_result):
+        self.paths.append(path)
+        self.size += st.st_size if stat.S_ISREG(st.st_mode) else 0
+        if path.endswith(".py") or not self.last_used:  # the module file's mtime wins
+            self.last_used = st.st_mtime
+
+    def remove(self):
+        for path in self.paths:
+            _remove(path)
+
+
+def _scan_entries(folder: str) -> dict[str, _Entry]:
+    entries: dict[str, _Entry] = {}
+    for sub in (folder, os.path.join(folder, "__pycache__")):
+        try:
+            listing = list(os.scandir(sub))
+        except OSError:
+            continue
+        for item in listing:
+            if not item.name.startswith("jk_"):
+                continue
+            try:
+                st = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            entries.setdefault(item.name[3:27], _Entry()).add(item.path, st)
+    return entries
 
 
 # --- Numba's cache, verified --------------------------------------------------------------
@@ -243,7 +323,7 @@ class VerifiedCache(FunctionCache):
         self._cache_path = owner.code_dir
         header = {**owner.writer, "text": text_hash}
         self._cache_file = _VerifiedFiles(self._cache_path, self._impl.filename_base,
-                                          text_hash, header)
+                                          text_hash, header, owner.wrote)
         self.enable()
 
     def _own_files(self) -> str:
@@ -276,9 +356,9 @@ class _VerifiedFiles(IndexDataCacheFile):
     files' headers also name the signature they hold (the index key), so a code file
     cannot stand in for another signature even with a matching index."""
 
-    def __init__(self, cache_path, filename_base, source_stamp, header: dict):
+    def __init__(self, cache_path, filename_base, source_stamp, header: dict, wrote):
         super().__init__(cache_path, filename_base, source_stamp)
-        self._header = header
+        self._header, self._wrote = header, wrote
 
     @property
     def index_path(self) -> str:
@@ -325,6 +405,7 @@ class _VerifiedFiles(IndexDataCacheFile):
         data = _frame(self._expected(name, key), payload)
         with self._open_for_write(os.path.join(self._cache_path, name)) as f:
             f.write(data)
+        self._wrote(len(data))
 
 
 def _frame(header: dict, payload: bytes) -> bytes:
@@ -394,6 +475,13 @@ def _remove(path: str):
         pass  # gone already, or not ours to delete: writing over it will say so
 
 
+def _touch(path: str):
+    try:
+        os.utime(path)
+    except OSError:
+        pass  # a read-only cache still serves; its entries just age
+
+
 def _hits(dispatcher) -> int:
     try:
         return sum(dispatcher.stats.cache_hits.values())
@@ -404,7 +492,7 @@ def _hits(dispatcher) -> int:
 def _atomic_write(path: str, data: bytes):
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
-    # named after the entry, so a leftover from a crash is found with it
+    # named after the entry, so a leftover from a crash is evicted with it
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".",
                                suffix=".tmp")
     try:
