@@ -23,6 +23,7 @@ import itertools
 import linecache
 import re
 import warnings
+import weakref
 
 import numpy as np
 from numba import from_dtype, types
@@ -326,7 +327,10 @@ class CpuBackend(Backend):
         filename = f"<{fname}>"
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         exec(compile(text, filename, "exec"), program.namespace)
-        return CpuExecutable(program.namespace[fname], program.kernels, closed, text)
+        driver = program.namespace[fname]
+        # tracebacks show the driver's lines while it lives; then its text goes too
+        weakref.finalize(driver, linecache.cache.pop, filename, None)
+        return CpuExecutable(driver, program.kernels, closed, text)
 
 
 register_backend(CpuBackend())
