@@ -13,8 +13,10 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-_jit = njit(cache=True, error_model="numpy", nogil=True)
-_inline = njit(cache=True, error_model="numpy", nogil=True, inline="always")
+# No `cache=True`: Numba's own disk cache loads machine code unverified. The kernels calling
+# these are cached, verified, by cpu_cache, with the helpers' code linked into them.
+_jit = njit(cache=False, error_model="numpy", nogil=True)
+_inline = njit(cache=False, error_model="numpy", nogil=True, inline="always")
 
 
 # --- bit casts ---------------------------------------------------------------------------
