@@ -114,9 +114,15 @@ def test_eviction_takes_the_least_recently_used_first(tmp_path, budget):
     exes = {k: _compile(tmp_path, k) for k in (1, 2, 3, 4)}
     assert _compile(tmp_path, 1).kernels[0].reused  # a new process uses kernel 1 again
     used = [2, 3, 4, 1]  # least recently used first
+    # what an older Numba left behind, unused for a year, shares the budget and goes first
+    stale = tmp_path / "numba0.1.0-llvmlite0.1.0-cpu0-rt0" / "jk_00000000000000000000aaaa.py"
+    stale.parent.mkdir()
+    stale.write_bytes(b"#" * 5_000)
+    os.utime(stale, (stale.stat().st_atime - 365 * 86400,) * 2)
     budget(_disk_bytes(tmp_path) + 1_000)  # the next kernel does not fit
     newest = _compile(tmp_path, 5)
     kept = [k for k in used if _on_disk(tmp_path, exes[k])]
+    assert not stale.exists()
     assert _on_disk(tmp_path, newest) and 0 < len(kept) < len(used)
     assert kept == used[len(used) - len(kept):], f"kept {kept} of {used}"
 

@@ -34,7 +34,8 @@ someone who can write to the cache folder: they can run code as you anyway.
 
 The disk cache is bounded: when the bytes written make it exceed
 `jitviz.config.kernel_cache_max_bytes` (env `JITVIZ_CACHE_MAX_BYTES`, default 256 MiB), the
-least recently used entries are deleted down to three quarters of the budget. A module file's
+least recently used entries (of every environment folder under `<cache>`: upgrades leave old
+ones behind) are deleted down to three quarters of the budget. A module file's
 modification time is its entry's last use (touched when a process first uses it); the folder
 is scanned only on a process's first write and when the running total passes the budget.
 
@@ -232,16 +233,26 @@ class KernelCache:
         budget = config.kernel_cache_max_bytes
         if self._bytes_on_disk is not None and self._bytes_on_disk <= budget:
             return
-        entries = _scan_entries(self.dir)
+        entries = _scan_entries(self._environment_dirs())
         total = sum(e.size for e in entries.values())
         if total > budget:
-            for key in sorted(entries, key=lambda k: entries[k].last_used):
+            for place in sorted(entries, key=lambda p: entries[p].last_used):
                 if total <= budget * LOW_WATER:
                     break
-                if key != protect:
-                    entries[key].remove()
-                    total -= entries[key].size
+                if place != (self.dir, protect):
+                    entries[place].remove()
+                    total -= entries[place].size
         self._bytes_on_disk = total
+
+    def _environment_dirs(self) -> list[str]:
+        """This environment's folder and the others beside it (left by other Numba versions,
+        CPUs, runtimes): they share the budget, and nobody else would ever clean them."""
+        if self.dir != os.path.join(self.root, self.tag):  # a private fallback folder
+            return [self.dir]
+        try:
+            return [e.path for e in os.scandir(self.root) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            return [self.dir]
 
 
 class _Entry:
@@ -263,21 +274,23 @@ class _Entry:
             _remove(path)
 
 
-def _scan_entries(folder: str) -> dict[str, _Entry]:
-    entries: dict[str, _Entry] = {}
-    for sub in (folder, os.path.join(folder, "__pycache__")):
-        try:
-            listing = list(os.scandir(sub))
-        except OSError:
-            continue
-        for item in listing:
-            if not item.name.startswith("jk_"):
-                continue
+def _scan_entries(folders: list[str]) -> dict[tuple[str, str], _Entry]:
+    """Entries by (environment folder, key)."""
+    entries: dict[tuple[str, str], _Entry] = {}
+    for folder in folders:
+        for sub in (folder, os.path.join(folder, "__pycache__")):
             try:
-                st = item.stat(follow_symlinks=False)
+                listing = list(os.scandir(sub))
             except OSError:
                 continue
-            entries.setdefault(item.name[3:27], _Entry()).add(item.path, st)
+            for item in listing:
+                if not item.name.startswith("jk_"):
+                    continue
+                try:
+                    st = item.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                entries.setdefault((folder, item.name[3:27]), _Entry()).add(item.path, st)
     return entries
 
 
