@@ -37,10 +37,10 @@ ADD, MUL = [4.0, 5.0, 6.0, 7.0, 8.0], [3.0, 6.0, 9.0, 12.0, 15.0]
 REJECTED = "kernel cache: rejected"
 
 
-def run_child(cache: Path, prelude: str = "") -> dict:
+def run_child(cache: Path, prelude: str = "", program: str = CHILD) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env.update(JITVIZ_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-c", prelude + CHILD], cwd=ROOT, env=env,
+    proc = subprocess.run([sys.executable, "-c", prelude + program], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, (f"child died with {proc.returncode}:\n"
                                   f"{proc.stderr[-3000:]}")
@@ -161,3 +161,28 @@ def test_directory_where_a_code_file_should_be(cache):
     path.unlink()
     path.mkdir()
     assert_rejected_then_sound(cache)
+
+
+# A runtime helper drivers call (the gather), at two signatures: two code files of one index.
+GATHER_CHILD = CHILD.replace("""    add = jitviz.jit(lambda a, b: a + b)
+    mul = jitviz.jit(lambda a, b: a * b)
+    out = {"add": add(x, y).tolist(), "mul": mul(x, y).tolist()}
+out["reused"] = add.cache_info().kernels_reused + mul.cache_info().kernels_reused""", """    import jitviz.numpy as jnp
+    take = jitviz.jit(lambda m, i: jnp.take(m, i, axis=0))
+    m, i = np.arange(6.0).reshape(3, 2), np.array([2, 0])
+    out = {"f64": take(m, i).tolist(), "i32": take(m.astype(np.int32), i).tolist()}""")
+TAKEN = [[4, 5], [0, 1]]
+
+
+def test_swapped_runtime_helper_code_files_are_rejected(tmp_path):
+    cache = tmp_path / "cache"
+    first = run_child(cache, program=GATHER_CHILD)
+    assert first["f64"] == first["i32"] == TAKEN
+    (one, two) = sorted(cache.glob("*/__pycache__/jitviz.backends.cpu_runtime.gather3*.nbc"))
+    one_bytes = one.read_bytes()
+    one.write_bytes(two.read_bytes())
+    two.write_bytes(one_bytes)
+    after = run_child(cache, program=GATHER_CHILD)
+    assert after["f64"] == after["i32"] == TAKEN and rejections(after), after
+    later = run_child(cache, program=GATHER_CHILD)
+    assert later["f64"] == later["i32"] == TAKEN and not rejections(later), later

@@ -69,6 +69,7 @@ from ..errors import KernelCacheWarning
 
 _LOCK = threading.RLock()
 MAGIC = b"jitviz kernel cache file 1\n"
+RUNTIME_FILES = "jitviz.backends.cpu_runtime."  # how Numba names the helpers' files
 LOW_WATER = 0.75  # evict down to this share of the budget, so eviction is not on every write
 
 
@@ -284,14 +285,24 @@ def _scan_entries(folders: list[str]) -> dict[tuple[str, str], _Entry]:
             except OSError:
                 continue
             for item in listing:
-                if not item.name.startswith("jk_"):
+                key = _entry_key(item.name)
+                if key is None:
                     continue
                 try:
                     st = item.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                entries.setdefault((folder, item.name[3:27]), _Entry()).add(item.path, st)
+                entries.setdefault((folder, key), _Entry()).add(item.path, st)
     return entries
+
+
+def _entry_key(name: str) -> str | None:
+    """The entry a cache file belongs to: its kernel module, or the runtime helpers."""
+    if name.startswith("jk_"):
+        return name[3:27]
+    if name.startswith(RUNTIME_FILES):
+        return "runtime"
+    return None
 
 
 # --- Numba's cache, verified --------------------------------------------------------------
@@ -529,4 +540,20 @@ def default_cache() -> KernelCache:
         want = default_cache_dir()
         if _default is None or _default.root != want:
             _default = KernelCache(want)
+            _verify_runtime_helpers(_default)
         return _default
+
+
+def _verify_runtime_helpers(cache: KernelCache):
+    """The `cpu_runtime` helpers that drivers call directly (gathers, scatters, matmuls) get
+    the same verified disk cache as the kernels, keyed by the text of cpu_runtime.py; a
+    fresh process then loads them instead of compiling each again."""
+    from . import cpu_runtime
+    with open(cpu_runtime.__file__, encoding="utf-8") as f:
+        text = f.read()
+    for obj in vars(cpu_runtime).values():
+        # not the closures (argmax3, cumsum3...): Numba keys them by their pickled cells,
+        # which differ in every process, so they never hit and would only pile up files
+        if isinstance(obj, Dispatcher) and obj.py_func.__module__ == cpu_runtime.__name__ \
+                and obj.py_func.__closure__ is None:
+            obj._cache = VerifiedCache(obj.py_func, cache, text)

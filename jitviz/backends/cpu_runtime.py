@@ -13,8 +13,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-# No `cache=True`: Numba's own disk cache loads machine code unverified. The kernels calling
-# these are cached, verified, by cpu_cache, with the helpers' code linked into them.
+# No `cache=True`: Numba's own disk cache loads machine code unverified. Kernels calling these
+# have their code linked in; for drivers calling them, cpu_cache gives them its verified cache.
 _jit = njit(cache=False, error_model="numpy", nogil=True)
 _inline = njit(cache=False, error_model="numpy", nogil=True, inline="always")
 
