@@ -163,6 +163,16 @@ def test_directory_where_a_code_file_should_be(cache):
     assert_rejected_then_sound(cache)
 
 
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_named_pipe_where_an_index_file_should_be(cache):
+    """Before: reading the index blocked forever on the pipe."""
+    path = index_file(cache, "add")
+    path.unlink()
+    os.mkfifo(path)
+    assert_rejected_then_sound(cache)
+
+
 # A runtime helper drivers call (the gather), at two signatures: two code files of one index.
 GATHER_CHILD = CHILD.replace("""    add = jitviz.jit(lambda a, b: a + b)
     mul = jitviz.jit(lambda a, b: a * b)
