@@ -164,6 +164,15 @@ def test_directory_where_a_code_file_should_be(cache):
 
 
 
+def test_file_where_the_code_folder_should_be(cache):
+    """Before: Numba quietly put the kernels' code in its own user-wide cache instead, out of
+    jitviz's sight (never verified, never evicted)."""
+    (folder,) = cache.glob("*/__pycache__")
+    shutil.rmtree(folder)
+    folder.write_text("not a folder")
+    assert_rejected_then_sound(cache)
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
 def test_named_pipe_where_an_index_file_should_be(cache):
     """Before: reading the index blocked forever on the pipe."""

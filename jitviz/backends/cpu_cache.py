@@ -24,7 +24,10 @@ file are the same bytes unpickled. Verifying the bytes that are then loaded (rat
 checking a sidecar manifest before Numba opens the file again) leaves no window between
 check and use, and self-describing files need no shared manifest for concurrent processes
 to keep in step. The module text itself is compared with the text asked for and executed
-from that string, not re-read.
+from that string, not re-read. The `cpu_runtime` helpers that drivers call directly get the
+same cache (`_verify_runtime_helpers`). This subclasses `numba.core.caching` internals, so a
+Numba release that reshapes them breaks here, loudly, not silently (tests:
+test_kernel_cache_integrity.py).
 
 Any mismatch (a swapped, bit-flipped or truncated file, one from other versions, a
 directory, link or unreadable thing where a file should be) rejects the entry: a
@@ -111,6 +114,8 @@ def _writer() -> dict:
 
 
 class CacheEntryRejected(Exception):
+    """A cache file that failed verification (reported as a KernelCacheWarning)."""
+
     def __init__(self, path: str, reason: str):
         super().__init__(f"{os.path.basename(path)} {reason}")
         self.path = path
@@ -137,6 +142,9 @@ class KernelCache:
                           f"kernels go to {self.dir} and will not outlive this process. Set "
                           "JITVIZ_CACHE_DIR to a writable folder.", KernelCacheWarning,
                           stacklevel=3)
+        if os.path.lexists(self.code_dir) and (os.path.islink(self.code_dir) or
+                                               not os.path.isdir(self.code_dir)):
+            self.reject(CacheEntryRejected(self.code_dir, "is not a folder"), "")
 
     # -- modules ---------------------------------------------------------------------------
     def key(self, text: str) -> str:
