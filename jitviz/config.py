@@ -2,7 +2,18 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
+
+
+def _env_bytes(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"${name} must be a whole number of bytes, not {raw!r}") from None
 
 
 class Config:
@@ -27,6 +38,8 @@ class Config:
         "record_nondeterminism": True,
         # jitted functions run as plain Python, op by op (`jitviz.disable_jit()`)
         "disable_jit": False,
+        # the disk kernel cache: least recently used entries are deleted beyond this size
+        "kernel_cache_max_bytes": _env_bytes("JITVIZ_CACHE_MAX_BYTES", 256 << 20),
     }
 
     def __init__(self):

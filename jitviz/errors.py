@@ -145,5 +145,10 @@ class TracerLeakWarning(JitvizWarning):
     pass
 
 
+class KernelCacheWarning(JitvizWarning):
+    """The disk kernel cache rejected an entry (it was deleted and the kernel compiled
+    again), or could not be written."""
+
+
 class JitvizInternalWarning(RuntimeWarning):
     """Something inside jitviz went wrong in a way that should never happen (tests turn it into an error)."""

@@ -420,7 +420,8 @@ def test_disk_cache_survives_a_restart_and_rebuilds_corrupt_entries(tmp_path):
         with open(path, "wb") as fh:
             fh.write(b"not a numba cache file")
     cache = KernelCache(str(tmp_path))
-    exe3 = cpu_mod.CpuBackend(cache).compile(closed)
+    with pytest.warns(jitviz.errors.KernelCacheWarning, match="rejected .*not a jitviz cache"):
+        exe3 = cpu_mod.CpuBackend(cache).compile(closed)
     assert cache.rebuilt >= 1 and not exe3.kernels[0].reused
     assert_same(exe3(X)[0], run_interpret(f, X)[0])
 
@@ -432,7 +433,8 @@ def test_foreign_module_file_is_replaced(tmp_path):
     with open(module, "w") as fh:
         fh.write("raise RuntimeError('somebody else wrote this')\n")
     cache = KernelCache(str(tmp_path))
-    exe2 = cpu_mod.CpuBackend(cache).compile(closed)
+    with pytest.warns(jitviz.errors.KernelCacheWarning, match="does not hold the text"):
+        exe2 = cpu_mod.CpuBackend(cache).compile(closed)
     assert cache.rebuilt == 1
     assert_same(exe2(X)[0], exe(X)[0])
 

@@ -17,16 +17,16 @@ equation and the user's line. There is no fallback to another backend.
 from __future__ import annotations
 
 import contextlib
-import tempfile
-
 import itertools
 import linecache
 import re
+import tempfile
 import time
 import warnings
+import weakref
 
-import numpy as np
 import numba
+import numpy as np
 from numba import from_dtype, types
 
 from ..config import config
@@ -92,8 +92,8 @@ class Program:
     def __init__(self, *, fastmath: bool, parallel: bool, cache, timings=None):
         self.fastmath, self.parallel, self.cache = fastmath, parallel, cache
         self.timings = timings  # profile=True: the driver calls kernels through timers
-        self.options = (f"cache=True, fastmath={bool(fastmath)}, error_model='numpy', "
-                        "nogil=True")
+        # no `cache=True`: cpu_cache gives each dispatcher a disk cache that verifies files
+        self.options = f"fastmath={bool(fastmath)}, error_model='numpy', nogil=True"
         self.namespace = {"np": np, "rt": cpu_runtime, "_prep_array": prep_array,
                           "_prep_scalar": prep_scalar, "_empty": cpu_buffers.empty}
         if timings is not None:
@@ -362,7 +362,10 @@ class CpuBackend(Backend):
         filename = f"<{fname}>"
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         exec(compile(text, filename, "exec"), program.namespace)
-        return CpuExecutable(program.namespace[fname], program.kernels, closed, text, timings)
+        driver = program.namespace[fname]
+        # tracebacks show the driver's lines while it lives; then its text goes too
+        weakref.finalize(driver, linecache.cache.pop, filename, None)
+        return CpuExecutable(driver, program.kernels, closed, text, timings)
 
 
 register_backend(CpuBackend())

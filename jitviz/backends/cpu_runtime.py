@@ -13,8 +13,10 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-_jit = njit(cache=True, error_model="numpy", nogil=True)
-_inline = njit(cache=True, error_model="numpy", nogil=True, inline="always")
+# No `cache=True`: Numba's own disk cache loads machine code unverified. Kernels calling these
+# have their code linked in; for drivers calling them, cpu_cache gives them its verified cache.
+_jit = njit(cache=False, error_model="numpy", nogil=True)
+_inline = njit(cache=False, error_model="numpy", nogil=True, inline="always")
 
 
 # --- bit casts ---------------------------------------------------------------------------
