@@ -3,7 +3,7 @@
 A kernel module is a real file `<cache>/<tag>/jk_<hash>.py` whose name is the hash of its
 text, so Numba's own `cache=True` (which needs a source file) stores the machine code next
 to it in `__pycache__`. `<tag>` names the Numba version, the CPU (name and features) and a
-hash of `cpu_runtime.py` (whose helpers are compiled into the kernels), so a different
+hash of `cpu_runtime.py` and `vecmath.py` (whose helpers are compiled into the kernels), so a different
 machine, Numba or jitviz never reads another's code.
 
 Nothing on disk is trusted blindly: a module file whose text differs from what we asked for
@@ -55,9 +55,12 @@ def _cpu_tag() -> str:
 
 
 def _runtime_tag() -> str:
-    from . import cpu_runtime
-    with open(cpu_runtime.__file__, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()[:8]
+    from . import cpu_runtime, vecmath
+    h = hashlib.sha256()
+    for mod in (cpu_runtime, vecmath):  # vecmath's functions are compiled into kernels too
+        with open(mod.__file__, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:8]
 
 
 def environment_tag() -> str:

@@ -126,14 +126,27 @@ def _one(eqn):
     return typed_const(1, eqn.outvars[0].aval.dtype)
 
 
-def _exp(eqn, a):
+def _vector(name, np_name):
+    """A vectorizable rt.<name>_f32/_f64 (jitviz/backends/vecmath.py) for real floats
+    (float16 computes in float32), NumPy's scalar function for complex operands."""
+    def rule(eqn, a):
+        dt = compute_dtype(_in_dtype(eqn))
+        if dt in (np.float32, np.float64):
+            return f"rt.{name}_{'f32' if dt == np.float32 else 'f64'}({', '.join(a)})"
+        return f"np.{np_name}({', '.join(a)})"
+    return rule
+
+
+def _exp(eqn, a):  # float32: cpu_runtime's expf (about 1 ulp, SELU's hot loop)
     return f"rt.expf({a[0]})" if compute_dtype(_in_dtype(eqn)) == np.float32 \
-        else f"np.exp({a[0]})"
+        else _vector("exp", "exp")(eqn, a)
 
 
 def _logistic(eqn, a):
+    if _in_dtype(eqn).kind == "f":
+        return _vector("logistic", "")(eqn, a)
     one = _one(eqn)
-    return f"{one} / ({one} + {_exp(eqn, ['-' + a[0]])})"
+    return f"{one} / ({one} + np.exp(-{a[0]}))"
 
 
 def _not(eqn, a):
@@ -258,12 +271,14 @@ def _np1(name):
 
 ELEMENTWISE = {
     "neg": _tmpl("-{0}"), "sign": _np1("sign"), "floor": _np1("floor"), "ceil": _np1("ceil"),
-    "is_finite": _np1("isfinite"), "exp": _exp, "exp2": _np1("exp2"), "log": _np1("log"),
-    "log1p": _np1("log1p"), "expm1": _np1("expm1"), "tanh": _np1("tanh"),
+    "is_finite": _np1("isfinite"), "exp": _exp, "exp2": _vector("exp2", "exp2"),
+    "log": _vector("log", "log"), "log1p": _vector("log1p", "log1p"),
+    "expm1": _vector("expm1", "expm1"), "tanh": _vector("tanh", "tanh"),
     "logistic": _logistic, "sin": _np1("sin"), "cos": _np1("cos"), "tan": _np1("tan"),
     "asin": _np1("arcsin"), "acos": _np1("arccos"), "atan": _np1("arctan"),
-    "sinh": _np1("sinh"), "cosh": _np1("cosh"), "asinh": _np1("arcsinh"),
-    "acosh": _np1("arccosh"), "atanh": _np1("arctanh"), "sqrt": _np1("sqrt"),
+    "sinh": _vector("sinh", "sinh"), "cosh": _vector("cosh", "cosh"),
+    "asinh": _vector("asinh", "arcsinh"), "acosh": _vector("acosh", "arccosh"),
+    "atanh": _vector("atanh", "arctanh"), "sqrt": _np1("sqrt"),
     "rsqrt": lambda e, a: f"{_one(e)} / np.sqrt({a[0]})", "cbrt": _np1("cbrt"),
     "square": _tmpl("{0} * {0}"), "not": _not, "abs": _np1("abs"),
     "real": _tmpl("{0}.real"), "imag": _tmpl("{0}.imag"), "conj": _np1("conj"),

@@ -13,6 +13,9 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from .vecmath import *  # noqa: F401,F403  (rt.tanh_f32, ...: the vectorized math functions)
+from .vecmath import __all__ as _vecmath_names  # noqa: F401
+
 _jit = njit(cache=True, error_model="numpy", nogil=True)
 _inline = njit(cache=True, error_model="numpy", nogil=True, inline="always")
 

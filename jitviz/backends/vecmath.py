@@ -1,0 +1,442 @@
+"""Branch-free elementary functions for the CPU kernels, float32 and float64, that vectorize.
+
+A kernel that calls libm per element (`np.tanh(x)` in Numba) runs one scalar call per value:
+the loop cannot vectorize. The functions here are straight-line arithmetic instead: a range
+reduction by exact operations, a polynomial on the reduced range, a reconstruction, and
+selects (`a if c else b`, which LLVM turns into vector blends) for the special values. No
+fastmath: every step is IEEE arithmetic whose error is bounded below.
+
+Each function has one implementation, written once for both float types by a factory that
+closes over that type's constants (`_F32`, `_F64`); Numba freezes them into the code. The
+polynomials' coefficients come from `scripts/fit_vecmath.py` (least-squares fits of each
+function's tail after its exact leading terms, on Chebyshev nodes, against long-double
+references). The kernels call them as `rt.<name>_f32` / `rt.<name>_f64` (cpu_runtime
+re-exports them; `vector_rule` names the function of a primitive and dtype).
+
+Measured accuracy (max ulp over the whole range, tests/test_vecmath.py) is in README.md.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+_inline = njit(cache=True, error_model="numpy", nogil=True, inline="always")
+
+
+# --- intrinsics: fused multiply-add, bit casts, scaling by 2**n --------------------------
+
+def _is_float(t):
+    return t in (types.float32, types.float64)
+
+
+@intrinsic
+def fma(typingctx, a, b, c):
+    """a * b + c with one rounding (llvm.fma: a vector FMA once the loop vectorizes). Only
+    inside these approximations (whose error bounds count on it), never for user code."""
+    if not (a == b == c and _is_float(a)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        t = args[0].type
+        fn = builder.module.declare_intrinsic("llvm.fma", [t], ir.FunctionType(t, [t] * 3))
+        return builder.call(fn, args)
+    return a(a, a, a), codegen
+
+
+@intrinsic
+def as_int(typingctx, x):
+    """The bits of a float as the signed integer of its width."""
+    if not _is_float(x):
+        return None
+    it = types.int32 if x == types.float32 else types.int64
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32 if x == types.float32 else 64))
+    return it(x), codegen
+
+
+@intrinsic
+def as_float(typingctx, i):
+    """The float whose bits are the integer `i` (int32 -> float32, int64 -> float64)."""
+    if i not in (types.int32, types.int64):
+        return None
+    ft = types.float32 if i == types.int32 else types.float64
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType() if i == types.int32 else ir.DoubleType())
+    return ft(i), codegen
+
+
+@intrinsic
+def ldexp(typingctx, x, n):
+    """x * 2**n with one rounding (llvm.ldexp: one `vscalefps/pd` per vector on AVX-512,
+    a library call elsewhere, which is why `scale` uses it only there)."""
+    if not _is_float(x) or n != types.int32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        t, i32 = args[0].type, ir.IntType(32)
+        fn = builder.module.declare_intrinsic("llvm.ldexp", [t, i32], ir.FunctionType(t, [t, i32]))
+        return builder.call(fn, args)
+    return x(x, n), codegen
+
+
+def target_has_avx512() -> bool:
+    """Whether Numba compiles for a CPU with AVX-512F (its own override, else the host)."""
+    from numba.core import config
+    import llvmlite.binding as ll
+    features = config.CPU_FEATURES
+    if features is None:
+        features = ll.get_host_cpu_features().flatten()
+    return "+avx512f" in features.split(",")
+
+
+@_inline
+def horner(x, c):
+    """c[0] + c[1] x + c[2] x^2 + ... (a constant tuple: LLVM unrolls the loop)."""
+    p = c[len(c) - 1]
+    for i in range(len(c) - 2, -1, -1):
+        p = fma(p, x, c[i])
+    return p
+
+
+# --- per-type constants --------------------------------------------------------------------
+# Coefficients: `python scripts/fit_vecmath.py` (the max relative error of each fit there).
+
+def _consts(F, I, mant, bias, **kw):
+    c = SimpleNamespace(F=F, I=I, MANT=I(mant), BIAS=I(bias), **kw)
+    c.ZERO, c.HALF, c.ONE, c.TWO = F(0), F(0.5), F(1), F(2)
+    c.INF, c.NAN = F(np.inf), F(np.nan)
+    c.TINY = F(np.finfo(F).tiny)  # the smallest normal number
+    c.ONE_BITS = I(bias << mant)
+    c.MANT_MASK = I((1 << mant) - 1)
+    c.SQRTH_BITS = I(int(np.array(np.sqrt(0.5), F).view(I)))  # sqrt(1/2) as bits
+    c.SUB_SCALE, c.SUB_K = F(2.0 ** (mant + 2)), I(mant + 2)  # lifts subnormals to normal
+    for k, v in list(vars(c).items()):
+        if isinstance(v, tuple):
+            setattr(c, k, tuple(F(x) for x in v))
+        elif isinstance(v, float):
+            setattr(c, k, F(v))
+    return c
+
+
+_F32 = _consts(
+    np.float32, np.int32, 23, 127,
+    # ln2 = LN2_HI + LN2_LO, LN2_HI with 8 trailing zero bits (n * LN2_HI exact for |n| < 2^8)
+    LN2_HI=0.693145751953125, LN2_LO=1.428606765330187045e-06, LOG2E=1.4426950408889634,
+    LOG2E_HI=1.4426950216293335, LOG2E_LO=1.925963033500011e-08,
+    LOG10E=0.4342944819032518, LOG10_2_HI=0.30102539062, LOG10_2_LO=4.605038981e-06,
+    # exp clamps: e^-104 underflows to 0, e^90 overflows (sinh/cosh included)
+    EXP_LO=-104.0, EXP_HI=90.0, EXP2_LO=-151.0, EXP2_HI=130.0,
+    EXPM1=(0.16666665873017147, 0.04166646393346171, 0.008333514377129054,
+           0.0013935359213523442, 0.00019776422357764564),
+    LOG=(0.6666677717260451, 0.39977227381543, 0.29884438157148197),
+    ATAN=(-0.33333314760409327, 0.19998421151512719, -0.14242264573785687,
+          0.10582641478328783, -0.06046255308871525),
+    ASIN=(0.1666674119399463, 0.07495711177030893, 0.04542220803330117,
+          0.024403198353104408, 0.041805802411958755),
+    PIO2_HI=1.5707963705062866, PIO2_LO=-4.371139000186243e-08,
+    PI_HI=3.1415927410125732, PI_LO=-8.742278000372485e-08,
+    HUGE=4096.0,  # above it, asinh/acosh are log(2x) to within float32 rounding
+)
+
+_F64 = _consts(
+    np.float64, np.int64, 52, 1023,
+    LN2_HI=6.93147180369123816490e-01, LN2_LO=1.90821492927058770002e-10,
+    LOG2E=1.4426950408889634, LOG2E_HI=1.4426950408889634, LOG2E_LO=2.0355273740931033e-17,
+    LOG10E=0.4342944819032518, LOG10_2_HI=3.01029995663611771306e-01,
+    LOG10_2_LO=3.69423907715893078616e-13,
+    EXP_LO=-746.0, EXP_HI=711.0, EXP2_LO=-1076.0, EXP2_HI=1025.0,
+    EXPM1=(0.1666666666666668, 0.04166666666666659, 0.008333333333319533,
+           0.0013888888888934057, 0.0001984126989194355, 2.4801587220455254e-05,
+           2.755723790737191e-06, 2.7557363376764e-07, 2.511136862557535e-08,
+           2.088768680090374e-09),
+    LOG=(0.6666666666666734, 0.39999999999400215, 0.28571428748241934, 0.22222197740491326,
+         0.18183618193576548, 0.15312429993880977, 0.14814361760885755),
+    ATAN=(-0.33333333333333326, 0.19999999999997495, -0.14285714285358855,
+          0.11111111086045065, -0.09090908059320293, 0.07692280693540747,
+          -0.06666194718019962, 0.05876696477296624, -0.052162524720785135,
+          0.04494615761667364, -0.03326311682446271, 0.014977831644490147),
+    ASIN=(0.16666666666666735, 0.07499999999976854, 0.044642857169183855,
+          0.030381942955443986, 0.02237220830390733, 0.017351727577532967,
+          0.013979482204317613, 0.011409521648501042, 0.01072249851475123,
+          0.003918730738320854, 0.021203723946685432, -0.020302849991541697,
+          0.032202779410067044),
+    PIO2_HI=1.5707963267948966, PIO2_LO=6.123233995736766e-17,
+    PI_HI=3.141592653589793, PI_LO=1.2246467991473532e-16,
+    HUGE=2.0 ** 28,
+)
+
+
+# --- scaling by 2**n -----------------------------------------------------------------------
+
+def _make_scale(c):
+    F, I, MANT, BIAS = c.F, c.I, c.MANT, c.BIAS
+
+    @_inline
+    def scale_bits(p, k):
+        """p * 2**k from exponent bits, in two halves (|k| up to twice the exponent range,
+        subnormal results rounded once, in the second product)."""
+        h = k >> 1
+        a = as_float(I((I(h) + BIAS) << MANT))
+        b = as_float(I((I(k - h) + BIAS) << MANT))
+        return p * a * b
+
+    @_inline
+    def scale_ldexp(p, k):
+        return ldexp(p, np.int32(k))
+
+    return scale_ldexp if target_has_avx512() else scale_bits
+
+
+# --- exp, expm1, exp2, logistic, tanh, sinh, cosh ------------------------------------------
+
+def _make_exp_family(c, scale):
+    F, P, LOG2E, LN2_HI, LN2_LO = c.F, c.EXPM1, c.LOG2E, c.LN2_HI, c.LN2_LO
+    ZERO, HALF, ONE, TWO, NAN = c.ZERO, c.HALF, c.ONE, c.TWO, c.NAN
+    LO, HI, LO2, HI2 = c.EXP_LO, c.EXP_HI, c.EXP2_LO, c.EXP2_HI
+
+    @_inline
+    def expm1_poly(r):
+        """e^r - 1 for |r| <= ln2/2: r + r^2/2 exactly, the tail r^3 P(r) fitted."""
+        return fma(r * r, fma(r, horner(r, P), HALF), r)
+
+    @_inline
+    def parts(x):
+        """(q, n) with e^x = 2^n (1 + q). Cody-Waite: n = rint(x / ln2), r = x - n ln2 with
+        ln2 in two pieces; n * LN2_HI is exact (LN2_HI ends in zero bits and |n| is small
+        after the clamp), so r carries only the tiny n * LN2_LO rounding. A NaN is clamped
+        to a number here (the callers restore it)."""
+        xc = x if x > LO else LO
+        xc = xc if xc < HI else HI
+        n = np.rint(xc * LOG2E)
+        r = fma(n, -LN2_HI, xc)
+        r = fma(n, -LN2_LO, r)
+        return expm1_poly(r), np.int32(n)
+
+    @_inline
+    def from_parts_m1(q, k):
+        """2^k (1 + q) - 1 without cancellation: for k <= 1 as 2^k q + (2^k - 1), where
+        2^k - 1 is exact; for larger k as 2^k (1 + q) - 1, which loses nothing (the result
+        exceeds 2.8) and does not overflow 2^k early near the largest results."""
+        small = scale(q, k) + (scale(ONE, k) - ONE)
+        big = scale(q + ONE, k) - ONE
+        return small if k < 2 else big
+
+    @_inline
+    def exp(x):
+        q, k = parts(x)
+        y = scale(q + ONE, k)
+        return y if x == x else x
+
+    @_inline
+    def expm1(x):
+        q, k = parts(x)
+        y = from_parts_m1(q, k)
+        return x if (x == ZERO) | (x != x) else y  # -0.0 and NaN as given
+
+    @_inline
+    def exp2(x):
+        """2^x = 2^n 2^r, n = rint(x), r = x - n exact, 2^r = e^(r ln2)."""
+        xc = x if x > LO2 else LO2
+        xc = xc if xc < HI2 else HI2
+        n = np.rint(xc)
+        y = scale(expm1_poly((xc - n) * LN2_HI + (xc - n) * LN2_LO) + ONE, np.int32(n))
+        return y if x == x else x
+
+    @_inline
+    def logistic(x):
+        """1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: e = e^-|x| never overflows, and
+        tiny results for very negative x keep their precision (1 / (1 + inf) would be 0)."""
+        q, k = parts(-abs(x))
+        e = scale(q + ONE, k)
+        y = (ONE if x >= ZERO else e) / (ONE + e)
+        return y if x == x else x
+
+    @_inline
+    def tanh(x):
+        """With t = expm1(+-2|x|): -t / (t + 2) below |x| = 1 (no cancellation for small x),
+        1 - 2 / (t + 2) above; one division for both. Saturates at 1 as t overflows."""
+        a = abs(x)
+        big = a >= ONE
+        q, k = parts(a + a if big else -(a + a))
+        t = from_parts_m1(q, k)
+        d = (TWO if big else -t) / (t + TWO)
+        y = ONE - d if big else d
+        y = y if a == a else x
+        return np.copysign(y, x)
+
+    @_inline
+    def sinh(x):
+        """|x| < 1: (E + E / (E + 1)) / 2 with E = expm1(|x|) (no cancellation); above,
+        e^|x| / 2 - e^-|x| / 2 from the same 2^n (1 + q), scaled by 2^(n-1) directly so
+        values near the overflow threshold stay finite. One division for both."""
+        a = abs(x)
+        q, k = parts(a)
+        p = q + ONE
+        small = a < ONE
+        em1 = from_parts_m1(q, k)
+        d = (em1 if small else ONE) / (em1 + ONE if small else p)
+        y = HALF * (em1 + d) if small else scale(p, k - 1) - scale(d, -k - 1)
+        y = y if a == a else x
+        return np.copysign(y, x)
+
+    @_inline
+    def cosh(x):
+        """e^|x| / 2 + e^-|x| / 2, both from 2^n (1 + q) (no cancellation: both positive)."""
+        a = abs(x)
+        q, k = parts(a)
+        p = q + ONE
+        y = scale(p, k - 1) + scale(ONE / p, -k - 1)
+        return y if a == a else a
+
+    return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic, tanh=tanh,
+                           sinh=sinh, cosh=cosh, parts=parts)
+
+
+# --- log, log1p, log2, log10, asinh, acosh, atanh -------------------------------------------
+
+def _make_log_family(c, scale, exp_family):
+    F, I, P, MANT, BIAS = c.F, c.I, c.LOG, c.MANT, c.BIAS
+    ZERO, HALF, ONE, TWO, INF, NAN = c.ZERO, c.HALF, c.ONE, c.TWO, c.INF, c.NAN
+    TINY, SUB_SCALE, SUB_K = c.TINY, c.SUB_SCALE, c.SUB_K
+    OFFSET, SQRTH_BITS, MANT_MASK = I(c.ONE_BITS - c.SQRTH_BITS), c.SQRTH_BITS, c.MANT_MASK
+    LN2_HI, LN2_LO, LOG2E_HI, LOG2E_LO = c.LN2_HI, c.LN2_LO, c.LOG2E_HI, c.LOG2E_LO
+    LOG10E, L10_HI, L10_LO, HUGE = c.LOG10E, c.LOG10_2_HI, c.LOG10_2_LO, c.HUGE
+
+    @_inline
+    def parts(u, c_abs):
+        """(k, f, hfsq, tail) with u + c_abs = 2^k (1 + f) and log(1 + f) = f - hfsq + tail.
+        k and 1 + f in [sqrt(1/2), sqrt(2)) come from the bits: adding ONE - sqrt(1/2) to
+        the bits carries into the exponent exactly when the mantissa is >= sqrt(1/2) (so
+        k = exponent + 1 there), and the mantissa bits, re-based at sqrt(1/2), give 1 + f
+        (exact, so f = m - 1 is exact). Subnormal u is first lifted by 2^(mant+2). c_abs, a
+        correction below u's last bit (log1p's rounding of 1 + x), joins f after scaling by
+        2^-k, where f has room for it. Then fdlibm's identity: s = f / (2 + f),
+        log(1 + f) = 2 atanh(s) = f - f^2/2 + s (f^2/2 + R(s^2)), R fitted, |s| < 0.1716."""
+        sub = u < TINY
+        us = u * SUB_SCALE if sub else u
+        ix = as_int(us) + OFFSET
+        k = I((ix >> MANT) - BIAS) - (SUB_K if sub else I(0))
+        m = as_float(I((ix & MANT_MASK) + SQRTH_BITS))
+        k32 = np.int32(k)
+        f = (m - ONE) + scale(c_abs, -k32)
+        s = f / (TWO + f)
+        z = s * s
+        hfsq = HALF * f * f
+        return F(k), f, hfsq, s * (hfsq + z * horner(z, P))
+
+    @_inline
+    def log_of(u, c_abs, kadd):
+        """log(u + c_abs) + kadd ln2, with k ln2 in two pieces (k * LN2_HI exact)."""
+        k, f, hfsq, tail = parts(u, c_abs)
+        k = k + kadd
+        return fma(k, LN2_HI, ((tail + k * LN2_LO) - hfsq) + f)
+
+    @_inline
+    def one_plus(t):
+        """(u, c_abs): u = fl(1 + t) and its rounding error c_abs = (1 + t) - u, exactly
+        (Fast2Sum: the larger of 1 and t first)."""
+        u = ONE + t
+        return u, (ONE - (u - t)) if t >= ONE else (t - (u - ONE))
+
+    @_inline
+    def specials(x, y, lo):
+        """log-like results: NaN below the domain's bound `lo`, -inf at it, inf at inf."""
+        y = y if x > lo else (-INF if x == lo else NAN)
+        return y if x < INF else x  # inf stays inf, NaN stays NaN
+
+    @_inline
+    def log(x):
+        return specials(x, log_of(x, ZERO, ZERO), ZERO)
+
+    @_inline
+    def log1p(x):
+        u, cr = one_plus(x)
+        y = log_of(u, cr, ZERO)
+        y = x if x == ZERO else y  # -0.0
+        return specials(x, y, -ONE)
+
+    @_inline
+    def log2(x):
+        """k + log(1 + f) log2(e): exact for powers of two (log(1) = 0); log2(e) in two
+        pieces so the product keeps the precision of log(1 + f)."""
+        k, f, hfsq, tail = parts(x, ZERO)
+        v = (tail - hfsq) + f
+        return specials(x, fma(v, LOG2E_HI, fma(v, LOG2E_LO, k)), ZERO)
+
+    @_inline
+    def log10(x):
+        """k log10(2) + log(1 + f) log10(e), log10(2) in two pieces (k * L10_HI exact)."""
+        k, f, hfsq, tail = parts(x, ZERO)
+        v = (tail - hfsq) + f
+        return specials(x, fma(k, L10_HI, fma(v, LOG10E, k * L10_LO)), ZERO)
+
+    @_inline
+    def asinh(x):
+        """sign(x) log(|x| + sqrt(x^2 + 1)), as one log with a chosen argument:
+        |x| <= 2: log1p(a + a^2 / (1 + sqrt(1 + a^2)))  (no cancellation near 0);
+        2 < |x| <= HUGE: log(2a + 1 / (a + sqrt(a^2 + 1)));  beyond: log(a) + ln2."""
+        a = abs(x)
+        small, huge = a <= TWO, a > HUGE
+        sq = np.sqrt(fma(a, a, ONE) if not huge else ONE)
+        d = (a * a if small else ONE) / (ONE + sq if small else a + sq)  # one division
+        u, cr = one_plus(a + d)
+        u = u if small else (a if huge else a + a + d)
+        y = log_of(u, cr if small else ZERO, ONE if huge else ZERO)
+        y = y if (a == a) & (a < INF) & (a != ZERO) else a
+        return np.copysign(y, x)
+
+    @_inline
+    def acosh(x):
+        """log(x + sqrt(x^2 - 1)) as one log: x < 2: log1p(t + sqrt(2t + t^2)), t = x - 1
+        exact; 2 <= x <= HUGE: log(2x - 1 / (x + sqrt(x^2 - 1))); beyond: log(x) + ln2."""
+        small, huge = x < TWO, x > HUGE
+        t = x - ONE
+        sq = np.sqrt(fma(x, x, -ONE) if not (huge | small) else ONE)
+        u, cr = one_plus(t + np.sqrt(fma(t, t, t + t) if small else ZERO))
+        u = u if small else (x if huge else x + x - ONE / (x + sq))
+        y = log_of(u, cr if small else ZERO, ONE if huge else ZERO)
+        y = y if x > ONE else (ZERO if x == ONE else NAN)
+        return y if x < INF else x
+
+    @_inline
+    def atanh(x):
+        """sign(x) log1p(2a / (1 - a)) / 2, written fdlibm's way below a = 1/2:
+        log1p(2a + 2a a / (1 - a)) (the small term separate); one division for both."""
+        a = abs(x)
+        t = a + a
+        small = a < HALF
+        d = (t * a if small else t) / (ONE - a)
+        u, cr = one_plus(t + d if small else d)
+        y = HALF * log_of(u, cr, ZERO)
+        y = y if a < ONE else (INF if a == ONE else NAN)
+        y = y if a != ZERO else a
+        return np.copysign(y, x)
+
+    return SimpleNamespace(log=log, log1p=log1p, log2=log2, log10=log10, asinh=asinh,
+                           acosh=acosh, atanh=atanh, log_of=log_of)
+
+
+def _build(c):
+    scale = _make_scale(c)
+    e = _make_exp_family(c, scale)
+    lg = _make_log_family(c, scale, e)
+    return SimpleNamespace(scale=scale, **vars(e), **vars(lg))
+
+
+_V32 = _build(_F32)
+_V64 = _build(_F64)
+
+# the kernels' names: rt.tanh_f32, rt.log_f64, ...
+FUNCTIONS = ("exp", "expm1", "exp2", "logistic", "tanh", "sinh", "cosh",
+             "log", "log1p", "log2", "log10", "asinh", "acosh", "atanh")
+__all__ = []
+for _name in FUNCTIONS:
+    globals()[f"{_name}_f32"] = getattr(_V32, _name)
+    globals()[f"{_name}_f64"] = getattr(_V64, _name)
+    __all__ += [f"{_name}_f32", f"{_name}_f64"]

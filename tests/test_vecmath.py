@@ -1,0 +1,131 @@
+"""The CPU kernels' vectorized elementary functions (jitviz/backends/vecmath.py).
+
+Each function runs through `jitviz.jit` on the CPU backend over the whole float range
+(random bit patterns: every exponent, subnormals included), dense grids where the range
+reductions switch (multiples of ln2/2 and pi/4, the branch points of each formula), and the
+special values. Finite results must be within 4 ulp of a long-double reference (64-bit
+significand on x86: exact enough to measure float64 ulps); the special values (NaN, +-inf,
++-0.0, and where the result overflows or underflows) must equal the interpreter's (NumPy's)
+bit for bit. The README's accuracy table is the `max ulp` these tests measure.
+
+(CUDA kernels keep libdevice's functions: they are not tested here.)
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import jitviz
+import jitviz.numpy as jnp
+from jitviz import lax
+
+L = np.longdouble
+MAX_ULP = 4.0
+
+
+def _logistic(x):
+    return 1 / (1 + np.exp(-x))
+
+
+# name -> (jitviz function, long-double reference, points where its reduction switches)
+LN2 = float(np.log(2))
+FUNCS = {
+    "exp": (jnp.exp, np.exp, [k * LN2 / 2 for k in range(-8, 9)] + [88.72, 709.78, -745.1]),
+    "expm1": (jnp.expm1, np.expm1, [k * LN2 / 2 for k in range(-8, 9)] + [88.72, 709.78]),
+    "exp2": (jnp.exp2, np.exp2, [0.5, -0.5, 1.5, 127.99, 128.0, -149.5, 1023.9, -1074.5]),
+    "logistic": (lax.logistic, _logistic, [0.0, 88.7, -88.7, -103.9, 709.7, -745.0]),
+    "tanh": (jnp.tanh, np.tanh, [0.5, 1.0, -1.0, 9.0, 19.0, 22.0]),
+    "sinh": (jnp.sinh, np.sinh, [1.0, -1.0, 89.41, 89.42, 710.47, 710.48]),
+    "cosh": (jnp.cosh, np.cosh, [1.0, 89.41, 89.42, 710.47, 710.48]),
+    "log": (jnp.log, np.log, [1.0, np.sqrt(0.5), np.sqrt(2.0), 2.0, 0.5]),
+    "log1p": (jnp.log1p, np.log1p, [-1.0, np.sqrt(0.5) - 1, np.sqrt(2.0) - 1, 1.0, -0.5]),
+    "log2": (jnp.log2, np.log2, [1.0, np.sqrt(0.5), np.sqrt(2.0), 8.0, 0.125]),
+    "log10": (jnp.log10, np.log10, [1.0, 10.0, 100.0, 1e-3, np.sqrt(2.0)]),
+    "asinh": (jnp.arcsinh, np.arcsinh, [2.0, -2.0, 4096.0, 2.0 ** 28]),
+    "acosh": (jnp.arccosh, np.arccosh, [1.0, 2.0, 4096.0, 2.0 ** 28]),
+    "atanh": (jnp.arctanh, np.arctanh, [0.5, -0.5, 1.0, -1.0]),
+}
+
+
+def _inputs(dtype, edges, n=150_000):
+    """Random finite bit patterns (every exponent, both signs, subnormals), grids around 0
+    and the edges (with their float neighbours), and the special values."""
+    rng = np.random.default_rng(1234)
+    it = np.int32 if dtype == np.float32 else np.int64
+    x = rng.integers(np.iinfo(it).min, np.iinfo(it).max, n, dtype=it).view(dtype)
+    x = x[np.isfinite(x)]
+    info = np.finfo(dtype)
+    grid = np.linspace(-12, 12, n // 3, dtype=dtype)
+    near = []
+    for e in edges:
+        e = dtype(e)
+        steps = np.arange(-64, 65)
+        near.append(e + steps.astype(dtype) * np.spacing(e))
+        near.append(e + np.linspace(-0.01, 0.01, 201).astype(dtype))
+        near.append(-near[-1])
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, info.tiny, -info.tiny,
+                        info.smallest_subnormal, -info.smallest_subnormal, info.max,
+                        -info.max, 1.0, -1.0, 1e-30, -1e-30], dtype)
+    return np.concatenate([x, grid, grid / dtype(4096), *[v.astype(dtype) for v in near],
+                           special])
+
+
+_JITTED: dict = {}
+
+
+def _jit(fn, backend="cpu"):
+    """One jitted function per (function, backend): jit caches by the function object."""
+    key = (fn, backend)
+    if key not in _JITTED:
+        _JITTED[key] = jitviz.jit(fn, backend=backend)
+    return _JITTED[key]
+
+
+def max_ulp(name, dtype):
+    """(max ulp error over the finite results, input where it occurs); asserts that the
+    non-finite and zero results equal the interpreter's exactly."""
+    fn, ref_fn, edges = FUNCS[name]
+    x = _inputs(dtype, edges)
+    got = np.asarray(_jit(fn)(x))
+    assert got.dtype == dtype
+    with np.errstate(all="ignore"):
+        ref = ref_fn(x.astype(L))
+        rounded = ref.astype(dtype)
+        expected = np.asarray(_jit(fn, "interpret")(x))
+    exact = ~np.isfinite(rounded) | (rounded == 0) | ~np.isfinite(expected)
+    np.testing.assert_array_equal(got[exact], expected[exact], err_msg=f"{name} specials")
+    signed = exact & ~np.isnan(expected)  # a NaN's sign bit means nothing (README)
+    np.testing.assert_array_equal(np.signbit(got[signed]), np.signbit(expected[signed]))
+    ulp = np.maximum(np.spacing(np.abs(rounded[~exact])).astype(L),
+                     L(np.finfo(dtype).smallest_subnormal))
+    err = np.abs(got[~exact].astype(L) - ref[~exact]) / ulp
+    i = int(np.argmax(err))
+    return float(err[i]), x[~exact][i]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(FUNCS))
+def test_within_4_ulp_everywhere_and_specials_exact(name, dtype):
+    err, where = max_ulp(name, dtype)
+    assert err <= MAX_ULP, f"{name}({where!r}) is {err:.2f} ulp off"
+
+
+@pytest.mark.parametrize("name", ["tanh", "log", "logistic"])
+def test_kernels_vectorize_without_libm_calls(name):
+    """The loop's arithmetic is vector FMAs (zmm on AVX-512, ymm on AVX2) and no libm call
+    remains in the kernel."""
+    fn = FUNCS[name][0]
+    for dtype in (np.float32, np.float64):
+        k = _jit(fn).lower(np.ones(1000, dtype)).compile().kernels[0]
+        asm = k.asm()
+        assert any(f"vfmadd{v}" in asm for v in ("132p", "213p", "231p")), name
+        assert "mm" in asm and ("zmm" in asm or "ymm" in asm)
+        lib = {"logistic": "exp"}.get(name, name)
+        assert f"@{lib}" not in k.llvm_ir() and f"{lib}f@PLT" not in asm
+
+
+def test_float16_uses_the_float32_functions():
+    x = np.linspace(-3, 3, 101, dtype=np.float16)
+    got = np.asarray(jitviz.jit(jnp.tanh)(x))
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, np.tanh(x.astype(np.float32)).astype(np.float16))
