@@ -44,6 +44,12 @@ FUNCS = {
     "asinh": (jnp.arcsinh, np.arcsinh, [2.0, -2.0, 4096.0, 2.0 ** 28]),
     "acosh": (jnp.arccosh, np.arccosh, [1.0, 2.0, 4096.0, 2.0 ** 28]),
     "atanh": (jnp.arctanh, np.arctanh, [0.5, -0.5, 1.0, -1.0]),
+    # trig: the quadrant edges, the Cody-Waite/Payne-Hanek switch (2^30), the float64 closest
+    # to a multiple of pi/2 (6381956970095103 * 2^797) and the float32 one (about 1.6e35 ...)
+    **{name: (fn, ref, [k * np.pi / 4 for k in range(-12, 13)] + [
+        2.0 ** 30, 1e22, 6381956970095103 * 2.0 ** 797, 16367173.0 * 2.0 ** 72, 1e6, 1e15])
+       for name, fn, ref in (("sin", jnp.sin, np.sin), ("cos", jnp.cos, np.cos),
+                             ("tan", jnp.tan, np.tan))},
 }
 
 
