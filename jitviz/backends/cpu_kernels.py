@@ -149,6 +149,12 @@ def _logistic(eqn, a):
     return f"{one} / ({one} + np.exp(-{a[0]}))"
 
 
+def _pow(eqn, a):  # float64 pow stays libm's (a vectorized one needs a double-double log)
+    if compute_dtype(_in_dtype(eqn)) == np.float32:
+        return f"rt.pow_f32({a[0]}, {a[1]})"
+    return f"{a[0]} ** {a[1]}"
+
+
 def _not(eqn, a):
     return f"(not {a[0]})" if _in_dtype(eqn) == np.bool_ else f"~{a[0]}"
 
@@ -276,18 +282,19 @@ ELEMENTWISE = {
     "expm1": _vector("expm1", "expm1"), "tanh": _vector("tanh", "tanh"),
     "logistic": _logistic, "sin": _vector("sin", "sin"), "cos": _vector("cos", "cos"),
     "tan": _vector("tan", "tan"),
-    "asin": _np1("arcsin"), "acos": _np1("arccos"), "atan": _np1("arctan"),
+    "asin": _vector("asin", "arcsin"), "acos": _vector("acos", "arccos"),
+    "atan": _vector("atan", "arctan"),
     "sinh": _vector("sinh", "sinh"), "cosh": _vector("cosh", "cosh"),
     "asinh": _vector("asinh", "arcsinh"), "acosh": _vector("acosh", "arccosh"),
     "atanh": _vector("atanh", "arctanh"), "sqrt": _np1("sqrt"),
-    "rsqrt": lambda e, a: f"{_one(e)} / np.sqrt({a[0]})", "cbrt": _np1("cbrt"),
+    "rsqrt": lambda e, a: f"{_one(e)} / np.sqrt({a[0]})", "cbrt": _vector("cbrt", "cbrt"),
     "square": _tmpl("{0} * {0}"), "not": _not, "abs": _np1("abs"),
     "real": _tmpl("{0}.real"), "imag": _tmpl("{0}.imag"), "conj": _np1("conj"),
     "round": _round, "integer_pow": _integer_pow,
     "add": _tmpl("{0} + {1}"), "sub": _tmpl("{0} - {1}"), "mul": _tmpl("{0} * {1}"),
-    "div": _div, "rem": _rem, "pow": _tmpl("{0} ** {1}"),
+    "div": _div, "rem": _rem, "pow": _pow,
     "max": _extremum("maximum", "max", "or"), "min": _extremum("minimum", "min", "and"),
-    "atan2": _tmpl("np.arctan2({0}, {1})"), "nextafter": _tmpl("np.nextafter({0}, {1})"),
+    "atan2": _vector("atan2", "arctan2"), "nextafter": _tmpl("np.nextafter({0}, {1})"),
     "and": _tmpl("{0} & {1}"), "or": _tmpl("{0} | {1}"), "xor": _tmpl("{0} ^ {1}"),
     "shift_left": _shift("shl"), "shift_right_arithmetic": _shift("shr"),
     "eq": _compare("=="), "ne": _compare("!="),

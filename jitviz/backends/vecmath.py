@@ -657,12 +657,130 @@ _TRIG_F64 = _make_trig(
     reduce_f64)
 
 
+# --- arctan, arcsin, arccos, arctan2 ----------------------------------------------------------
+
+def _make_inverse_trig(c):
+    F, PA, PS = c.F, c.ATAN, c.ASIN
+    ZERO, HALF, ONE, INF, NAN = c.ZERO, c.HALF, c.ONE, c.INF, c.NAN
+    PIO2_HI, PIO2_LO, PI_HI, PI_LO = c.PIO2_HI, c.PIO2_LO, c.PI_HI, c.PI_LO
+    PIO4_HI, PIO4_LO = F(c.PIO2_HI * 0.5), F(c.PIO2_LO * 0.5)
+    TAN3PIO8, TANPIO8 = F(2.414213562373095), F(0.41421356237309503)
+
+    @_inline
+    def atan_abs(a):
+        """atan(a) for a >= 0: a = tan(b + u) with b in {0, pi/4, pi/2} chosen so that
+        |t| = |tan u| <= tan(pi/8): t = a, (a - 1) / (a + 1) or -1 / a (one division for
+        all three), then atan t = t + t^3 A(t^2) (fitted); b in two pieces."""
+        top, mid = a > TAN3PIO8, a > TANPIO8
+        t = (-ONE if top else (a - ONE if mid else a)) / (a if top else (a + ONE if mid else ONE))
+        z = t * t
+        b_hi = PIO2_HI if top else (PIO4_HI if mid else ZERO)
+        b_lo = PIO2_LO if top else (PIO4_LO if mid else ZERO)
+        return b_hi + (t + fma(t * z, horner(z, PA), b_lo))
+
+    @_inline
+    def atan(x):
+        return np.copysign(atan_abs(abs(x)), x)  # y >= 0: copysign is sign(x) * y
+
+    @_inline
+    def asin_parts(a):
+        """(p, big): for a <= 1/2, p = asin(a) = a + a^3 B(a^2) (fitted); above,
+        p = asin(sqrt((1 - a) / 2)) (1 - a exact) and asin(a) = pi/2 - 2p."""
+        big = a > HALF
+        z = HALF * (ONE - a) if big else a * a
+        sq = np.sqrt(z) if big else a
+        return fma(sq * z, horner(z, PS), sq), big
+
+    @_inline
+    def asin(x):
+        a = abs(x)
+        p, big = asin_parts(a)
+        y = PIO2_HI - ((p + p) - PIO2_LO) if big else p
+        y = y if a <= ONE else NAN
+        return np.copysign(y, x) if a == a else x
+
+    @_inline
+    def acos(x):
+        """pi/2 - asin(x) for |x| <= 1/2; 2p for x > 1/2 and pi - 2p below -1/2 (p as in
+        asin_parts: no cancellation near +-1); pi and pi/2 in two pieces."""
+        a = abs(x)
+        p, big = asin_parts(a)
+        neg = x < ZERO
+        y = (PI_HI - ((p + p) - PI_LO) if neg else p + p) if big else \
+            PIO2_HI - (np.copysign(p, x) - PIO2_LO)
+        y = y if a <= ONE else NAN
+        return y if a == a else x
+
+    @_inline
+    def atan2(y, x):
+        """atan(min / max) of |y|, |x| (in [0, 1]), then placed by octant: pi/2 - r when
+        |y| > |x|, pi - r when x < 0 (-0.0 included), both: pi/2 + r; sign of y. Equal
+        infinities give min/max = 1, a zero numerator 0 (even 0/0), as C's atan2."""
+        ay, ax = abs(y), abs(x)
+        swap = ay > ax
+        num, den = (ax, ay) if swap else (ay, ax)
+        t = ZERO if num == ZERO else (ONE if (num == INF) & (den == INF) else num / den)
+        r = atan_abs(t)
+        left = np.copysign(ONE, x) < ZERO
+        b_hi = (PIO2_HI if swap else PI_HI) if left else (PIO2_HI if swap else ZERO)
+        b_lo = (PIO2_LO if swap else PI_LO) if left else (PIO2_LO if swap else ZERO)
+        v = b_hi + ((-r if swap != left else r) + b_lo)
+        v = np.copysign(v, y)
+        return v if (x == x) & (y == y) else x + y
+
+    return SimpleNamespace(atan=atan, asin=asin, acos=acos, atan2=atan2)
+
+
+# --- cbrt, pow --------------------------------------------------------------------------------
+
+def _make_cbrt(c, scale):
+    F, I, MANT, BIAS, ONE, TWO = c.F, c.I, c.MANT, c.BIAS, c.ONE, c.TWO
+    TINY, INF, MASK, ONE_BITS = c.TINY, c.INF, c.MANT_MASK, c.ONE_BITS
+    START = tuple(F(v) for v in (0.5538377439720975, 0.5849490984690608,
+                                 -0.16147549955620027, 0.02277094563997633))
+    CBRT2, CBRT4 = F(2.0 ** (1 / 3)), F(4.0 ** (1 / 3))
+    SUB_SCALE, SUB_Q = F(2.0 ** (3 * 18)), np.int32(18)  # a multiple of 3: exact cbrt
+    STEPS = 1 if F is np.float32 else 2
+
+    @_inline
+    def cbrt(x):
+        """|x| = 2^(3q + k) m, m in [1, 2), k in {0, 1, 2}: a cubic start for cbrt(m)
+        (2^-13.6), times cbrt(2^k), refined for v = 2^k m by Halley's iteration
+        t (t^3 + 2v) / (2t^3 + v) (cubic convergence: float64 only, to 2^-40) and a Newton
+        step (quadratic), scaled by 2^q. Subnormals are lifted by 2^54 first (a multiple
+        of 3)."""
+        a = abs(x)
+        sub = a < TINY
+        ix = as_int(a * SUB_SCALE if sub else a)
+        e = np.int32((ix >> MANT) - BIAS)
+        q = np.int32(np.uint32(e + 3000) // np.uint32(3)) - np.int32(1000)
+        k = e - 3 * q
+        m = as_float(I((ix & MASK) | ONE_BITS))
+        v = m * (ONE if k == 0 else (TWO if k == 1 else F(4)))
+        t = horner(m, START) * (ONE if k == 0 else (CBRT2 if k == 1 else CBRT4))
+        for _ in range(STEPS - 1):
+            t3 = t * t * t
+            t = t * (t3 + v + v) / (t3 + t3 + v)
+        # a last Newton step on an accurate residual: t^2 = t2 + e2 exactly (FMA), so
+        # t^3 - v is known far below t's last bit and the result rounds once, at the end
+        t2 = t * t
+        e2 = fma(t, t, -t2)
+        res = fma(t2, t, -v) + e2 * t
+        t = t - res / (F(3) * t2)
+        y = scale(t, q - (SUB_Q if sub else np.int32(0)))
+        y = y if (a < INF) & (a != F(0)) else a
+        return np.copysign(y, x)
+
+    return cbrt
+
+
 def _build(c):
     scale = _make_scale(c)
     e = _make_exp_family(c, scale)
     lg = _make_log_family(c, scale, e)
     trig = _TRIG_F32 if c is _F32 else _TRIG_F64
-    return SimpleNamespace(scale=scale, **vars(e), **vars(lg), **vars(trig))
+    return SimpleNamespace(scale=scale, **vars(e), **vars(lg), **vars(trig),
+                           **vars(_make_inverse_trig(c)), cbrt=_make_cbrt(c, scale))
 
 
 _V32 = _build(_F32)
@@ -670,9 +788,31 @@ _V64 = _build(_F64)
 
 # the kernels' names: rt.tanh_f32, rt.log_f64, ...
 FUNCTIONS = ("exp", "expm1", "exp2", "logistic", "tanh", "sinh", "cosh",
-             "log", "log1p", "log2", "log10", "asinh", "acosh", "atanh", "sin", "cos", "tan")
+             "log", "log1p", "log2", "log10", "asinh", "acosh", "atanh", "sin", "cos", "tan", "atan", "asin", "acos", "atan2", "cbrt")
 __all__ = []
 for _name in FUNCTIONS:
     globals()[f"{_name}_f32"] = getattr(_V32, _name)
     globals()[f"{_name}_f64"] = getattr(_V64, _name)
     __all__ += [f"{_name}_f32", f"{_name}_f64"]
+__all__.append("pow_f32")  # float64 pow stays libm's: it needs a double-double log
+
+
+@_inline
+def pow_f32(x, y):
+    """x^y for float32 as exp(y log|x|) in float64 (log and exp above: |y log x| < 104 for
+    finite nonzero results, so its float64 error is far below a float32 ulp), then C's
+    special cases: x^0 = 1 and 1^y = 1 (even NaN), (-1)^+-inf = 1, a negative x needs an
+    integral y (else NaN; -inf excepted) and an odd one flips the sign (of zeros and
+    infinities too)."""
+    ONE = np.float32(1)
+    xd, yd = np.float64(x), np.float64(y)
+    ad = abs(xd)
+    r = np.float32(exp_f64(yd * log_f64(ad)))
+    integral = np.rint(yd) == yd
+    odd = integral & (np.rint(yd * 0.5) * 2.0 != yd)
+    neg = np.copysign(1.0, xd) < 0.0
+    r = -r if neg & odd else r
+    finite_neg = (xd < 0.0) & (xd > -np.inf)  # (-inf)^y is +-inf or +-0, never NaN
+    r = np.float32(np.nan) if finite_neg & ~integral & (abs(yd) < np.inf) else r
+    r = ONE if (ad == 1.0) & (abs(yd) == np.inf) else r
+    return ONE if (y == 0) | (x == ONE) else r
