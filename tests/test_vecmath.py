@@ -90,28 +90,34 @@ def _jit(fn, backend="cpu"):
     return _JITTED[key]
 
 
-def max_ulp(name, dtype):
-    """(max ulp error over the finite results, input where it occurs); asserts that the
-    non-finite and zero results equal the interpreter's exactly."""
-    fn, ref_fn, edges = FUNCS[name]
-    x = _inputs(dtype, edges)
-    got = np.asarray(_jit(fn)(x))
+def _measure(fn, ref_fn, args, dtype):
+    """(max ulp error over the finite results, its index among them, their mask); asserts
+    that the special results equal the interpreter's exactly."""
+    got = np.asarray(_jit(fn)(*args))
     assert got.dtype == dtype
     with np.errstate(all="ignore"):
-        ref = ref_fn(x.astype(L))
+        ref = ref_fn(*(a.astype(L) for a in args))
         rounded = ref.astype(dtype)
-        expected = np.asarray(_jit(fn, "interpret")(x))
+        expected = np.asarray(_jit(fn, "interpret")(*args))
     # exact: NaN, infinite (or overflowing) and exactly-zero results; tiny results that
     # round to 0 or to the smallest subnormal are measured in ulps like the others
     exact = ~np.isfinite(rounded) | (ref == 0) | np.isnan(expected)
-    np.testing.assert_array_equal(got[exact], expected[exact], err_msg=f"{name} specials")
+    np.testing.assert_array_equal(got[exact], expected[exact], err_msg="special values")
     signed = exact & ~np.isnan(expected)  # a NaN's sign bit means nothing (README)
     np.testing.assert_array_equal(np.signbit(got[signed]), np.signbit(expected[signed]))
     ulp = np.maximum(np.spacing(np.abs(rounded[~exact])).astype(L),
                      L(np.finfo(dtype).smallest_subnormal))
     err = np.abs(got[~exact].astype(L) - ref[~exact]) / ulp
     i = int(np.argmax(err))
-    return float(err[i]), x[~exact][i]
+    return float(err[i]), i, ~exact
+
+
+def max_ulp(name, dtype):
+    """(max ulp error, the input where it occurs) of a unary function."""
+    fn, ref_fn, edges = FUNCS[name]
+    x = _inputs(dtype, edges)
+    err, i, finite = _measure(fn, ref_fn, (x,), dtype)
+    return err, x[finite][i]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
@@ -167,24 +173,15 @@ def _pairs(dtype, values, n=100_000):
     return x, y
 
 
+def max_ulp_binary(name, dtype):
+    fn, ref_fn, values = BINARY[name]
+    x, y = _pairs(dtype, values)
+    err, i, finite = _measure(fn, ref_fn, (x, y), dtype)
+    return err, (x[finite][i], y[finite][i])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_binary_within_4_ulp_and_specials_exact(name, dtype):
-    fn, ref_fn, values = BINARY[name]
-    x, y = _pairs(dtype, values)
-    got = np.asarray(_jit(fn)(x, y))
-    with np.errstate(all="ignore"):
-        ref = ref_fn(x.astype(L), y.astype(L))
-        rounded = ref.astype(dtype)
-        expected = np.asarray(_jit(fn, "interpret")(x, y))
-    # exact: NaN, infinite (or overflowing) and exactly-zero results; tiny results that
-    # round to 0 or to the smallest subnormal are measured in ulps like the others
-    exact = ~np.isfinite(rounded) | (ref == 0) | np.isnan(expected)
-    np.testing.assert_array_equal(got[exact], expected[exact], err_msg=f"{name} specials")
-    signed = exact & ~np.isnan(expected)
-    np.testing.assert_array_equal(np.signbit(got[signed]), np.signbit(expected[signed]))
-    ulp = np.maximum(np.spacing(np.abs(rounded[~exact])).astype(L),
-                     L(np.finfo(dtype).smallest_subnormal))
-    err = np.abs(got[~exact].astype(L) - ref[~exact]) / ulp
-    i = int(np.argmax(err))
-    assert err[i] <= MAX_ULP, f"{name}({x[~exact][i]!r}, {y[~exact][i]!r}): {err[i]:.2f} ulp"
+    err, where = max_ulp_binary(name, dtype)
+    assert err <= MAX_ULP, f"{name}{where!r} is {err:.2f} ulp off"

@@ -85,11 +85,20 @@ def ldexp(typingctx, x, n):
     return x(x, n), codegen
 
 
+# CPUs LLVM knows with AVX-512F, for a NUMBA_CPU_NAME given without NUMBA_CPU_FEATURES
+_AVX512_CPUS = ("avx512", "knl", "knm", "cannonlake", "icelake", "tigerlake", "cooperlake",
+                "cascadelake", "rocketlake", "sapphirerapids", "graniterapids",
+                "emeraldrapids", "alderlake-avx512", "znver4", "znver5", "x86-64-v4")
+
+
 def target_has_avx512() -> bool:
-    """Whether Numba compiles for a CPU with AVX-512F (its own override, else the host)."""
+    """Whether Numba compiles for a CPU with AVX-512F: its NUMBA_CPU_FEATURES, else the CPU
+    NUMBA_CPU_NAME names (`haswell`: no), else the host."""
     from numba.core import config
     import llvmlite.binding as ll
     features = config.CPU_FEATURES
+    if features is None and config.CPU_NAME and config.CPU_NAME != "host":
+        return any(name in config.CPU_NAME for name in _AVX512_CPUS)
     if features is None:
         features = ll.get_host_cpu_features().flatten()
     return "+avx512f" in features.split(",")
