@@ -185,3 +185,21 @@ def max_ulp_binary(name, dtype):
 def test_binary_within_4_ulp_and_specials_exact(name, dtype):
     err, where = max_ulp_binary(name, dtype)
     assert err <= MAX_ULP, f"{name}{where!r} is {err:.2f} ulp off"
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_trig_blocks_skip_the_table_unless_an_argument_needs_it(parallel):
+    """sin/cos/tan run blockwise: the fast variants (no large-argument table) on blocks of
+    small arguments, the block again with the full functions when one is large."""
+    def f(x, y):
+        return jnp.sin(x * 2.0) + jnp.cos(y) * jnp.tan(x)
+    x = np.random.default_rng(5).uniform(-10, 10, (3, 1000)).astype(np.float32)
+    y = x[::-1].copy()
+    x[1, 300], y[2, 999] = 3e30, -1e20  # one block of row 1, the tail of row 2
+    c = jitviz.jit(f, parallel=parallel).lower(x, y).compile()
+    src = c.kernels[0].source
+    assert "rt.sin_f32_fast(" in src and "rt.trig_big_f32(" in src and "rt.tan_f32(" in src
+    got = np.asarray(c(x, y))
+    xl, yl = x.astype(L), y.astype(L)
+    want = np.sin(xl * 2) + np.cos(yl) * np.tan(xl)
+    np.testing.assert_allclose(got, want.astype(np.float64), rtol=1e-5, atol=1e-5)

@@ -376,6 +376,9 @@ def _index_text(name, idx):
     return f"{name}[{', '.join(idx)}]"
 
 
+# calls with a fast variant for most arguments and a test for the others (vecmath.py):
+# an elementwise nest runs them blockwise (`FusedRenderer._guarded_loops`)
+GUARDED = re.compile(r"rt\.(sin|cos|tan)_(f32|f64)\((\w+)\)")
 BLOCK = 128  # = cpu_runtime.BLOCK: the block of a sum/prod cascade (fixes its numerics)
 LANES = 64  # = cpu_runtime.LANES: the block of a max/min row when no cascade shares it
 # reduction -> (block/cascade helper suffix, combine blocks by cascade?)
@@ -575,6 +578,9 @@ class FusedRenderer:
         body = self.block
         prange_ok = self.parallel and rank > 0 and not blocked and not any(
             e.primitive.name in REDUCERS and 0 in e.params["axes"] for e in nest.roots)
+        guarded = (rank > 0 and not blocked and not (prange_ok and rank == 1)
+                   and not any(e.primitive.name in REDUCERS for e in nest.roots)
+                   and any(GUARDED.search(text) for _, text, _ in body))
         sizes = [self.size_src.get(d, str(nest.shape[d])) for d in range(rank)]
         self.block = []
         for d, s in enumerate(sizes):
@@ -584,13 +590,15 @@ class FusedRenderer:
         for d in range(rank):
             for line in hooks.pre.get(d, []):
                 self.emit(1 + d, *line)
-            if blocked and d == rank - 1:
+            if (blocked or guarded) and d == rank - 1:
                 break
             loop = "prange" if (d == 0 and prange_ok) else "range"
             self.uses_prange |= loop == "prange"
             self.emit(1 + d, f"for i{d} in {loop}(n{d}):")
         if blocked:
             self._blocked_loops(rank - 1, body, hooks)
+        elif guarded:
+            self._guarded_loops(rank - 1, body)
         else:
             self._innermost(1 + rank, body, hooks)
         for d in range(rank - 1, -1, -1):
@@ -650,6 +658,32 @@ class FusedRenderer:
                 self.emit(3 + k, lane["update"](lane["w"]), lane["eqn"])
         for _, tail, eqn in hooks.after_block:
             self.emit(2 + k, tail, eqn)
+
+    def _guarded_loops(self, k, body):
+        """The innermost loop of an elementwise nest whose functions have a fast variant for
+        most arguments (GUARDED: sin/cos/tan without their large-argument table): each full
+        block runs the fast variants and ORs each argument's `big` test into a flag (one
+        vectorized loop); a block with a large argument is recomputed with the full
+        functions (the body is elementwise: rewriting its outputs is harmless). The tail
+        uses the full functions. Every value still comes out of the full-range code's
+        result for its argument, only the common case skips the table's gathers."""
+        fast = []
+        for depth, text, eqn in body:
+            fast.append((depth + 1, GUARDED.sub(r"rt.\1_\2_fast(\3)", text), eqn))
+            for m in GUARDED.finditer(text):
+                fast.append((depth + 1, f"g{k} |= rt.trig_big_{m.group(2)}({m.group(3)})", eqn))
+        self.emit(1 + k, f"f{k} = n{k} - n{k} % {BLOCK}")
+        self.emit(1 + k, f"for b{k} in range(0, f{k}, {BLOCK}):")
+        self.emit(2 + k, f"g{k} = False")
+        self.emit(2 + k, f"for j{k} in range({BLOCK}):")
+        self.emit(3 + k, f"i{k} = b{k} + j{k}")
+        self.block.extend(fast)
+        self.emit(2 + k, f"if g{k}:  # a large argument: the block again, full range")
+        self.emit(3 + k, f"for j{k} in range({BLOCK}):")
+        self.emit(4 + k, f"i{k} = b{k} + j{k}")
+        self.block.extend((depth + 2, text, eqn) for depth, text, eqn in body)
+        self.emit(1 + k, f"for i{k} in range(f{k}, n{k}):")
+        self.block.extend(body)
 
     def _blocked(self, eqn) -> bool:
         """A floating-point reduction over the innermost axis, accumulated in a scalar: done

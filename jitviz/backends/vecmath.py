@@ -605,6 +605,36 @@ def reduce_f64(x):
     return (ph_hi if big else cw_hi), (ph_lo if big else cw_lo), (ph_q if big else cw_q) & 3
 
 
+@_inline
+def reduce_f32_fast(x):
+    """reduce_f32 for |x| < 2^16 only (no table): what kernels run on blocks without a
+    larger argument (see trig_big_f32)."""
+    a = abs(x)
+    n = np.rint(a * np.float32(0.63661975))
+    r = fma(n, -_F32_PIO2[0], a)
+    r = fma(n, -_F32_PIO2[1], r)
+    r = fma(n, -_F32_PIO2[2], r)
+    return r, np.float32(0), np.int64(n) & 3
+
+
+@_inline
+def reduce_f64_fast(x):
+    """reduce_f64 for |x| < 2^30 only (Cody-Waite, no table)."""
+    r, l, q = _cody_waite(abs(x))
+    return r, l, q & 3
+
+
+@_inline
+def trig_big_f32(x):
+    """Whether sin/cos/tan of x need the table (|x| >= 2^16; inf too; NaN not)."""
+    return abs(x) >= _F32_CW_LIMIT
+
+
+@_inline
+def trig_big_f64(x):
+    return abs(x) >= _CW_LIMIT
+
+
 def _make_trig(F, S, C, reduce):
     """sin/cos/tan from a reduction giving (r_hi, r_lo, q) in F; S and C are the tails of
     sin and cos on [-pi/4, pi/4] (fitted; float32's shorter)."""
@@ -650,20 +680,19 @@ def _make_trig(F, S, C, reduce):
     return SimpleNamespace(sin=sin, cos=cos, tan=tan)
 
 
-_TRIG_F32 = _make_trig(
-    np.float32,
-    (-0.16666653676325885, 0.008332091723465274, -0.00019505112957313446),
-    (0.04166664287824948, -0.001388718094345492, 2.4417797848746966e-05),
-    reduce_f32)
-_TRIG_F64 = _make_trig(
-    np.float64,
-    (-0.16666666666666666, 0.00833333333333333, -0.0001984126984126533,
-     2.755731922100938e-06, -2.5052107374327893e-08, 1.6058857433244174e-10,
-     -7.629381270907599e-13, 2.1164514690671243e-15),
-    (0.041666666666666664, -0.0013888888888889126, 2.48015873017672e-05,
-     -2.755731929005414e-07, 2.0876769470666093e-09, -1.147184646260371e-11,
-     4.8020293262854093e-14),
-    reduce_f64)
+_S32 = (-0.16666653676325885, 0.008332091723465274, -0.00019505112957313446)
+_C32 = (0.04166664287824948, -0.001388718094345492, 2.4417797848746966e-05)
+_S64 = (-0.16666666666666666, 0.00833333333333333, -0.0001984126984126533,
+        2.755731922100938e-06, -2.5052107374327893e-08, 1.6058857433244174e-10,
+        -7.629381270907599e-13, 2.1164514690671243e-15)
+_C64 = (0.041666666666666664, -0.0013888888888889126, 2.48015873017672e-05,
+        -2.755731929005414e-07, 2.0876769470666093e-09, -1.147184646260371e-11,
+        4.8020293262854093e-14)
+_TRIG_F32 = _make_trig(np.float32, _S32, _C32, reduce_f32)
+_TRIG_F64 = _make_trig(np.float64, _S64, _C64, reduce_f64)
+# the same without the large-argument table, for blocks whose arguments are all below it
+_TRIG_F32_FAST = _make_trig(np.float32, _S32, _C32, reduce_f32_fast)
+_TRIG_F64_FAST = _make_trig(np.float64, _S64, _C64, reduce_f64_fast)
 
 
 # --- arctan, arcsin, arccos, arctan2 ----------------------------------------------------------
@@ -804,6 +833,11 @@ for _name in FUNCTIONS:
     globals()[f"{_name}_f64"] = getattr(_V64, _name)
     __all__ += [f"{_name}_f32", f"{_name}_f64"]
 __all__.append("pow_f32")  # float64 pow stays libm's: it needs a double-double log
+for _name in ("sin", "cos", "tan"):
+    globals()[f"{_name}_f32_fast"] = getattr(_TRIG_F32_FAST, _name)
+    globals()[f"{_name}_f64_fast"] = getattr(_TRIG_F64_FAST, _name)
+    __all__ += [f"{_name}_f32_fast", f"{_name}_f64_fast"]
+__all__ += ["trig_big_f32", "trig_big_f64"]
 
 
 @_inline
