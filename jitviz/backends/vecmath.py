@@ -144,6 +144,11 @@ _F32 = _consts(
     EXPM1=(0.16666665873017147, 0.04166646393346171, 0.008333514377129054,
            0.0013935359213523442, 0.00019776422357764564),
     LOG=(0.6666677717260451, 0.39977227381543, 0.29884438157148197),
+    # float32's log(1 + f) without a division: f - f^2/2 + f^3 P(f) on [sqrt(1/2) - 1,
+    # sqrt(2) - 1] (degree 7: 2^-27 relative)
+    LOG_F=(0.3333335576940048, -0.2500091297925078, 0.1999982320233121,
+           -0.1661909717557934, 0.14224373692781112, -0.1322196256394409,
+           0.12655155223554548, -0.0735735440619235),
     ATAN=(-0.33333314760409327, 0.19998421151512719, -0.14242264573785687,
           0.10582641478328783, -0.06046255308871525),
     ASIN=(0.1666674119399463, 0.07495711177030893, 0.04542220803330117,
@@ -178,6 +183,7 @@ _F64 = _consts(
     PIO2_HI=1.5707963267948966, PIO2_LO=6.123233995736766e-17,
     PI_HI=3.141592653589793, PI_LO=1.2246467991473532e-16,
     HUGE=2.0 ** 28,
+    LOG_F=None,  # float64 keeps the division: its polynomial in f would need degree 20
 )
 
 
@@ -310,12 +316,27 @@ def _make_exp_family(c, scale):
 # --- log, log1p, log2, log10, asinh, acosh, atanh -------------------------------------------
 
 def _make_log_family(c, scale, exp_family):
-    F, I, P, MANT, BIAS = c.F, c.I, c.LOG, c.MANT, c.BIAS
+    F, I, P, PF, MANT, BIAS = c.F, c.I, c.LOG, c.LOG_F, c.MANT, c.BIAS
     ZERO, HALF, ONE, TWO, INF, NAN = c.ZERO, c.HALF, c.ONE, c.TWO, c.INF, c.NAN
     TINY, SUB_SCALE, SUB_K = c.TINY, c.SUB_SCALE, c.SUB_K
     OFFSET, SQRTH_BITS, MANT_MASK = I(c.ONE_BITS - c.SQRTH_BITS), c.SQRTH_BITS, c.MANT_MASK
     LN2_HI, LN2_LO, LOG2E_HI, LOG2E_LO = c.LN2_HI, c.LN2_LO, c.LOG2E_HI, c.LOG2E_LO
     LOG10E, L10_HI, L10_LO, HUGE = c.LOG10E, c.LOG10_2_HI, c.LOG10_2_LO, c.HUGE
+
+    @_inline
+    def tail_atanh(f, hfsq):
+        """fdlibm's identity: s = f / (2 + f), log(1 + f) = 2 atanh(s)
+        = f - f^2/2 + s (f^2/2 + R(s^2)), R fitted, |s| < 0.1716."""
+        s = f / (TWO + f)
+        z = s * s
+        return s * (hfsq + z * horner(z, P))
+
+    @_inline
+    def tail_poly(f, hfsq):
+        """log(1 + f) - (f - f^2/2) = f^3 P(f), P fitted: no division (float32)."""
+        return f * (f * f) * horner(f, PF)
+
+    tail_of = tail_atanh if PF is None else tail_poly
 
     @_inline
     def parts(u, c_abs):
@@ -325,19 +346,18 @@ def _make_log_family(c, scale, exp_family):
         k = exponent + 1 there), and the mantissa bits, re-based at sqrt(1/2), give 1 + f
         (exact, so f = m - 1 is exact). Subnormal u is first lifted by 2^(mant+2). c_abs, a
         correction below u's last bit (log1p's rounding of 1 + x), joins f after scaling by
-        2^-k, where f has room for it. Then fdlibm's identity: s = f / (2 + f),
-        log(1 + f) = 2 atanh(s) = f - f^2/2 + s (f^2/2 + R(s^2)), R fitted, |s| < 0.1716."""
+        2^-k, where f has room for it. The tail: `tail_of`."""
         sub = u < TINY
         us = u * SUB_SCALE if sub else u
-        ix = as_int(us) + OFFSET
-        k = I((ix >> MANT) - BIAS) - (SUB_K if sub else I(0))
+        # (I(...) around integer steps: Numba widens int32 arithmetic to int64, which
+        # would double the vector integer work and convert k from int64)
+        ix = I(as_int(us) + OFFSET)
+        k = I(I((ix >> MANT) - BIAS) - (SUB_K if sub else I(0)))
         m = as_float(I((ix & MANT_MASK) + SQRTH_BITS))
         k32 = np.int32(k)
         f = (m - ONE) + scale(c_abs, -k32)
-        s = f / (TWO + f)
-        z = s * s
         hfsq = HALF * f * f
-        return F(k), f, hfsq, s * (hfsq + z * horner(z, P))
+        return F(k), f, hfsq, tail_of(f, hfsq)
 
     @_inline
     def log_of(u, c_abs, kadd):
@@ -614,7 +634,7 @@ def reduce_f32_fast(x):
     r = fma(n, -_F32_PIO2[0], a)
     r = fma(n, -_F32_PIO2[1], r)
     r = fma(n, -_F32_PIO2[2], r)
-    return r, np.float32(0), np.int64(n) & 3
+    return r, np.float32(0), np.int32(n) & np.int32(3)
 
 
 @_inline
@@ -790,9 +810,9 @@ def _make_cbrt(c, scale):
         a = abs(x)
         sub = a < TINY
         ix = as_int(a * SUB_SCALE if sub else a)
-        e = np.int32((ix >> MANT) - BIAS)
-        q = np.int32(np.uint32(e + 3000) // np.uint32(3)) - np.int32(1000)
-        k = e - 3 * q
+        e = np.int32(I(ix >> MANT) - BIAS)  # (np.int32: Numba widens int32 arithmetic)
+        q = np.int32(np.int32(np.uint32(e + 3000) // np.uint32(3)) - np.int32(1000))
+        k = np.int32(e - np.int32(3) * q)
         m = as_float(I((ix & MASK) | ONE_BITS))
         v = m * (ONE if k == 0 else (TWO if k == 1 else F(4)))
         t = horner(m, START) * (ONE if k == 0 else (CBRT2 if k == 1 else CBRT4))
