@@ -46,6 +46,9 @@ def main():
     for name, d in (("LOG f32", 2), ("LOG f64", 6)):
         fit(name, lambda s: 2 * np.arctanh(s), lambda s: 2 * s, lambda s: s ** 3,
             lambda s: s * s, 1e-6, smax * 1.01, d)
+    # float32 without a division: log(1+f) = f - f^2/2 + f^3 P(f), 1+f in [sqrt(1/2), sqrt(2))
+    fit("LOG_F f32", np.log1p, lambda f: f - f * f / 2, lambda f: f ** 3, lambda f: f,
+        float(np.sqrt(0.5) - 1) * 1.01, float(np.sqrt(2.0) - 1) * 1.01, 7)
     # sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2) on |r| <= pi/4
     q = np.pi / 4 * 1.02
     for name, d in (("SIN f32", 2), ("SIN f64", 7)):
@@ -60,6 +63,9 @@ def main():
     for name, d in (("ASIN f32", 4), ("ASIN f64", 12)):
         fit(name, np.arcsin, lambda s: s, lambda s: s ** 3, lambda s: s * s, 1e-6, 0.5, d)
     # cbrt's starting value on [1, 2] (Halley's iterations refine it)
+    # float32 tanh below 0.5625, sinh below 1: x + x^3 P(x^2)
+    fit("TANH f32", np.tanh, lambda r: r, lambda r: r ** 3, lambda r: r * r, 1e-6, 0.5625, 4)
+    fit("SINH f32", np.sinh, lambda r: r, lambda r: r ** 3, lambda r: r * r, 1e-6, 1.0, 3)
     fit("CBRT start", np.cbrt, lambda m: 0 * m, lambda m: 1 + 0 * m, lambda m: m, 1.0, 2.0, 3)
 
 

@@ -46,9 +46,14 @@ def default_cache_dir() -> str:
 
 
 def _cpu_tag() -> str:
+    """The CPU Numba compiles for: NUMBA_CPU_NAME/NUMBA_CPU_FEATURES when set (an AVX2 build
+    on an AVX-512 host is other code: vecmath scales by exponent bits there), else the host."""
     import llvmlite.binding as ll
+    from numba.core import config
     try:
-        cpu = ll.get_host_cpu_name() + ll.get_host_cpu_features().flatten()
+        cpu = ((config.CPU_NAME or ll.get_host_cpu_name())
+               + (config.CPU_FEATURES if config.CPU_FEATURES is not None
+                  else ll.get_host_cpu_features().flatten()))
     except Exception:  # pragma: no cover - very old llvmlite
         cpu = "unknown-cpu"
     return hashlib.sha256(cpu.encode()).hexdigest()[:10]

@@ -155,7 +155,12 @@ _F32 = _consts(
           0.024403198353104408, 0.041805802411958755),
     PIO2_HI=1.5707963705062866, PIO2_LO=-4.371139000186243e-08,
     PI_HI=3.1415927410125732, PI_LO=-8.742278000372485e-08,
-    HUGE=4096.0,  # above it, asinh/acosh are log(2x) to within float32 rounding
+    HUGE=4096.0,
+    # float32 tanh below 0.5625 and sinh below 1: x + x^3 P(x^2) (fewer steps than expm1)
+    TANH=(-0.333333152181899, 0.13332487970708404, -0.05384054673752884,
+          0.021018454016903335, -0.00619339147600203),
+    SINH=(0.16666666509651987, 0.008333349369871504, 0.0001983627403200106,
+          2.8163716019218874e-06),  # above it, asinh/acosh are log(2x) to within float32 rounding
 )
 
 _F64 = _consts(
@@ -183,6 +188,7 @@ _F64 = _consts(
     PIO2_HI=1.5707963267948966, PIO2_LO=6.123233995736766e-17,
     PI_HI=3.141592653589793, PI_LO=1.2246467991473532e-16,
     HUGE=2.0 ** 28,
+    TANH=None, SINH=None,  # float64: the expm1 forms (an odd polynomial would be long)
     LOG_F=None,  # float64 keeps the division: its polynomial in f would need degree 20
 )
 
@@ -309,8 +315,37 @@ def _make_exp_family(c, scale):
         y = scale(p, k - 1) + scale(ONE / p, -k - 1)
         return y if a == a else a
 
-    return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic, tanh=tanh,
-                           sinh=sinh, cosh=cosh, parts=parts)
+    if c.TANH is None:
+        return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,
+                               tanh=tanh, sinh=sinh, cosh=cosh, parts=parts)
+    PT, PS, SMALL_T = c.TANH, c.SINH, F(0.5625)
+
+    @_inline
+    def tanh_poly(x):
+        """float32: x + x^3 P(x^2) below 0.5625 (fitted), 1 - 2 / (e^2|x| + 1) above
+        (the quotient is at most 0.5 there, so the subtraction loses nothing)."""
+        a = abs(x)
+        z = a * a
+        q, k = parts(a + a)
+        big = ONE - TWO / (scale(q + ONE, k) + ONE)
+        y = fma(a * z, horner(z, PT), a) if a < SMALL_T else big
+        y = y if a == a else x
+        return np.copysign(y, x)
+
+    @_inline
+    def sinh_poly(x):
+        """float32: x + x^3 P(x^2) below 1 (fitted), e^|x| / 2 - e^-|x| / 2 above."""
+        a = abs(x)
+        z = a * a
+        q, k = parts(a)
+        p = q + ONE
+        big = scale(p, k - 1) - scale(ONE / p, -k - 1)
+        y = fma(a * z, horner(z, PS), a) if a < ONE else big
+        y = y if a == a else x
+        return np.copysign(y, x)
+
+    return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,
+                           tanh=tanh_poly, sinh=sinh_poly, cosh=cosh, parts=parts)
 
 
 # --- log, log1p, log2, log10, asinh, acosh, atanh -------------------------------------------
