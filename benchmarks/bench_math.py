@@ -126,9 +126,10 @@ def main():
     p.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
     p.add_argument("--only", default="", help="comma-separated function names")
     p.add_argument("--dtype", default="float32,float64", help="float32, float64 or both")
+    p.add_argument("--rounds", type=int, default=7, help="interleaved rounds (best kept)")
     args = p.parse_args()
     names = args.only.split(",") if args.only else list(UNARY) + list(BINARY)
-    rounds, budget = (3, 0.02) if args.quick else (7, 0.05)
+    rounds, budget = (3, 0.02) if args.quick else (args.rounds, 0.05)
     cpu = os.environ.get("NUMBA_CPU_NAME", "host")
     print(f"NumPy {np.__version__}; jax {jax.__version__ if jax else 'not installed'}; "
           f"Numba target CPU: {cpu}; 1M values; best of {rounds} interleaved rounds; "
