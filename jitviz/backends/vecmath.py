@@ -196,7 +196,7 @@ _F64 = _consts(
 # --- scaling by 2**n -----------------------------------------------------------------------
 
 def _make_scale(c):
-    F, I, MANT, BIAS = c.F, c.I, c.MANT, c.BIAS
+    I, MANT, BIAS = c.I, c.MANT, c.BIAS
 
     @_inline
     def scale_bits(p, k):
@@ -218,7 +218,7 @@ def _make_scale(c):
 
 def _make_exp_family(c, scale):
     F, P, LOG2E, LN2_HI, LN2_LO = c.F, c.EXPM1, c.LOG2E, c.LN2_HI, c.LN2_LO
-    ZERO, HALF, ONE, TWO, NAN = c.ZERO, c.HALF, c.ONE, c.TWO, c.NAN
+    ZERO, HALF, ONE, TWO = c.ZERO, c.HALF, c.ONE, c.TWO
     LO, HI, LO2, HI2 = c.EXP_LO, c.EXP_HI, c.EXP2_LO, c.EXP2_HI
 
     @_inline
@@ -350,7 +350,7 @@ def _make_exp_family(c, scale):
 
 # --- log, log1p, log2, log10, asinh, acosh, atanh -------------------------------------------
 
-def _make_log_family(c, scale, exp_family):
+def _make_log_family(c, scale):
     F, I, P, PF, MANT, BIAS = c.F, c.I, c.LOG, c.LOG_F, c.MANT, c.BIAS
     ZERO, HALF, ONE, TWO, INF, NAN = c.ZERO, c.HALF, c.ONE, c.TWO, c.INF, c.NAN
     TINY, SUB_SCALE, SUB_K = c.TINY, c.SUB_SCALE, c.SUB_K
@@ -846,7 +846,8 @@ def _make_cbrt(c, scale):
         sub = a < TINY
         ix = as_int(a * SUB_SCALE if sub else a)
         e = np.int32(I(ix >> MANT) - BIAS)  # (np.int32: Numba widens int32 arithmetic)
-        q = np.int32(np.int32(np.uint32(e + 3000) // np.uint32(3)) - np.int32(1000))
+        q = np.int32(np.int32(np.uint32(np.int32(e + np.int32(3000))) // np.uint32(3))
+                     - np.int32(1000))  # floor(e / 3) by an unsigned division (no branches)
         k = np.int32(e - np.int32(3) * q)
         m = as_float(I((ix & MASK) | ONE_BITS))
         v = m * (ONE if k == 0 else (TWO if k == 1 else F(4)))
@@ -860,7 +861,7 @@ def _make_cbrt(c, scale):
         e2 = fma(t, t, -t2)
         res = fma(t2, t, -v) + e2 * t
         t = t - res / (F(3) * t2)
-        y = scale(t, q - (SUB_Q if sub else np.int32(0)))
+        y = scale(t, np.int32(q - (SUB_Q if sub else np.int32(0))))
         y = y if (a < INF) & (a != F(0)) else a
         return np.copysign(y, x)
 
@@ -870,7 +871,7 @@ def _make_cbrt(c, scale):
 def _build(c):
     scale = _make_scale(c)
     e = _make_exp_family(c, scale)
-    lg = _make_log_family(c, scale, e)
+    lg = _make_log_family(c, scale)
     trig = _TRIG_F32 if c is _F32 else _TRIG_F64
     return SimpleNamespace(scale=scale, **vars(e), **vars(lg), **vars(trig),
                            **vars(_make_inverse_trig(c)), cbrt=_make_cbrt(c, scale))
@@ -895,6 +896,9 @@ for _name in ("sin", "cos", "tan"):
 __all__ += ["trig_big_f32", "trig_big_f64"]
 
 
+_exp64, _log64 = _V64.exp, _V64.log
+
+
 @_inline
 def pow_f32(x, y):
     """x^y for float32 as exp(y log|x|) in float64 (log and exp above: |y log x| < 104 for
@@ -905,7 +909,7 @@ def pow_f32(x, y):
     ONE = np.float32(1)
     xd, yd = np.float64(x), np.float64(y)
     ad = abs(xd)
-    r = np.float32(exp_f64(yd * log_f64(ad)))
+    r = np.float32(_exp64(yd * _log64(ad)))
     integral = np.rint(yd) == yd
     odd = integral & (np.rint(yd * 0.5) * 2.0 != yd)
     neg = np.copysign(1.0, xd) < 0.0
