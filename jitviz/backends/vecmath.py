@@ -11,7 +11,9 @@ closes over that type's constants (`_F32`, `_F64`); Numba freezes them into the 
 polynomials' coefficients come from `scripts/fit_vecmath.py` (least-squares fits of each
 function's tail after its exact leading terms, on Chebyshev nodes, against long-double
 references). The kernels call them as `rt.<name>_f32` / `rt.<name>_f64` (cpu_runtime
-re-exports them; `vector_rule` names the function of a primitive and dtype).
+re-exports them; cpu_kernels' `_vector` rule names the function of a primitive and dtype).
+sin/cos/tan also have `_fast` variants without the large-argument table and a `trig_big_*`
+test, which elementwise kernels use blockwise (`FusedRenderer._guarded_loops`).
 
 Measured accuracy (max ulp over the whole range, tests/test_vecmath.py) is in README.md.
 """
