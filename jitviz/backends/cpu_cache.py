@@ -1,8 +1,8 @@
 """The CPU kernel cache: generated modules keyed by their text, in memory and on disk.
 
 On disk, one folder per environment, `<cache>/<tag>/`, where `<tag>` names the Numba and
-llvmlite versions, the CPU (name and features) and a hash of `cpu_runtime.py` (whose helpers
-are compiled into the kernels). One entry per kernel module:
+llvmlite versions, the CPU (name and features) and a hash of `cpu_runtime.py` and `vecmath.py`
+(whose helpers are compiled into the kernels). One entry per kernel module:
 
     jk_<key>.py                                  the module text; <key> hashes the text
     __pycache__/jk_<key>.<fn>-<line>.py311.nbi   Numba's index: signature -> code file
@@ -88,18 +88,26 @@ def default_cache_dir() -> str:
 
 
 def _cpu_tag() -> str:
+    """The CPU Numba compiles for: NUMBA_CPU_NAME/NUMBA_CPU_FEATURES when set (an AVX2 build
+    on an AVX-512 host is other code: vecmath scales by exponent bits there), else the host."""
     import llvmlite.binding as ll
+    from numba.core import config
     try:
-        cpu = ll.get_host_cpu_name() + ll.get_host_cpu_features().flatten()
+        cpu = ((config.CPU_NAME or ll.get_host_cpu_name())
+               + (config.CPU_FEATURES if config.CPU_FEATURES is not None
+                  else ll.get_host_cpu_features().flatten()))
     except Exception:  # pragma: no cover - very old llvmlite
         cpu = "unknown-cpu"
     return hashlib.sha256(cpu.encode()).hexdigest()[:10]
 
 
 def _runtime_tag() -> str:
-    from . import cpu_runtime
-    with open(cpu_runtime.__file__, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()[:8]
+    from . import cpu_runtime, vecmath
+    h = hashlib.sha256()
+    for mod in (cpu_runtime, vecmath):  # vecmath's functions are compiled into kernels too
+        with open(mod.__file__, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:8]
 
 
 def environment_tag() -> str:

@@ -126,14 +126,33 @@ def _one(eqn):
     return typed_const(1, eqn.outvars[0].aval.dtype)
 
 
-def _exp(eqn, a):
+def _vector(name, np_name):
+    """A vectorizable rt.<name>_f32/_f64 (jitviz/backends/vecmath.py) for real floats
+    (float16 computes in float32), NumPy's scalar function for complex operands."""
+    def rule(eqn, a):
+        dt = compute_dtype(_in_dtype(eqn))
+        if dt in (np.float32, np.float64):
+            return f"rt.{name}_{'f32' if dt == np.float32 else 'f64'}({', '.join(a)})"
+        return f"np.{np_name}({', '.join(a)})"
+    return rule
+
+
+def _exp(eqn, a):  # float32: cpu_runtime's expf (about 1 ulp, SELU's hot loop)
     return f"rt.expf({a[0]})" if compute_dtype(_in_dtype(eqn)) == np.float32 \
-        else f"np.exp({a[0]})"
+        else _vector("exp", "exp")(eqn, a)
 
 
 def _logistic(eqn, a):
+    if _in_dtype(eqn).kind == "f":
+        return _vector("logistic", "")(eqn, a)
     one = _one(eqn)
-    return f"{one} / ({one} + {_exp(eqn, ['-' + a[0]])})"
+    return f"{one} / ({one} + np.exp(-{a[0]}))"
+
+
+def _pow(eqn, a):  # float64 pow stays libm's (a vectorized one needs a double-double log)
+    if compute_dtype(_in_dtype(eqn)) == np.float32:
+        return f"rt.pow_f32({a[0]}, {a[1]})"
+    return f"{a[0]} ** {a[1]}"
 
 
 def _not(eqn, a):
@@ -258,20 +277,24 @@ def _np1(name):
 
 ELEMENTWISE = {
     "neg": _tmpl("-{0}"), "sign": _np1("sign"), "floor": _np1("floor"), "ceil": _np1("ceil"),
-    "is_finite": _np1("isfinite"), "exp": _exp, "exp2": _np1("exp2"), "log": _np1("log"),
-    "log1p": _np1("log1p"), "expm1": _np1("expm1"), "tanh": _np1("tanh"),
-    "logistic": _logistic, "sin": _np1("sin"), "cos": _np1("cos"), "tan": _np1("tan"),
-    "asin": _np1("arcsin"), "acos": _np1("arccos"), "atan": _np1("arctan"),
-    "sinh": _np1("sinh"), "cosh": _np1("cosh"), "asinh": _np1("arcsinh"),
-    "acosh": _np1("arccosh"), "atanh": _np1("arctanh"), "sqrt": _np1("sqrt"),
-    "rsqrt": lambda e, a: f"{_one(e)} / np.sqrt({a[0]})", "cbrt": _np1("cbrt"),
+    "is_finite": _np1("isfinite"), "exp": _exp, "exp2": _vector("exp2", "exp2"),
+    "log": _vector("log", "log"), "log1p": _vector("log1p", "log1p"),
+    "expm1": _vector("expm1", "expm1"), "tanh": _vector("tanh", "tanh"),
+    "logistic": _logistic, "sin": _vector("sin", "sin"), "cos": _vector("cos", "cos"),
+    "tan": _vector("tan", "tan"),
+    "asin": _vector("asin", "arcsin"), "acos": _vector("acos", "arccos"),
+    "atan": _vector("atan", "arctan"),
+    "sinh": _vector("sinh", "sinh"), "cosh": _vector("cosh", "cosh"),
+    "asinh": _vector("asinh", "arcsinh"), "acosh": _vector("acosh", "arccosh"),
+    "atanh": _vector("atanh", "arctanh"), "sqrt": _np1("sqrt"),
+    "rsqrt": lambda e, a: f"{_one(e)} / np.sqrt({a[0]})", "cbrt": _vector("cbrt", "cbrt"),
     "square": _tmpl("{0} * {0}"), "not": _not, "abs": _np1("abs"),
     "real": _tmpl("{0}.real"), "imag": _tmpl("{0}.imag"), "conj": _np1("conj"),
     "round": _round, "integer_pow": _integer_pow,
     "add": _tmpl("{0} + {1}"), "sub": _tmpl("{0} - {1}"), "mul": _tmpl("{0} * {1}"),
-    "div": _div, "rem": _rem, "pow": _tmpl("{0} ** {1}"),
+    "div": _div, "rem": _rem, "pow": _pow,
     "max": _extremum("maximum", "max", "or"), "min": _extremum("minimum", "min", "and"),
-    "atan2": _tmpl("np.arctan2({0}, {1})"), "nextafter": _tmpl("np.nextafter({0}, {1})"),
+    "atan2": _vector("atan2", "arctan2"), "nextafter": _tmpl("np.nextafter({0}, {1})"),
     "and": _tmpl("{0} & {1}"), "or": _tmpl("{0} | {1}"), "xor": _tmpl("{0} ^ {1}"),
     "shift_left": _shift("shl"), "shift_right_arithmetic": _shift("shr"),
     "eq": _compare("=="), "ne": _compare("!="),
@@ -353,6 +376,9 @@ def _index_text(name, idx):
     return f"{name}[{', '.join(idx)}]"
 
 
+# calls with a fast variant for most arguments and a test for the others (vecmath.py):
+# an elementwise nest runs them blockwise (`FusedRenderer._guarded_loops`)
+GUARDED = re.compile(r"rt\.(sin|cos|tan)_(f32|f64)\((\w+)\)")
 BLOCK = 128  # = cpu_runtime.BLOCK: the block of a sum/prod cascade (fixes its numerics)
 LANES = 64  # = cpu_runtime.LANES: the block of a max/min row when no cascade shares it
 # reduction -> (block/cascade helper suffix, combine blocks by cascade?)
@@ -552,6 +578,9 @@ class FusedRenderer:
         body = self.block
         prange_ok = self.parallel and rank > 0 and not blocked and not any(
             e.primitive.name in REDUCERS and 0 in e.params["axes"] for e in nest.roots)
+        guarded = (rank > 0 and not blocked and not (prange_ok and rank == 1)
+                   and not any(e.primitive.name in REDUCERS for e in nest.roots)
+                   and any(GUARDED.search(text) for _, text, _ in body))
         sizes = [self.size_src.get(d, str(nest.shape[d])) for d in range(rank)]
         self.block = []
         for d, s in enumerate(sizes):
@@ -561,13 +590,15 @@ class FusedRenderer:
         for d in range(rank):
             for line in hooks.pre.get(d, []):
                 self.emit(1 + d, *line)
-            if blocked and d == rank - 1:
+            if (blocked or guarded) and d == rank - 1:
                 break
             loop = "prange" if (d == 0 and prange_ok) else "range"
             self.uses_prange |= loop == "prange"
             self.emit(1 + d, f"for i{d} in {loop}(n{d}):")
         if blocked:
             self._blocked_loops(rank - 1, body, hooks)
+        elif guarded:
+            self._guarded_loops(rank - 1, body)
         else:
             self._innermost(1 + rank, body, hooks)
         for d in range(rank - 1, -1, -1):
@@ -627,6 +658,32 @@ class FusedRenderer:
                 self.emit(3 + k, lane["update"](lane["w"]), lane["eqn"])
         for _, tail, eqn in hooks.after_block:
             self.emit(2 + k, tail, eqn)
+
+    def _guarded_loops(self, k, body):
+        """The innermost loop of an elementwise nest whose functions have a fast variant for
+        most arguments (GUARDED: sin/cos/tan without their large-argument table): each full
+        block runs the fast variants and ORs each argument's `big` test into a flag (one
+        vectorized loop); a block with a large argument is recomputed with the full
+        functions (the body is elementwise: rewriting its outputs is harmless). The tail
+        uses the full functions. Every value still comes out of the full-range code's
+        result for its argument, only the common case skips the table's gathers."""
+        fast = []
+        for depth, text, eqn in body:
+            fast.append((depth + 1, GUARDED.sub(r"rt.\1_\2_fast(\3)", text), eqn))
+            for m in GUARDED.finditer(text):
+                fast.append((depth + 1, f"g{k} |= rt.trig_big_{m.group(2)}({m.group(3)})", eqn))
+        self.emit(1 + k, f"f{k} = n{k} - n{k} % {BLOCK}")
+        self.emit(1 + k, f"for b{k} in range(0, f{k}, {BLOCK}):")
+        self.emit(2 + k, f"g{k} = False")
+        self.emit(2 + k, f"for j{k} in range({BLOCK}):")
+        self.emit(3 + k, f"i{k} = b{k} + j{k}")
+        self.block.extend(fast)
+        self.emit(2 + k, f"if g{k}:  # a large argument: the block again, full range")
+        self.emit(3 + k, f"for j{k} in range({BLOCK}):")
+        self.emit(4 + k, f"i{k} = b{k} + j{k}")
+        self.block.extend((depth + 2, text, eqn) for depth, text, eqn in body)
+        self.emit(1 + k, f"for i{k} in range(f{k}, n{k}):")
+        self.block.extend(body)
 
     def _blocked(self, eqn) -> bool:
         """A floating-point reduction over the innermost axis, accumulated in a scalar: done

@@ -4,7 +4,8 @@ implementation of its primitive in `jitviz/lax/primitives.py`.
 They live in one importable module so Numba can cache kernels that use them. Most are tiny
 scalar functions that LLVM inlines into the kernel loop; `expf` is a branch-free float32
 exponential, so loops calling it vectorize (libm's `expf` does not, and `exp` dominates
-SELU-like kernels).
+SELU-like kernels). The other elementary functions (`rt.tanh_f32`, `rt.log_f64`, ...) are
+vecmath.py's, re-exported here.
 """
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
+
+from .vecmath import *  # noqa: F401,F403  (rt.tanh_f32, ...: the vectorized math functions)
+from .vecmath import target_has_avx512
 
 # No `cache=True`: Numba's own disk cache loads machine code unverified. Kernels calling these
 # have their code linked in; for drivers calling them, cpu_cache gives them its verified cache.
@@ -65,16 +69,6 @@ def ldexp32(typingctx, x, n):
     return types.float32(types.float32, types.int32), codegen
 
 
-def _target_has_avx512() -> bool:
-    """Whether Numba compiles for a CPU with AVX-512F (its own override, else the host)."""
-    from numba.core import config
-    import llvmlite.binding as ll
-    features = config.CPU_FEATURES
-    if features is None:
-        features = ll.get_host_cpu_features().flatten()
-    return "+avx512f" in features.split(",")
-
-
 @_inline
 def times_pow2_scalef(p, k):
     """p * 2**k by llvm.ldexp: one instruction per vector on AVX-512 (elsewhere a library
@@ -89,7 +83,7 @@ def times_pow2_bits(p, k):
     return p * i32_as_f32(np.int32((h + 127) << 23)) * i32_as_f32(np.int32((k - h + 127) << 23))
 
 
-_times_pow2 = times_pow2_scalef if _target_has_avx512() else times_pow2_bits
+_times_pow2 = times_pow2_scalef if target_has_avx512() else times_pow2_bits
 
 
 @_inline

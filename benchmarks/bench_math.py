@@ -1,0 +1,141 @@
+"""Elementary functions on jitviz's CPU backend against NumPy's loops and jax.jit: one
+function per jitted kernel, 1M values of float32 and of float64.
+
+    python benchmarks/bench_math.py                    # the full table
+    python benchmarks/bench_math.py --quick            # fewer, shorter rounds
+    python benchmarks/bench_math.py --only tanh,log    # some functions
+    NUMBA_CPU_NAME=haswell python benchmarks/bench_math.py   # an AVX2-only target
+
+Each function is timed through `jitviz.jit` (dispatch included), NumPy's ufunc with a
+preallocated output (its SIMD loop alone, no allocation) and jax.jit when installed, in
+interleaved rounds; the best round is reported. Inputs lie in each function's usual domain
+(a few units around 0; (-1, 1) for arcsin/arccos/arctanh, [1, 5) for arccosh).
+`ok`: jitviz's result is within 4 ulp of NumPy's float64 result (rounded to the dtype)
+wherever both are finite (a sanity check; tests/test_vecmath.py measures accuracy against
+exact references).
+
+Nothing here is asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import jitviz  # noqa: E402
+from _timing import (best_times, fmt_ratio, fmt_time, jax, jjnp,  # noqa: E402
+                     print_columns)
+import jitviz.numpy as jnp  # noqa: E402
+from jitviz import lax  # noqa: E402
+
+
+def _logistic_np(x, out):
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    out += 1
+    return np.reciprocal(out, out=out)
+
+
+# name -> (jitviz function, NumPy function (x, out), jax function, input range)
+UNARY = {
+    "exp": (jnp.exp, np.exp, "exp", (-5, 5)),
+    "log": (jnp.log, np.log, "log", (0, 10)),
+    "tanh": (jnp.tanh, np.tanh, "tanh", (-5, 5)),
+    "logistic": (lax.logistic, _logistic_np, None, (-5, 5)),
+    "log1p": (jnp.log1p, np.log1p, "log1p", (0, 10)),
+    "expm1": (jnp.expm1, np.expm1, "expm1", (-5, 5)),
+    "sin": (jnp.sin, np.sin, "sin", (-10, 10)),
+    "cos": (jnp.cos, np.cos, "cos", (-10, 10)),
+    "tan": (jnp.tan, np.tan, "tan", (-10, 10)),
+    "log2": (jnp.log2, np.log2, "log2", (0, 10)),
+    "log10": (jnp.log10, np.log10, "log10", (0, 10)),
+    "exp2": (jnp.exp2, np.exp2, "exp2", (-5, 5)),
+    "sinh": (jnp.sinh, np.sinh, "sinh", (-5, 5)),
+    "cosh": (jnp.cosh, np.cosh, "cosh", (-5, 5)),
+    "arcsinh": (jnp.arcsinh, np.arcsinh, "arcsinh", (-5, 5)),
+    "arccosh": (jnp.arccosh, np.arccosh, "arccosh", (1, 5)),
+    "arctanh": (jnp.arctanh, np.arctanh, "arctanh", (-1, 1)),
+    "arcsin": (jnp.arcsin, np.arcsin, "arcsin", (-1, 1)),
+    "arccos": (jnp.arccos, np.arccos, "arccos", (-1, 1)),
+    "arctan": (jnp.arctan, np.arctan, "arctan", (-5, 5)),
+    "cbrt": (jnp.cbrt, np.cbrt, "cbrt", (-10, 10)),
+}
+BINARY = {
+    "arctan2": (jnp.arctan2, np.arctan2, "arctan2", (-5, 5)),
+    "pow": (lax.pow, np.power, "power", (0, 5)),
+}
+
+
+def _ulps_ok(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    both = np.isfinite(got) & np.isfinite(want)
+    ulp = np.spacing(np.abs(want[both]).astype(want.dtype))
+    with np.errstate(all="ignore"):
+        return bool(np.all(np.abs(got[both].astype(np.float64) - want[both]) <= 4 * ulp))
+
+
+def run_table(names, dtypes, rounds, budget, n=1_000_000):
+    rng = np.random.default_rng(0)
+    rows = []
+    for name in names:
+        binary = name in BINARY
+        fn, npf, jaxname, (lo, hi) = (BINARY if binary else UNARY)[name]
+        for dt in dtypes:
+            args = tuple((lo + (hi - lo) * rng.random(n)).astype(dt)
+                         for _ in range(2 if binary else 1))
+            if name == "pow":
+                args = (args[0], (args[1] - 2.5).astype(dt))
+            out = np.empty(n, dt)
+            jf = jitviz.jit(fn)
+            fns = {"jitviz": jf, "numpy": lambda *a, f=npf, o=out: f(*a, out=o)}
+            if jax is not None and jaxname is not None:
+                jaxf = jax.jit(getattr(jjnp, jaxname))
+                jargs = tuple(jax.numpy.asarray(a) for a in args)
+                fns["jax"] = lambda *a, f=jaxf, j=jargs: f(*j)
+            t = best_times(fns, args, rounds, budget, max_calls=200)
+            # float32 checked against NumPy's float64 result rounded (NumPy's own float32
+            # loops are a few ulp off themselves)
+            ref = npf(*(a.astype(np.float64) for a in args), out=np.empty(n)).astype(dt)
+            ok = _ulps_ok(jf(*args), ref)
+            rows.append((name, np.dtype(dt).name, t, ok))
+    return rows
+
+
+def print_table(rows):
+    head = ["function", "dtype", "jitviz cpu", "NumPy", "jax.jit", "NumPy/jitviz",
+            "jax/jitviz", "ok"]
+    lines = []
+    for name, dt, t, ok in rows:
+        j = t["jitviz"]
+        lines.append([name, dt, fmt_time(j), fmt_time(t["numpy"]), fmt_time(t.get("jax")),
+                      fmt_ratio(t["numpy"], j), fmt_ratio(t.get("jax"), j),
+                      "yes" if ok else "NO"])
+    print_columns(head, lines)
+
+
+def main():
+    # each row jits its own function on purpose (one per row): not a retrace bug
+    warnings.filterwarnings("ignore", message=".*traced and compiled")
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
+    p.add_argument("--only", default="", help="comma-separated function names")
+    p.add_argument("--dtype", default="float32,float64", help="float32, float64 or both")
+    p.add_argument("--rounds", type=int, default=7, help="interleaved rounds (best kept)")
+    args = p.parse_args()
+    names = args.only.split(",") if args.only else list(UNARY) + list(BINARY)
+    rounds, budget = (3, 0.02) if args.quick else (args.rounds, 0.05)
+    cpu = os.environ.get("NUMBA_CPU_NAME", "host")
+    print(f"NumPy {np.__version__}; jax {jax.__version__ if jax else 'not installed'}; "
+          f"Numba target CPU: {cpu}; 1M values; best of {rounds} interleaved rounds; "
+          f"NumPy/jitviz > 1 means jitviz is faster\n")
+    print_table(run_table(names, args.dtype.split(","), rounds, budget))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""Fit the polynomial coefficients of `jitviz/backends/vecmath.py` (run it to reproduce them).
+
+Each polynomial approximates the *tail* of a function after its leading Taylor terms, which
+are computed exactly in the kernels: f(r) = lead(r) + w(r) * P(t(r)). The targets are
+evaluated in long double (64-bit significand on x86) and the leading terms subtracted there,
+so the float64 least-squares fit of the small tail loses nothing that matters. The fit is
+weighted by the relative error of the whole f (what ulps measure) and fit by
+least squares on Chebyshev nodes (close to minimax: within a bit or so of it).
+
+    python scripts/fit_vecmath.py      # prints each fit: coefficients and max relative error
+"""
+from __future__ import annotations
+
+import numpy as np
+
+L = np.longdouble
+
+
+def fit(name, f, lead, w, t, lo, hi, degree, n=4000):
+    """Coefficients c (lowest first) of P with f ~ lead + w * P(t) on r in [lo, hi]."""
+    r = L((lo + hi) / 2) + L((hi - lo) / 2) * np.cos(np.pi * (np.arange(n) + 0.5) / n)
+    r = r[r != 0]
+    fr, tail, wr, tr = f(r), f(r) - lead(r), w(r), t(r)
+    A = (np.vander(tr.astype(np.float64), degree + 1, increasing=True)
+         * (wr / fr).astype(np.float64)[:, None])
+    c, scale = np.zeros(degree + 1), np.linalg.norm(A, axis=0)
+    for _ in range(3):  # iterative refinement: the residual of the rounded fit, in long double
+        resid = (tail - wr * np.polynomial.polynomial.polyval(tr, c.astype(L))) / fr
+        # columns scaled to unit norm: monomials of a small t differ by orders of magnitude
+        c = c + np.linalg.lstsq(A / scale, resid.astype(np.float64), rcond=None)[0] / scale
+    approx = lead(r) + wr * np.polynomial.polynomial.polyval(tr, c.astype(L))
+    rel = float(np.max(np.abs((approx - fr) / fr)))
+    print(f"{name}: degree {degree}, max rel error {rel:.3g} ({np.log2(rel):.1f} bits)")
+    print("    (" + ", ".join(repr(float(x)) for x in c) + ")")
+    return c
+
+
+def main():
+    ln2h = L(np.log(2)) / 2
+    # e^r - 1 = r + r^2/2 + r^3 P(r) on |r| <= ln2/2 (and a little more: n is rounded)
+    for name, d in (("EXPM1 f32", 4), ("EXPM1 f64", 9)):
+        fit(name, np.expm1, lambda r: r + r * r / 2, lambda r: r ** 3, lambda r: r,
+            float(-ln2h * 1.02), float(ln2h * 1.02), d)
+    # log(1+f) = 2 atanh(s) = 2s + s^3 Q(s^2), s = f/(2+f), |s| <= 3 - 2 sqrt(2)
+    smax = 3 - 2 * np.sqrt(2.0)
+    for name, d in (("LOG f32", 2), ("LOG f64", 6)):
+        fit(name, lambda s: 2 * np.arctanh(s), lambda s: 2 * s, lambda s: s ** 3,
+            lambda s: s * s, 1e-6, smax * 1.01, d)
+    # float32 without a division: log(1+f) = f - f^2/2 + f^3 P(f), 1+f in [sqrt(1/2), sqrt(2))
+    fit("LOG_F f32", np.log1p, lambda f: f - f * f / 2, lambda f: f ** 3, lambda f: f,
+        float(np.sqrt(0.5) - 1) * 1.01, float(np.sqrt(2.0) - 1) * 1.01, 7)
+    # sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2) on |r| <= pi/4
+    q = np.pi / 4 * 1.02
+    for name, d in (("SIN f32", 2), ("SIN f64", 7)):
+        fit(name, np.sin, lambda r: r, lambda r: r ** 3, lambda r: r * r, 1e-6, q, d)
+    for name, d in (("COS f32", 2), ("COS f64", 6)):
+        fit(name, np.cos, lambda r: 1 - r * r / 2, lambda r: r ** 4, lambda r: r * r,
+            1e-6, q, d)
+    # atan t = t + t^3 A(t^2) on |t| <= tan(pi/8); asin s = s + s^3 B(s^2) on |s| <= 1/2
+    for name, d in (("ATAN f32", 4), ("ATAN f64", 11)):
+        fit(name, np.arctan, lambda t: t, lambda t: t ** 3, lambda t: t * t,
+            1e-6, float(np.tan(np.pi / 8)) * 1.01, d)
+    for name, d in (("ASIN f32", 4), ("ASIN f64", 12)):
+        fit(name, np.arcsin, lambda s: s, lambda s: s ** 3, lambda s: s * s, 1e-6, 0.5, d)
+    # cbrt's starting value on [1, 2] (Halley's iterations refine it)
+    # float32 tanh below 0.5625, sinh below 1: x + x^3 P(x^2)
+    fit("TANH f32", np.tanh, lambda r: r, lambda r: r ** 3, lambda r: r * r, 1e-6, 0.5625, 4)
+    fit("SINH f32", np.sinh, lambda r: r, lambda r: r ** 3, lambda r: r * r, 1e-6, 1.0, 3)
+    fit("CBRT start", np.cbrt, lambda m: 0 * m, lambda m: 1 + 0 * m, lambda m: m, 1.0, 2.0, 3)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""The CPU kernels' vectorized elementary functions (jitviz/backends/vecmath.py).
+
+Each function runs through `jitviz.jit` on the CPU backend over the whole float range
+(random bit patterns: every exponent, subnormals included), dense grids where the range
+reductions switch (multiples of ln2/2 and pi/4, the branch points of each formula), and the
+special values. Finite results must be within 4 ulp of a long-double reference (64-bit
+significand on x86: exact enough to measure float64 ulps); the special values (NaN, +-inf,
++-0.0 and overflowing results) must equal the interpreter's (NumPy's) bit for bit. The README's accuracy table is the `max ulp` these tests measure.
+
+(CUDA kernels keep libdevice's functions: they are not tested here.)
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import jitviz
+import jitviz.numpy as jnp
+from jitviz import lax
+
+L = np.longdouble
+MAX_ULP = 4.0
+
+
+def _logistic(x):
+    return 1 / (1 + np.exp(-x))
+
+
+# name -> (jitviz function, long-double reference, points where its reduction switches)
+LN2 = float(np.log(2))
+FUNCS = {
+    "exp": (jnp.exp, np.exp, [k * LN2 / 2 for k in range(-8, 9)] + [88.72, 709.78, -745.1]),
+    "expm1": (jnp.expm1, np.expm1, [k * LN2 / 2 for k in range(-8, 9)] + [88.72, 709.78]),
+    "exp2": (jnp.exp2, np.exp2, [0.5, -0.5, 1.5, 127.99, 128.0, -149.5, 1023.9, -1074.5]),
+    "logistic": (lax.logistic, _logistic, [0.0, 88.7, -88.7, -103.9, 709.7, -745.0]),
+    "tanh": (jnp.tanh, np.tanh, [0.5, 1.0, -1.0, 9.0, 19.0, 22.0]),
+    "sinh": (jnp.sinh, np.sinh, [1.0, -1.0, 89.41, 89.42, 710.47, 710.48]),
+    "cosh": (jnp.cosh, np.cosh, [1.0, 89.41, 89.42, 710.47, 710.48]),
+    "log": (jnp.log, np.log, [1.0, np.sqrt(0.5), np.sqrt(2.0), 2.0, 0.5]),
+    "log1p": (jnp.log1p, np.log1p, [-1.0, np.sqrt(0.5) - 1, np.sqrt(2.0) - 1, 1.0, -0.5]),
+    "log2": (jnp.log2, np.log2, [1.0, np.sqrt(0.5), np.sqrt(2.0), 8.0, 0.125]),
+    "log10": (jnp.log10, np.log10, [1.0, 10.0, 100.0, 1e-3, np.sqrt(2.0)]),
+    "asinh": (jnp.arcsinh, np.arcsinh, [2.0, -2.0, 4096.0, 2.0 ** 28]),
+    "acosh": (jnp.arccosh, np.arccosh, [1.0, 2.0, 4096.0, 2.0 ** 28]),
+    "atanh": (jnp.arctanh, np.arctanh, [0.5, -0.5, 1.0, -1.0]),
+    "atan": (jnp.arctan, np.arctan, [np.tan(np.pi / 8), np.tan(3 * np.pi / 8), 1.0, 1e10]),
+    "asin": (jnp.arcsin, np.arcsin, [0.5, -0.5, 1.0, -1.0, 0.975]),
+    "acos": (jnp.arccos, np.arccos, [0.5, -0.5, 1.0, -1.0, 0.975, -0.975]),
+    "cbrt": (jnp.cbrt, np.cbrt, [1.0, 2.0, 4.0, 8.0, 0.125, 1e-40, 1e-310]),
+    # trig: the quadrant edges, the Cody-Waite/Payne-Hanek switch (2^30), the float64 closest
+    # to a multiple of pi/2 (6381956970095103 * 2^797) and the float32 one (about 1.6e35 ...)
+    **{name: (fn, ref, [k * np.pi / 4 for k in range(-12, 13)] + [
+        2.0 ** 30, 1e22, 6381956970095103 * 2.0 ** 797, 16367173.0 * 2.0 ** 72, 1e6, 1e15])
+       for name, fn, ref in (("sin", jnp.sin, np.sin), ("cos", jnp.cos, np.cos),
+                             ("tan", jnp.tan, np.tan))},
+}
+
+
+def _inputs(dtype, edges, n=150_000):
+    """Random finite bit patterns (every exponent, both signs, subnormals), grids around 0
+    and the edges (with their float neighbours), and the special values."""
+    rng = np.random.default_rng(1234)
+    it = np.int32 if dtype == np.float32 else np.int64
+    x = rng.integers(np.iinfo(it).min, np.iinfo(it).max, n, dtype=it).view(dtype)
+    x = x[np.isfinite(x)]
+    info = np.finfo(dtype)
+    grid = np.linspace(-12, 12, n // 3, dtype=dtype)
+    near = []
+    for e in edges:
+        e = dtype(e)
+        steps = np.arange(-64, 65)
+        near.append(e + steps.astype(dtype) * np.spacing(e))
+        near.append(e + np.linspace(-0.01, 0.01, 201).astype(dtype))
+        near.append(-near[-1])
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, info.tiny, -info.tiny,
+                        info.smallest_subnormal, -info.smallest_subnormal, info.max,
+                        -info.max, 1.0, -1.0, 1e-30, -1e-30], dtype)
+    return np.concatenate([x, grid, grid / dtype(4096), *[v.astype(dtype) for v in near],
+                           special])
+
+
+_JITTED: dict = {}
+
+
+def _jit(fn, backend="cpu"):
+    """One jitted function per (function, backend): jit caches by the function object."""
+    key = (fn, backend)
+    if key not in _JITTED:
+        _JITTED[key] = jitviz.jit(fn, backend=backend)
+    return _JITTED[key]
+
+
+def _measure(fn, ref_fn, args, dtype):
+    """(max ulp error over the finite results, its index among them, their mask); asserts
+    that the special results equal the interpreter's exactly."""
+    got = np.asarray(_jit(fn)(*args))
+    assert got.dtype == dtype
+    with np.errstate(all="ignore"):
+        ref = ref_fn(*(a.astype(L) for a in args))
+        rounded = ref.astype(dtype)
+        expected = np.asarray(_jit(fn, "interpret")(*args))
+    # exact: NaN, infinite (or overflowing) and exactly-zero results; tiny results that
+    # round to 0 or to the smallest subnormal are measured in ulps like the others
+    exact = ~np.isfinite(rounded) | (ref == 0) | np.isnan(expected)
+    np.testing.assert_array_equal(got[exact], expected[exact], err_msg="special values")
+    signed = exact & ~np.isnan(expected)  # a NaN's sign bit means nothing (README)
+    np.testing.assert_array_equal(np.signbit(got[signed]), np.signbit(expected[signed]))
+    ulp = np.maximum(np.spacing(np.abs(rounded[~exact])).astype(L),
+                     L(np.finfo(dtype).smallest_subnormal))
+    err = np.abs(got[~exact].astype(L) - ref[~exact]) / ulp
+    i = int(np.argmax(err))
+    return float(err[i]), i, ~exact
+
+
+def max_ulp(name, dtype):
+    """(max ulp error, the input where it occurs) of a unary function."""
+    fn, ref_fn, edges = FUNCS[name]
+    x = _inputs(dtype, edges)
+    err, i, finite = _measure(fn, ref_fn, (x,), dtype)
+    return err, x[finite][i]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(FUNCS))
+def test_within_4_ulp_everywhere_and_specials_exact(name, dtype):
+    err, where = max_ulp(name, dtype)
+    assert err <= MAX_ULP, f"{name}({where!r}) is {err:.2f} ulp off"
+
+
+@pytest.mark.parametrize("name", ["tanh", "log", "logistic"])
+def test_kernels_vectorize_without_libm_calls(name):
+    """The loop's arithmetic is vector FMAs (zmm on AVX-512, ymm on AVX2) and no libm call
+    remains in the kernel."""
+    fn = FUNCS[name][0]
+    for dtype in (np.float32, np.float64):
+        k = _jit(fn).lower(np.ones(1000, dtype)).compile().kernels[0]
+        asm = k.asm()
+        assert any(f"vfmadd{v}" in asm for v in ("132p", "213p", "231p")), name
+        assert "mm" in asm and ("zmm" in asm or "ymm" in asm)
+        lib = {"logistic": "exp"}.get(name, name)
+        assert f"@{lib}" not in k.llvm_ir() and f"{lib}f@PLT" not in asm
+
+
+def test_float16_uses_the_float32_functions():
+    x = np.linspace(-3, 3, 101, dtype=np.float16)
+    got = np.asarray(jitviz.jit(jnp.tanh)(x))
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, np.tanh(x.astype(np.float32)).astype(np.float16))
+
+
+# binary functions: the reference, and the (y-like, x-like) operands' interesting values
+BINARY = {
+    "atan2": (jnp.arctan2, np.arctan2, [0.0, -0.0, 1.0, -1.0, 2.0, 0.5, np.inf, -np.inf,
+                                        np.nan, 1e-30, 1e30]),
+    "pow": (lambda x, y: lax.pow(x, y), np.power,
+            [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, 3.0, -3.0, 2.5, np.inf, -np.inf, np.nan,
+             1e-30, 1e30, 127.0, 128.0, -149.0, -150.0]),
+}
+
+
+def _pairs(dtype, values, n=100_000):
+    """Every pair of the interesting values, random (bits, bits) pairs, and pairs of
+    moderate magnitudes (where results are neither 0 nor inf)."""
+    rng = np.random.default_rng(99)
+    v = np.array(values, dtype)
+    a, b = np.meshgrid(v, v)
+    it = np.int32 if dtype == np.float32 else np.int64
+    bits = rng.integers(np.iinfo(it).min, np.iinfo(it).max, (2, n), dtype=it).view(dtype)
+    mod = (rng.standard_normal((2, n)) * [[8.0], [20.0]]).astype(dtype)
+    mod[0] = np.abs(mod[0])  # positive bases for pow, any sign for atan2 below
+    x = np.concatenate([a.ravel(), bits[0], mod[0], -mod[0][: n // 2]])
+    y = np.concatenate([b.ravel(), bits[1], mod[1], mod[1][: n // 2]])
+    return x, y
+
+
+def max_ulp_binary(name, dtype):
+    fn, ref_fn, values = BINARY[name]
+    x, y = _pairs(dtype, values)
+    err, i, finite = _measure(fn, ref_fn, (x, y), dtype)
+    return err, (x[finite][i], y[finite][i])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_within_4_ulp_and_specials_exact(name, dtype):
+    err, where = max_ulp_binary(name, dtype)
+    assert err <= MAX_ULP, f"{name}{where!r} is {err:.2f} ulp off"
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_trig_blocks_skip_the_table_unless_an_argument_needs_it(parallel):
+    """sin/cos/tan run blockwise: the fast variants (no large-argument table) on blocks of
+    small arguments, the block again with the full functions when one is large."""
+    def f(x, y):
+        return jnp.sin(x * 2.0) + jnp.cos(y) * jnp.tan(x)
+    x = np.random.default_rng(5).uniform(-10, 10, (3, 1000)).astype(np.float32)
+    y = x[::-1].copy()
+    x[1, 300], y[2, 999] = 3e30, -1e20  # one block of row 1, the tail of row 2
+    c = jitviz.jit(f, parallel=parallel).lower(x, y).compile()
+    src = c.kernels[0].source
+    assert "rt.sin_f32_fast(" in src and "rt.trig_big_f32(" in src and "rt.tan_f32(" in src
+    got = np.asarray(c(x, y))
+    xl, yl = x.astype(L), y.astype(L)
+    want = np.sin(xl * 2) + np.cos(yl) * np.tan(xl)
+    np.testing.assert_allclose(got, want.astype(np.float64), rtol=1e-5, atol=1e-5)
