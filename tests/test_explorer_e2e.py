@@ -177,6 +177,10 @@ def test_notebook_in_jupyterlab(renderer, tmp_path, driver_env):
     assert "newer events since this cell ran" in result["pendingText"]
     assert len(result["specOptionsShown"]) == 5
     assert "updated after the cell ran" in result["updatedText"]
+    # a recompile's "diff" in the timeline: asked of the kernel, drawn when it answers
+    compare = result["compare"]
+    assert compare["state"] == "ready" and "changed" in compare["statuses"], compare
+    assert "x:f32[1000]" in compare["text"] and "x:f32[10]" in compare["text"], compare["text"]
     assert result["highlighted"] >= 2
     assert result["stages"][0] == "traced"
     if "kernels" in result["stages"]:
