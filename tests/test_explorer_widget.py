@@ -490,6 +490,7 @@ def test_compare_two_stages_of_one_specialization():
     assert d["b"].endswith(f"\u00b7 {last}")
     reference = jitviz.diff(*[s for s in f.specializations[0].stages if s[0] in ("traced", last)])
     assert d["summary"] == reference.summary() and not d["empty"]
+    assert w.compare((0, "traced"), (0, last)).summary() == d["summary"]  # the Python API
     (same,) = ask(w, {"type": "compare", "id": 2, "a": {"specialization": 0, "stage": "traced"},
                       "b": {"specialization": 0, "stage": "traced"}})
     assert same["diff"]["empty"] and same["diff"]["summary"]["unchanged"] == 5

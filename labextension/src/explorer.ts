@@ -225,6 +225,7 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
     fillSelect(ui.stageSelect, stages.map((s) => [s.name,
       `${s.name} (${s.kernels ? `${s.kernels} kernels` : `${s.equations} eqns`})`]),
       model.get("stage"));
+    if (ui.cmpASpec.options.length) fillPickers(pickOf("a"), pickOf("b")); // new lists, same picks
     updateInfo();
   }
 
@@ -333,6 +334,11 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
     fillPicker(ui.cmpBStage, stageOptions(b), b.stage);
   }
 
+  function pickOf(side: "a" | "b"): DiffPick {
+    const [spec, stage] = side === "a" ? [ui.cmpASpec, ui.cmpAStage] : [ui.cmpBSpec, ui.cmpBStage];
+    return { specialization: Number(spec.value), stage: stage.value };
+  }
+
   function openCompare(): void {
     if (!state.picked) fillPickers();
     ui.compare.hidden = false;
@@ -350,8 +356,8 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
 
   function comparePicked(): void {
     state.picked = true;
-    const a = { specialization: Number(ui.cmpASpec.value), stage: ui.cmpAStage.value };
-    const b = { specialization: Number(ui.cmpBSpec.value), stage: ui.cmpBStage.value };
+    const a = pickOf("a");
+    const b = pickOf("b");
     requestDiff({ a, b }, `#${a.specialization} ${a.stage} and #${b.specialization} ${b.stage}`);
   }
 

@@ -170,6 +170,19 @@ describe("compare in the explorer", () => {
     expect(host.querySelector("img")).toBeNull();
   });
 
+  it("keeps the picks when the specializations are updated", async () => {
+    const { host, model } = await mounted();
+    (host.querySelector(".jv-compare-toggle") as HTMLButtonElement).click();
+    const aStage = host.querySelector(".jv-cmp-a-stage") as HTMLSelectElement;
+    aStage.value = "fuse";
+    const specs = [...(model.get("specializations") as object[]),
+      { index: 2, signature: "x:f64[4]", hits: 0, backend: "cpu", compiled: true, kernels: 1, reason: "r", diff: [] }];
+    model.trigger("specializations", specs);
+    expect(Array.from((host.querySelector(".jv-cmp-b-spec") as HTMLSelectElement).options).map((o) => o.value))
+      .toEqual(["0", "1", "2"]);
+    expect((host.querySelector(".jv-cmp-a-stage") as HTMLSelectElement).value).toBe("fuse");
+  });
+
   it("has no diff button on a first call", async () => {
     const state = explorerState();
     state.specialization = 0;
