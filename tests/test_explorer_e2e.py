@@ -33,7 +33,7 @@ import pytest
 
 import jitviz.numpy as jnp
 
-from helpers import XSS, unrolled, xss_function
+from helpers import XSS, unrolled, xss_function, xss_program
 
 ROOT = Path(__file__).resolve().parent.parent
 LABEXTENSION = ROOT / "labextension"
@@ -177,6 +177,10 @@ def test_notebook_in_jupyterlab(renderer, tmp_path, driver_env):
     assert "newer events since this cell ran" in result["pendingText"]
     assert len(result["specOptionsShown"]) == 5
     assert "updated after the cell ran" in result["updatedText"]
+    # a recompile's "diff" in the timeline: asked of the kernel, drawn when it answers
+    compare = result["compare"]
+    assert compare["state"] == "ready" and "changed" in compare["statuses"], compare
+    assert "x:f32[1000]" in compare["text"] and "x:f32[10]" in compare["text"], compare["text"]
     assert result["highlighted"] >= 2
     assert result["stages"][0] == "traced"
     if "kernels" in result["stages"]:
@@ -296,6 +300,13 @@ def _tiny(x):
     return jnp.sin(x)
 
 
+def _branchy(x):
+    y = jnp.sin(x) * 2.0
+    if x.shape[0] > 4:  # a longer input takes one more line: its recompile adds equations
+        y = y + jnp.cos(x)
+    return y + 1.0
+
+
 SKIP_STATE = {"graphviz_wasm", "_esm", "_css", "layout", "_dom_classes", "tabbable", "tooltip"}
 
 
@@ -329,8 +340,14 @@ class LiveHandler(QuietHandler):
         if parts[2] == "save":
             for key, value in json.loads(body or "{}").items():
                 setattr(w, key, value)
-        elif parts[2] == "msg":
-            w._handle_custom_msg(json.loads(body or "{}"), [])
+        elif parts[2] == "msg":  # the messages the widget sends back go with its state
+            sent = []
+            w.send = lambda content, buffers=None: sent.append(content)
+            try:
+                w._handle_custom_msg(json.loads(body or "{}"), [])
+            finally:
+                del w.send
+            return self._json({**live_state(w), "__messages": sent})
         elif parts[2] == "action":
             self.actions[(parts[1], body)]()
         return self._json(live_state(w))
@@ -352,6 +369,13 @@ def live_explorers(tmp_path: Path) -> tuple[dict, dict, list]:
     selu(x)
     live = jitviz.jit(_selu)
     live(x)
+    branchy = jitviz.jit(_branchy)
+    branchy(np.ones(3, np.float32))
+    branchy(np.ones(8, np.float32))
+    fun, args, kwargs = xss_program(XSS)
+    xss = jitviz.jit(fun, backend="interpret")
+    xss(*args, **kwargs)
+    xss({XSS: np.ones(5, np.float32)}, **kwargs)
     widgets = {
         "tiny": jitviz.explore(_tiny, np.ones(3, np.float32)),
         "grad-tanh": jitviz.explore(jitviz.grad(_tanh), 1.0),
@@ -360,6 +384,8 @@ def live_explorers(tmp_path: Path) -> tuple[dict, dict, list]:
         "tour-fused": jitviz.explore(_selu, x),
         "selu-live": jitviz.explore(live),
         "selu-kernel": jitviz.explore(selu),
+        "branchy-compare": jitviz.explore(branchy),
+        "xss-compare": jitviz.explore(xss),
     }
     widgets["tour-fused"].stage = "optimized"
     widgets["selu-kernel"].stage = "kernels"
@@ -390,6 +416,14 @@ def live_explorers(tmp_path: Path) -> tuple[dict, dict, list]:
         {"name": "selu-kernel", "steps": [
             m, {"do": "click", "selector": ".jv-canvas g.node.jv-equation"},
             {"do": "open-kernel", "shot": "kernel-source"}]},
+        {"name": "branchy-compare", "steps": [
+            {"do": "compare", "a": {"spec": 0, "stage": "traced"},
+             "b": {"spec": 1, "stage": "traced"}, "shot": "specializations"},
+            {"do": "compare", "a": {"spec": 1, "stage": "traced"},
+             "b": {"spec": 1, "stage": "fuse"}, "shot": "stages"},
+            {"do": "compare", "selector": ".jv-diff-previous", "shot": "recompile-reason"}]},
+        {"name": "xss-compare", "steps": [
+            {"do": "compare", "selector": ".jv-event-diff", "shot": "diff"}]},
     ]
     return widgets, actions, plan
 
@@ -457,3 +491,23 @@ def test_views_stay_on_screen_and_readable(tmp_path, driver_env):
     # the inspector widened for the code; the graph kept its scale
     assert kernel["inspectorWidth"] > 500, kernel["inspectorWidth"]
     assert 11 <= steps["selu-kernel"]["kernel-source"]["fontPx"] <= 16
+    # compare: two specializations, two stages, the recompile reason's diff; escaped
+    diffs = {s["shot"]: s["diff"] for r in ("branchy-compare", "xss-compare")
+             for s in res[r]["steps"] if s["do"] == "compare"}
+    spec = diffs["specializations"]
+    assert spec["state"] == "ready", spec
+    assert spec["statuses"] == ["changed", "changed", "added", "added", "changed"], spec
+    assert spec["markers"] == ["~", "~", "+", "+", "~"], spec
+    assert spec["chips"] == ["3 changed", "2 added", "0 removed", "0 unchanged"], spec
+    assert "#0 x:f32[3] \u00b7 traced" in spec["text"] and "input x f32[3] \u2192 f32[8]" in spec["text"]
+    assert "cos" in spec["text"] and "operand 0 f32[3] \u2192 f32[8]" in spec["text"]
+    assert 11 <= spec["fontPx"] <= spec["fontPxMax"] <= 16, spec
+    stages = diffs["stages"]
+    assert stages["state"] == "ready" and "added" in stages["statuses"], stages
+    assert "#1 x:f32[8] \u00b7 fuse" in stages["text"], stages["text"][:300]
+    previous = diffs["recompile-reason"]
+    assert previous["statuses"] == spec["statuses"] and previous["picks"][:4] == \
+        ["0", "traced", "1", "traced"], previous
+    xss_diff = diffs["diff"]
+    assert xss_diff["state"] == "ready" and XSS in xss_diff["text"], xss_diff
+    assert "changed" in xss_diff["statuses"], xss_diff

@@ -405,3 +405,148 @@ def test_executed_notebook_is_small_and_readable_without_the_widget(renderer, tm
     assert isinstance(selu_state["graph"], str)  # one JSON string, not an indented tree
     assert len(json.dumps(selu_state)) < 60_000  # mostly the front end's code (_esm)
     assert len(selu_state["specializations"]) == 1 and selu_state["pending"] >= 3
+
+
+# --- compare: a diff of two specializations or stages, sent on request ---------------------------
+
+def make_branchy():
+    def branchy(x):
+        y = jnp.sin(x) * 2.0
+        if x.shape[0] > 4:  # a longer input adds a line's equations
+            y = y + jnp.cos(x)
+        return y + 1.0
+    return jitviz.jit(branchy, backend="interpret")
+
+
+def ask(w, content):
+    """Send the front end's message; the widget's answers."""
+    sent = []
+    w.send = lambda reply, buffers=None: sent.append(reply)
+    widget._answer_front_end(w, content, [])
+    del w.send
+    return sent
+
+
+def statuses(rows):
+    return [r["status"] for r in rows]
+
+
+def test_compare_two_specializations_answers_with_their_diff():
+    f = make_branchy()
+    f(np.ones(3, np.float32))
+    f(np.ones(8, np.float32))
+    w = jitviz.explore(f)
+    before = {k: getattr(w, k) for k in w.keys}
+    (reply,) = ask(w, {"type": "compare", "id": 7, "a": {"specialization": 0, "stage": "traced"},
+                       "b": {"specialization": 1, "stage": "traced"}})
+    assert reply["type"] == "diff" and reply["id"] == 7 and "error" not in reply
+    d = reply["diff"]
+    assert d["a"] == "#0 x:f32[3] \u00b7 traced" and d["b"] == "#1 x:f32[8] \u00b7 traced"
+    assert d["summary"] == {"unchanged": 0, "changed": 3, "added": 2, "removed": 0}
+    assert statuses(d["rows"]) == ["changed", "changed", "added", "added", "changed"]
+    assert [r["primitive"] for r in d["rows"] if r["status"] == "added"] == ["cos", "add"]
+    assert d["inputs"] == [{"field": "input x", "before": "f32[3]", "after": "f32[8]",
+                            "label": "input x"}]
+    sin = d["rows"][0]
+    assert sin["a"] == "b:f32[3] = sin a" and sin["b"] == "b:f32[8] = sin a"
+    assert {"field": "out[0]", "before": "f32[3]", "after": "f32[8]",
+            "label": "result 0"} in sin["changes"]
+    assert d["a_pick"] == {"specialization": 0, "stage": "traced"} and d["cut"] == 0
+    assert "text" not in d  # the front end draws the rows; no second copy
+    json.dumps(reply)  # JSON-ready
+    # the diff is a message, not synced state: nothing synced changed
+    assert {k: getattr(w, k) for k in w.keys} == before
+    w.close()
+
+
+def test_compare_previous_is_diff_with_previous():
+    f = make_branchy()
+    f(np.ones(3, np.float32))
+    f(np.ones(8, np.float32))
+    f(np.ones(3, np.float64))  # nearer to #0 (one dtype) than to #1 (shape and dtype)
+    w = jitviz.explore(f)
+    for index, expected_a in [(1, 0), (2, 0)]:
+        (reply,) = ask(w, {"type": "compare", "id": index, "previous": index, "stage": "traced"})
+        d = reply["diff"]
+        assert d["previous"] is True
+        assert d["a_pick"] == {"specialization": expected_a, "stage": "traced"}
+        assert d["b_pick"] == {"specialization": index, "stage": "traced"}
+        reference = jitviz.diff_with_previous(f, index)
+        assert d["summary"] == reference.summary()
+        assert [r["b"] for r in d["rows"]] == [r["b"] for r in reference.to_dict()["rows"]]
+    (first,) = ask(w, {"type": "compare", "id": 0, "previous": 0})
+    assert "diff" not in first and "not recompiled" in first["error"]
+    w.close()
+
+
+def test_compare_two_stages_of_one_specialization():
+    f = make_branchy()
+    f(np.ones(8, np.float32))
+    w = jitviz.explore(f)
+    last = [s["name"] for s in w.stages if s["name"] != "kernels"][-1]
+    (reply,) = ask(w, {"type": "compare", "id": 1, "a": {"specialization": 0, "stage": "traced"},
+                       "b": {"specialization": 0, "stage": last}})
+    d = reply["diff"]
+    assert d["b"].endswith(f"\u00b7 {last}")
+    reference = jitviz.diff(*[s for s in f.specializations[0].stages if s[0] in ("traced", last)])
+    assert d["summary"] == reference.summary() and not d["empty"]
+    assert w.compare((0, "traced"), (0, last)).summary() == d["summary"]  # the Python API
+    (same,) = ask(w, {"type": "compare", "id": 2, "a": {"specialization": 0, "stage": "traced"},
+                      "b": {"specialization": 0, "stage": "traced"}})
+    assert same["diff"]["empty"] and same["diff"]["summary"]["unchanged"] == 5
+    w.close()
+
+
+@pytest.mark.parametrize("content, error", [
+    ({"a": {"specialization": 5, "stage": "traced"}, "b": {"specialization": 0}},
+     "no specialization #5"),
+    ({"a": {"specialization": 0, "stage": "nope"}, "b": {"specialization": 0}}, "no stage 'nope'"),
+    ({"a": {"specialization": 0}}, "'b'"),
+    ({"a": {"specialization": "0"}, "b": {"specialization": 0}}, "no specialization #0"),
+])
+def test_a_bad_compare_request_is_answered_with_an_error(content, error):
+    f = make_branchy()
+    f(np.ones(3, np.float32))
+    w = jitviz.explore(f)
+    (reply,) = ask(w, {"type": "compare", "id": 3, **content})
+    assert reply["id"] == 3 and "diff" not in reply and error in reply["error"]
+    w.close()
+
+
+def test_a_long_diff_is_cut(monkeypatch):
+    from helpers import unrolled
+    monkeypatch.setattr(widget, "MAX_DIFF_ROWS", 50)
+    f = jitviz.jit(unrolled, backend="interpret")
+    f(np.ones(4, np.float32))
+    f(np.ones(5, np.float32))
+    w = jitviz.explore(f)
+    (reply,) = ask(w, {"type": "compare", "id": 1, "previous": 1})
+    d = reply["diff"]
+    assert len(d["rows"]) == 50 and d["cut"] > 1000
+    w.close()
+
+
+@pytest.mark.parametrize("index", range(len(XSS_PAYLOADS)), ids=lambda i: f"payload{i}")
+def test_compare_reply_carries_every_payload_as_text(index):
+    """The diff goes to the front end as data: the payload (function name, dict key, keyword,
+    printed text, source, nested jit) reaches it verbatim, for the front end to show as text
+    (labextension/test/compare.test.ts draws every payload, kept in step below)."""
+    payload = XSS_PAYLOADS[index]
+    fun, args, kwargs = xss_program(payload, index)
+    f = jitviz.jit(fun, backend="interpret")
+    f(*args, **kwargs)
+    f({payload: np.ones(5, np.float32)}, **kwargs)
+    w = jitviz.explore(f)
+    (reply,) = ask(w, {"type": "compare", "id": 1, "previous": 1})
+    text = json.dumps(reply["diff"], ensure_ascii=False)
+    assert json.dumps(payload, ensure_ascii=False)[1:-1] in text
+    assert reply["diff"]["summary"]["changed"] > 0
+    w.close()
+
+
+def test_front_end_payload_list_matches_the_python_one():
+    fixtures = (ROOT / "labextension" / "test" / "fixtures.ts").read_text()
+    start = fixtures.index("export const XSS_PAYLOADS")
+    end = fixtures.index("; // end of XSS_PAYLOADS", start)
+    listed = json.loads(fixtures[fixtures.index("= [", start) + 2:end])
+    assert listed == XSS_PAYLOADS

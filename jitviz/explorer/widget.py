@@ -28,6 +28,8 @@ MAX_EVENTS = 500
 LIVE_REFRESH_S = 0.25
 #: The text fallback of a saved explorer keeps this many lines of the jaxpr.
 MAX_TEXT_LINES = 400
+#: A compare reply lists at most this many rows (all levels together); the rest is cut.
+MAX_DIFF_ROWS = 4000
 
 _MISSING_BUNDLE_ESM = """
 export default { render({ el }) {
@@ -47,8 +49,9 @@ class Specialization:
     """One traced version of the function: a jit cache entry, or a trace made for exploring."""
 
     def __init__(self, signature, stages, kernels=(), report=None, hits=None, key=None,
-                 paths=(), backend="", compiled=True):
+                 paths=(), backend="", compiled=True, created=None):
         self.signature = signature
+        self.created = created
         self.stages = list(stages)
         self.kernels = list(kernels)
         self.report = report if report is not None else self.stages[0][1].report
@@ -62,7 +65,7 @@ class Specialization:
     def from_entry(cls, entry):
         kernels = getattr(entry.executable, "kernels", ()) or ()
         return cls(entry.signature, entry.stages, kernels, entry.report, entry.hits, entry.key,
-                   entry.paths, entry.backend)
+                   entry.paths, entry.backend, created=getattr(entry, "created", None))
 
     def arguments(self) -> dict[str, str]:
         if self.key is None:
@@ -392,6 +395,71 @@ class Explorer(_JitvizWidget):
         if not self._busy:
             self._select_specialization(change["new"])
 
+    # -- compare: a diff of two specializations or stages, sent on request --
+    def compare(self, a: tuple[int, str], b: tuple[int, str]):
+        """`jitviz.diff` of two (specialization index, stage name) of this explorer, e.g.
+        `explorer.compare((0, "traced"), (1, "traced"))`; "kernels" is the compiled stage."""
+        with self._lock:
+            (a_label, a_closed), (b_label, b_closed) = self._program(*a), self._program(*b)
+        from ..diff import compare
+        return compare(a_closed, b_closed, a_label, b_label)
+
+    def previous_of(self, index: int) -> int | None:
+        """The specialization that `index` was recompiled from (as `jitviz.diff_with_previous`
+        picks it: the nearest earlier one by argument types and static values), or None."""
+        from ..jit import _distance
+        target = self._specs[index] if 0 <= index < len(self._specs) else None
+        if target is None or target.created is None or target.key is None:
+            return None
+        earlier = [i for i, s in enumerate(self._specs)
+                   if s.created is not None and s.key is not None and s.created < target.created]
+        if not earlier:
+            return None
+        earlier.sort(key=lambda i: self._specs[i].created)
+        return min(reversed(earlier),
+                   key=lambda i: _distance(self._specs[i].key, target.key))
+
+    def _program(self, index, stage):
+        if not isinstance(index, int) or not 0 <= index < len(self._specs):
+            raise ValueError(f"no specialization #{index}")
+        spec = self._specs[index]
+        names = [name for name, _ in spec.stages]
+        if stage == "kernels" and spec.kernels:
+            closed = spec.stages[kernel_stage(spec)][1]
+        elif stage in names:
+            closed = spec.stages[names.index(stage)][1]
+        else:
+            raise ValueError(f"specialization #{index} has no stage {stage!r}; its stages "
+                             f"are {', '.join(names)}")
+        return f"#{index} {spec.signature} \u00b7 {stage}", closed
+
+    def _answer_compare(self, content: dict):
+        """Answer a front end's compare request with a `diff` message: `{a: {specialization,
+        stage}, b: {...}}`, or `{previous: index, stage}` (the recompile behind `index`)."""
+        reply = {"type": "diff", "id": content.get("id")}
+        try:
+            stage = content.get("stage") or "traced"
+            if "previous" in content:
+                index = content["previous"]
+                before = self.previous_of(index)
+                if before is None:
+                    raise ValueError(f"specialization #{index} was not recompiled from one "
+                                     "still in the cache")
+                a, b = (before, stage), (index, stage)
+            else:
+                a = (content["a"]["specialization"], content["a"].get("stage") or stage)
+                b = (content["b"]["specialization"], content["b"].get("stage") or stage)
+            d = self.compare(a, b)
+            data = diff_data(d)
+            data["a_pick"] = {"specialization": a[0], "stage": a[1]}
+            data["b_pick"] = {"specialization": b[0], "stage": b[1]}
+            data["previous"] = "previous" in content
+            reply["diff"] = data
+        except (KeyError, TypeError, ValueError) as err:
+            reply["error"] = str(err)
+        self.send(reply)
+        return reply
+
     # -- later calls: counted, and drawn when asked --
     @_locked
     def _refresh_live(self):
@@ -455,6 +523,39 @@ class Explorer(_JitvizWidget):
         if self.svg:
             data["image/svg+xml"] = self.svg
         return data, metadata
+
+
+def diff_data(d) -> dict:
+    """What the front end draws of a `ProgramDiff`: `to_dict()` without its text, change
+    fields named in words, at most `MAX_DIFF_ROWS` rows (`cut` counts the rest)."""
+    data = d.to_dict()
+    data.pop("text", None)
+    budget = [MAX_DIFF_ROWS]
+
+    def trim(rows):
+        kept = []
+        for row in rows:
+            if budget[0] <= 0:
+                break
+            budget[0] -= 1
+            for c in row["changes"]:
+                c["label"] = _change_label(c["field"])
+            for sub in row["subs"]:
+                sub["rows"] = trim(sub["rows"])
+            kept.append(row)
+        return kept
+    total = sum(1 for _ in d.root.walk())
+    data["rows"] = trim(data["rows"])
+    data["cut"] = max(0, total - MAX_DIFF_ROWS)
+    for key in ("inputs", "outputs", "constants"):
+        for c in data[key]:
+            c["label"] = _change_label(c["field"])
+    return data
+
+
+def _change_label(field: str) -> str:
+    from ..diff import Change
+    return Change(field, "", "").label
 
 
 def static_text(title: str, stage: str, jaxpr: str, max_lines: int = MAX_TEXT_LINES) -> str:
@@ -550,12 +651,17 @@ def monitor_text(title: str, functions: list[dict], events: list[dict],
 
 
 def _answer_front_end(widget, content, buffers):
-    """The browser asks for Graphviz compiled to WebAssembly when the kernel sent no SVG, and
-    for the calls made after the explorer was created ("show")."""
+    """The browser asks for Graphviz compiled to WebAssembly when the kernel sent no SVG, for
+    the calls made after the explorer was created ("show"), and for a diff ("compare")."""
     if isinstance(content, dict) and content.get("type") == "refresh":
         refresh = getattr(widget, "refresh", None)
         if refresh is not None:
             refresh()
+        return
+    if isinstance(content, dict) and content.get("type") == "compare":
+        answer = getattr(widget, "_answer_compare", None)
+        if answer is not None:
+            answer(content)
         return
     if isinstance(content, dict) and content.get("type") == "graphviz":
         if GRAPHVIZ_WASM.is_file():

@@ -102,6 +102,19 @@ try {
     await selu.screenshot({ path: shot("explorer-selu-updated") });
   }
 
+  // compare through the kernel: a recompile's "diff" in the timeline asks for the diff by a
+  // custom message; the kernel answers with it
+  let compare = { state: "", statuses: [], text: "" };
+  if (await selu.locator(".jv-event-diff").count()) {
+    await selu.locator(".jv-event-diff").first().click();
+    await selu.locator(".jv-diff-view[data-state='ready'], .jv-diff-view[data-state='error']")
+      .waitFor({ timeout: 30000 });
+    compare = await selu.locator(".jv-diff-view").evaluate((v) => ({ state: v.dataset.state,
+      statuses: Array.from(v.querySelectorAll(".jv-diff-row[data-status]")).map((r) => r.dataset.status),
+      text: v.textContent.slice(0, 2000) }));
+    await selu.screenshot({ path: shot("explorer-selu-compare") });
+  }
+
   // the print that only ran once, the stale global, control flow, the 5,000 equations
   for (const [i, name] of [[2, "bad-f"], [3, "stale-global"], [4, "control-flow"], [5, "unrolled"]]) {
     const ex = explorers.nth(i);
@@ -139,7 +152,7 @@ try {
 
   report({ label, states, errors, tracebacks, inspector, selected, expectedCode,
     specOptions, highlighted, stages, kernelSource: kernelSource.slice(0, 400), timeline,
-    pendingText, specOptionsShown, updatedText,
+    pendingText, specOptionsShown, updatedText, compare,
     effectText, staleText, bigNodes, monitorEvents, probeTitle, probeEffect, injected, problems,
     timings });
 } catch (err) {

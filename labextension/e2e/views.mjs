@@ -3,7 +3,10 @@
 // later calls of the function) and measure, after each step, where the graph is and how big its
 // labels are drawn. Usage: node views.mjs BASE_URL OUT_DIR PLAN.json
 // PLAN: [{name, steps: [{do: "measure"|"shot"|"search"|"dblclick"|"click"|"fit"|"action"|
-//        "pull"|"stage"|"open-kernel", ...}]}]. Prints `JITVIZ_RESULT {...}`.
+//        "pull"|"stage"|"open-kernel"|"compare", ...}]}]. Prints `JITVIZ_RESULT {...}`.
+// "compare" opens the compare panel (or clicks `selector`, e.g. the recompile reason's
+// "diff with previous"), optionally picks {a, b} ({spec, stage}), clicks "show diff" and records
+// the diff view: its rows' statuses and markers, the text, the font size of its rows.
 import { launch, report, watchDialogs } from "./common.mjs";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -95,6 +98,32 @@ try {
             await new Promise((r) => setTimeout(r, 600)); // the widget's live refresh (0.25 s)
             await window.jitvizPull();
           }, [scenario.name, step.action]);
+        } else if (step.do === "compare") {
+          if (step.selector) {
+            await page.locator(step.selector).first().click();
+          } else {
+            if (await page.locator(".jv-compare").isHidden()) await page.locator(".jv-compare-toggle").click();
+            for (const side of ["a", "b"]) {
+              const pick = step[side];
+              if (!pick) continue;
+              if (pick.spec !== undefined) await page.locator(`.jv-cmp-${side}-spec`).selectOption(String(pick.spec));
+              if (pick.stage !== undefined) await page.locator(`.jv-cmp-${side}-stage`).selectOption(pick.stage);
+            }
+            await page.locator(".jv-cmp-run").click();
+          }
+          await page.waitForSelector(".jv-diff-view[data-state=ready], .jv-diff-view[data-state=error]", { timeout: 20000 });
+          record.diff = await page.locator(".jv-diff-view").evaluate((v) => {
+            const rows = Array.from(v.querySelectorAll(".jv-diff-row[data-status]"));
+            const sizes = rows.map((r) => parseFloat(getComputedStyle(r.querySelector(".jv-diff-b")).fontSize));
+            const box = v.getBoundingClientRect();
+            return { state: v.dataset.state, text: v.textContent,
+              statuses: rows.map((r) => r.dataset.status),
+              markers: rows.map((r) => r.querySelector(".jv-diff-marker").textContent),
+              chips: Array.from(v.querySelectorAll(".jv-chip")).map((c) => c.textContent),
+              fontPx: sizes.length ? Math.min(...sizes) : 0, fontPxMax: sizes.length ? Math.max(...sizes) : 0,
+              height: box.height, width: box.width,
+              picks: Array.from(document.querySelectorAll(".jv-compare select")).map((s) => s.value) };
+          });
         } else if (step.do === "open-kernel") {
           await page.locator(".jv-inspector .jv-kernel summary").click();
           // <details> fires "toggle" after the click returns: wait for the widening it causes
@@ -111,7 +140,7 @@ try {
           });
           record.where = await page.locator(".jv-inspector").innerText();
         }
-        if (step.do !== "measure" && step.do !== "shot" && step.do !== "open-kernel") await settle(page);
+        if (!["measure", "shot", "open-kernel", "compare"].includes(step.do)) await settle(page);
         if (step.do !== "shot") record.m = await root.evaluate(measure);
         if (step.shot || step.do === "shot") {
           const file = join(outDir, `${scenario.name}-${step.shot ?? step.label ?? out.steps.length}.png`);

@@ -1,6 +1,7 @@
 // The explorer view: toolbar (specialization, stage, search, zoom, expand), the graph with
 // pan/zoom, hover highlights and selection, the inspector, and the event timeline.
 
+import { renderDiff } from "./compare";
 import { append, clear, el } from "./dom";
 import { clusterIdOf, expandGraph, GraphIndex, nodeIdOf } from "./graphIndex";
 import { renderInspector } from "./inspector";
@@ -8,7 +9,8 @@ import { boxInSvg, PanZoom } from "./panzoom";
 import { graphvizLoader } from "./graphvizLoader";
 import { type GraphvizLoader, renderGraph } from "./render";
 import { renderTimeline } from "./timeline";
-import type { Graph, GraphView, JitEvent, SpecializationRow, StageRow, WidgetModel } from "./types";
+import type { DiffData, DiffPick, Graph, GraphView, JitEvent, SpecializationRow, StageRow,
+  WidgetModel } from "./types";
 
 /** Above this many nodes "expand all" is refused (lay clusters out one at a time). */
 export const EXPAND_ALL_LIMIT = 1500;
@@ -27,6 +29,8 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
     drawTimer: 0 as unknown as ReturnType<typeof setTimeout>,
     focusAfterDraw: null as string | null,
     matches: [] as string[],
+    diffId: 0,
+    picked: false, // the compare pickers were set (by the user or a diff): keep them
   };
 
   let expanded: { raw: unknown; graph: Graph } | null = null;
@@ -221,6 +225,7 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
     fillSelect(ui.stageSelect, stages.map((s) => [s.name,
       `${s.name} (${s.kernels ? `${s.kernels} kernels` : `${s.equations} eqns`})`]),
       model.get("stage"));
+    if (ui.cmpASpec.options.length) fillPickers(pickOf("a"), pickOf("b")); // new lists, same picks
     updateInfo();
   }
 
@@ -248,6 +253,13 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
       const line = el("div", { class: `jv-info-line ${recompiled ? "jv-bad" : ""}` },
         recompiled ? `recompiled: ${spec.reason || "signature changed"}` : spec.reason);
       append(ui.info, line);
+      if (recompiled && specs.length > 1) {
+        const open = el("button", { class: "jv-button jv-diff-previous", type: "button",
+          title: "the diff of this specialization's program against the one it was recompiled from" },
+          "diff with previous");
+        open.addEventListener("click", () => comparePrevious(spec.index));
+        append(line, " ", open);
+      }
       if (spec.diff.length) {
         const t = el("table", { class: "jv-table jv-diff" },
           el("tr", {}, el("th", {}, "argument"), el("th", {}, "before"), el("th", {}, "now")));
@@ -284,9 +296,90 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
         model.set("specialization", spec.index);
         model.save_changes();
       }
+    }, (event) => {
+      const specs: SpecializationRow[] = model.get("specializations") ?? [];
+      const spec = specs.find((s) => s.signature === event.signature);
+      if (spec) comparePrevious(spec.index);
     });
     ui.timelineTitle.textContent = `Events (${events.length})`;
   }
+
+  // -- compare: two specializations or stages, the diff sent by the kernel on request --
+  function stageNames(): string[] {
+    return ((model.get("stages") ?? []) as StageRow[]).map((s) => s.name);
+  }
+
+  function fillPickers(a?: DiffPick, b?: DiffPick): void {
+    const specs: SpecializationRow[] = model.get("specializations") ?? [];
+    const current = Number(model.get("specialization") ?? 0);
+    const names = stageNames();
+    const stage = String(model.get("stage") ?? names[0] ?? "traced");
+    if (!a || !b) {
+      if (specs.length > 1) {
+        const before = current > 0 ? current - 1 : 0;
+        a = { specialization: before, stage };
+        b = { specialization: before === current ? 1 : current, stage };
+      } else {
+        const passes = names.filter((n) => n !== "kernels");
+        a = { specialization: current, stage: names[0] ?? stage };
+        b = { specialization: current, stage: passes[passes.length - 1] ?? stage };
+      }
+    }
+    const specOptions: [string, string][] = specs.map((s) => [String(s.index), `#${s.index} ${s.signature}`]);
+    const stageOptions = (pick: DiffPick): [string, string][] =>
+      (names.includes(pick.stage) ? names : [...names, pick.stage]).map((n) => [n, n]);
+    fillPicker(ui.cmpASpec, specOptions, String(a.specialization));
+    fillPicker(ui.cmpAStage, stageOptions(a), a.stage);
+    fillPicker(ui.cmpBSpec, specOptions, String(b.specialization));
+    fillPicker(ui.cmpBStage, stageOptions(b), b.stage);
+  }
+
+  function pickOf(side: "a" | "b"): DiffPick {
+    const [spec, stage] = side === "a" ? [ui.cmpASpec, ui.cmpAStage] : [ui.cmpBSpec, ui.cmpBStage];
+    return { specialization: Number(spec.value), stage: stage.value };
+  }
+
+  function openCompare(): void {
+    if (!state.picked) fillPickers();
+    ui.compare.hidden = false;
+    ui.compareToggle.setAttribute("aria-expanded", "true");
+  }
+
+  function requestDiff(content: object, what: string): void {
+    openCompare();
+    state.diffId += 1;
+    ui.diffView.dataset.state = "loading";
+    clear(ui.diffView);
+    append(ui.diffView, el("div", { class: "jv-hint" }, `computing the diff of ${what}\u2026`));
+    model.send({ type: "compare", id: state.diffId, ...content });
+  }
+
+  function comparePicked(): void {
+    state.picked = true;
+    const a = pickOf("a");
+    const b = pickOf("b");
+    requestDiff({ a, b }, `#${a.specialization} ${a.stage} and #${b.specialization} ${b.stage}`);
+  }
+
+  function comparePrevious(index: number): void {
+    const stage = String(model.get("stage") ?? "traced");
+    requestDiff({ previous: index, stage }, `#${index} and the specialization it was recompiled from`);
+  }
+
+  const onMessage = (msg: { type?: string; id?: number; diff?: DiffData; error?: string }) => {
+    if (msg?.type !== "diff" || msg.id !== state.diffId) return;
+    clear(ui.diffView);
+    if (msg.error || !msg.diff) {
+      ui.diffView.dataset.state = "error";
+      append(ui.diffView, el("div", { class: "jv-warning" }, `could not compare: ${msg.error ?? "no diff"}`));
+      return;
+    }
+    state.picked = true;
+    fillPickers(msg.diff.a_pick, msg.diff.b_pick);
+    append(ui.diffView, renderDiff(msg.diff));
+    ui.diffView.dataset.state = "ready";
+  };
+  model.on("msg:custom", onMessage);
 
   // -- wiring --
   const onCanvasClick = (e: Event) => {
@@ -348,6 +441,18 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
     model.set("stage", ui.stageSelect.value);
     model.save_changes();
   });
+  ui.compareToggle.addEventListener("click", () => {
+    if (ui.compare.hidden) openCompare();
+    else {
+      ui.compare.hidden = true;
+      ui.compareToggle.setAttribute("aria-expanded", "false");
+    }
+  });
+  ui.cmpRun.addEventListener("click", comparePicked);
+  ui.cmpClose.addEventListener("click", () => {
+    ui.compare.hidden = true;
+    ui.compareToggle.setAttribute("aria-expanded", "false");
+  });
   ui.textToggle.addEventListener("click", () => {
     ui.jaxpr.hidden = !ui.jaxpr.hidden;
     ui.jaxpr.textContent = model.get("jaxpr") ?? "";
@@ -375,6 +480,7 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
 
   return () => {
     for (const [name, fn] of listeners) model.off(name, fn);
+    model.off("msg:custom", onMessage);
     state.panzoom?.destroy();
     clearTimeout(state.drawTimer);
   };
@@ -385,6 +491,13 @@ function fillSelect(select: HTMLSelectElement, options: [string, string][], valu
   for (const [key, text] of options) append(select, el("option", { value: key }, text));
   select.value = value;
   select.disabled = options.length < 2;
+}
+
+function fillPicker(select: HTMLSelectElement, options: [string, string][], value: string): void {
+  clear(select);
+  for (const [key, text] of options) append(select, el("option", { value: key }, text));
+  select.value = value;
+  select.disabled = options.length < 1;
 }
 
 function buildLayout() {
@@ -404,11 +517,32 @@ function buildLayout() {
   const expandAll = button("expand all", "expand every cluster");
   const collapseAll = button("collapse all", "collapse every cluster");
   const textToggle = button("jaxpr", "show the jaxpr text");
+  const compareToggle = button("compare", "compare two specializations or stages (a diff)");
+  compareToggle.classList.add("jv-compare-toggle");
+  compareToggle.setAttribute("aria-expanded", "false");
+  const picker = (cls: string, label: string) =>
+    el("select", { class: `jv-select ${cls}`, "aria-label": label });
+  const cmpASpec = picker("jv-cmp-a-spec", "compare: specialization a");
+  const cmpAStage = picker("jv-cmp-a-stage", "compare: stage a");
+  const cmpBSpec = picker("jv-cmp-b-spec", "compare: specialization b");
+  const cmpBStage = picker("jv-cmp-b-stage", "compare: stage b");
+  const cmpRun = button("show diff", "show the diff of a and b");
+  cmpRun.classList.add("jv-cmp-run");
+  const cmpClose = button("close", "close the diff");
+  const diffView = el("div", { class: "jv-diff-view", "data-state": "empty" },
+    el("div", { class: "jv-hint" }, "pick two specializations or two stages, then \u201cshow diff\u201d"));
+  const compare = el("div", { class: "jv-compare", role: "region", "aria-label": "compare" },
+    el("div", { class: "jv-compare-bar" },
+      el("label", { class: "jv-field" }, el("b", { class: "jv-side-a" }, "a"), cmpASpec, cmpAStage),
+      el("label", { class: "jv-field" }, el("b", { class: "jv-side-b" }, "b"), cmpBSpec, cmpBStage),
+      cmpRun, el("span", { class: "jv-spacer" }), cmpClose),
+    diffView);
+  compare.hidden = true;
   const badge = el("span", { class: "jv-renderer" });
   const toolbar = el("div", { class: "jv-toolbar" }, title, stats, specLabel,
     el("label", { class: "jv-field" }, "stage ", stageSelect), search, searchInfo,
     el("span", { class: "jv-spacer" }), fit, zoomIn, zoomOut, expandAll, collapseAll,
-    textToggle, badge);
+    compareToggle, textToggle, badge);
   const info = el("div", { class: "jv-info" });
   const pending = el("div", { class: "jv-pending", role: "status" });
   pending.hidden = true;
@@ -422,8 +556,9 @@ function buildLayout() {
   const timelineTitle = el("h4", { class: "jv-timeline-title" });
   const timeline = el("div", { class: "jv-timeline" });
   const root = el("div", { class: "jv-explorer", "data-state": "loading" },
-    toolbar, pending, info, body, jaxpr, timelineTitle, timeline);
+    toolbar, pending, info, compare, body, jaxpr, timelineTitle, timeline);
   return { root, title, stats, specSelect, specLabel, stageSelect, search, searchInfo, fit,
     zoomIn, zoomOut, expandAll, collapseAll, textToggle, badge, info, canvas, status, inspector,
-    jaxpr, timeline, timelineTitle, pending };
+    jaxpr, timeline, timelineTitle, pending, compareToggle, compare, cmpASpec, cmpAStage, cmpBSpec,
+    cmpBStage, cmpRun, cmpClose, diffView };
 }

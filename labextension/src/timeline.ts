@@ -32,7 +32,8 @@ export function eventTitle(event: JitEvent): string {
 }
 
 export function renderTimeline(host: HTMLElement, events: JitEvent[],
-                               onPick?: (event: JitEvent) => void): void {
+                               onPick?: (event: JitEvent) => void,
+                               onDiff?: (event: JitEvent) => void): void {
   clear(host);
   if (!events.length) {
     append(host, el("div", { class: "jv-hint" }, "No jit events (a plain function was traced)."));
@@ -51,6 +52,15 @@ export function renderTimeline(host: HTMLElement, events: JitEvent[],
       el("span", { class: "jv-event-sig" }, event.signature),
       el("span", { class: "jv-event-msg" },
         event.kind === "recompile" && event.reason ? String(event.reason) : event.message));
+    if (onDiff && event.kind === "recompile") {
+      const open = el("button", { class: "jv-button jv-event-diff", type: "button",
+        title: "the diff of this recompile's program against the one it was recompiled from" }, "diff");
+      open.addEventListener("click", (e) => {
+        e.stopPropagation();
+        onDiff(event);
+      });
+      append(row, open);
+    }
     if (onPick) {
       mark.addEventListener("click", () => onPick(event));
       row.addEventListener("click", () => onPick(event));

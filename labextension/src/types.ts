@@ -151,3 +151,46 @@ export interface WidgetModel {
   off(event: string, callback: (...args: any[]) => void): void;
   send(content: object, callbacks?: unknown, buffers?: ArrayBuffer[]): void;
 }
+
+/** One differing field (jitviz.diff's Change): `label` is the field in words. */
+export interface DiffChange {
+  field: string;
+  label?: string;
+  before: string;
+  after: string;
+}
+
+export type DiffStatus = "unchanged" | "changed" | "added" | "removed";
+
+export interface DiffRow {
+  status: DiffStatus;
+  primitive: string;
+  a: string | null;
+  b: string | null;
+  source: SourceLine | null;
+  changes: DiffChange[];
+  note: string;
+  subs: { title: string; rows: DiffRow[] }[];
+}
+
+/** What to compare: a specialization (its index) at a stage. */
+export interface DiffPick {
+  specialization: number;
+  stage: string;
+}
+
+/** A diff the kernel sent on request (widget.py's `diff_data`: ProgramDiff.to_dict()). */
+export interface DiffData {
+  a: string;
+  b: string;
+  empty: boolean;
+  summary: Record<DiffStatus, number>;
+  inputs: DiffChange[];
+  outputs: DiffChange[];
+  constants: DiffChange[];
+  rows: DiffRow[];
+  cut?: number;
+  a_pick?: DiffPick;
+  b_pick?: DiffPick;
+  previous?: boolean;
+}

@@ -3,6 +3,22 @@ import type { Graph, GraphView, WidgetModel } from "../src/types";
 
 export const XSS = "<img src=x onerror=alert(1)>";
 
+/** tests/helpers.py's XSS_PAYLOADS (test_explorer_widget.py checks they are the same). */
+export const XSS_PAYLOADS: string[] = [
+  "<img src=x onerror=alert(1)>",
+  "<script>alert(1)</script>",
+  "\"><svg onload=alert(1)>",
+  "'><iframe src=\"javascript:alert(1)\">",
+  "</title><script>alert(1)</script>",
+  "</text><image href=x onerror=alert(1)/>",
+  "<!--<img src=x onerror=alert(1)>-->",
+  "]]><img src=x onerror=alert(1)>",
+  "&lt;img src=x onerror=alert(1)&gt;",
+  "\\\" onmouseover=\"alert(1)",
+  "<a href=javascript:alert(1) onclick=alert(1)>x</a><style>*{}</style>",
+  "\"]; x [label=<<img src=x onerror=alert(1)>>]; \""
+]; // end of XSS_PAYLOADS
+
 export function sampleGraph(): Graph {
   return {
     title: XSS,
@@ -82,6 +98,10 @@ export class FakeModel implements WidgetModel {
   readonly sent: object[] = [];
   send(content: object) {
     this.sent.push(content);
+  }
+  /** A custom message from the kernel (msg:custom). */
+  receive(content: object, buffers: ArrayBuffer[] = []) {
+    for (const fn of this.handlers.get("msg:custom") ?? []) (fn as (...a: unknown[]) => void)(content, buffers);
   }
   trigger(name: string, value: unknown) {
     this.state[name] = value;
