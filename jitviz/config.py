@@ -32,8 +32,10 @@ class Config:
         "jit_cache_size": 64,
         "stale_check_max_elements": 64,
         # cpu: with jit(parallel=None), the default, a kernel of at least this many
-        # operations (one per element per operation) runs its outer loop on every core
-        "parallel_min_ops": 1 << 20,
+        # operations (one per element per operation) runs its outer loop on every core.
+        # High on purpose: when another process holds a core, each threaded call can wait
+        # a scheduler slice (~4 ms, measured on a busy 2-core machine) for its thread
+        "parallel_min_ops": 1 << 23,
         # tracing
         "record_nondeterminism": True,
         # jitted functions run as plain Python, op by op (`jitviz.disable_jit()`)

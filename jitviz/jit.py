@@ -820,7 +820,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="cpu", fastm
         to `y`): faster, not bit-identical to NumPy.
     parallel: None (the default) runs a CPU kernel's outer loop on every core (Numba's
         prange) when the kernel is big enough to pay for waking the threads (about
-        `jitviz.config.parallel_min_ops` operations, 2**20), and on one core otherwise; True
+        `jitviz.config.parallel_min_ops` operations, 2**23), and on one core otherwise; True
         threads every kernel that can be split, False none. Each kernel's source says which
         it got and why. Results do not depend on it: a reduction never splits its own axis.
     max_compiles: warn (`CompileBudgetWarning`, once) when the function is about to compile
