@@ -81,10 +81,12 @@ def ediff1d(ary, to_end=None, to_begin=None):
     n = aval(arr).shape[0]
     out = lax.sub(_slice_axis(arr, 0, 1, n), _slice_axis(arr, 0, 0, max(n - 1, 0))) \
         if n else arr
+    # the ends take the array's dtype (JAX converts them rather than promoting)
+    dt = aval(arr).dtype
     if to_begin is not None:
-        out = concatenate([ravel(asarray(to_begin)), out])
+        out = concatenate([ravel(to_dtype(asarray(to_begin), dt)), out])
     if to_end is not None:
-        out = concatenate([out, ravel(asarray(to_end))])
+        out = concatenate([out, ravel(to_dtype(asarray(to_end), dt))])
     return out
 
 
@@ -619,6 +621,8 @@ def vander(x, N=None, increasing=False):
     (x,) = promote(x)
     if aval(x).ndim != 1:
         raise ValueError("x must be a one-dimensional array")
+    if aval(x).dtype == np.bool_:  # JAX's iota-based vander rejects booleans
+        raise TypeError("vander does not accept dtype bool")
     N = aval(x).shape[0] if N is None else _static_int(N, "the jnp.vander argument 'N'")
     if N < 0:
         raise ValueError("N must be nonnegative")

@@ -282,11 +282,9 @@ def angle(z, deg=False):
     `deg`."""
     (z,) = promote(z)
     re, im = real(z), imag(z)
-    dt = aval(re).dtype
-    if dt.kind != "f":
-        dt = dtypes.default_float()
-        re, im = to_dtype(re, dt), to_dtype(im, dt)
-    out = arctan2(im, re)
+    dt = aval(re).dtype if aval(re).dtype.kind == "f" else dtypes.default_float()
+    # JAX converts both parts to a strong dtype first: angle(1.0) is not weakly typed
+    out = arctan2(to_dtype(im, dt), to_dtype(re, dt))
     if deg:
         from .ufuncs import degrees
         return degrees(out)
