@@ -17,8 +17,9 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
     """`jnp.einsum` for a subscripts string with any number of operands, '...' and the
     implicit output (labels seen once, sorted). Operands are contracted left to right, two at
     a time, with one dot_general each; a label only one operand has, and the output lacks,
-    is summed first. Not supported (NotImplementedError): a label repeated within one operand
-    (diagonals such as 'ii->i' or 'ii'), the interleaved (operand, sublist) form, and out=."""
+    is summed first; a label repeated within one operand ('ii->i', 'ii') takes a diagonal.
+    Not supported (NotImplementedError): the interleaved (operand, sublist) form, and out=;
+    `optimize` is accepted and ignored (the order is always left to right)."""
     if out is not None:
         raise NotImplementedError("jnp.einsum: out= is not supported (arrays are immutable)")
     if not isinstance(subscripts, str):
@@ -28,6 +29,8 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None,
         raise ValueError("No input operands")
     ops = list(promote(*operands)) if len(operands) > 1 else list(promote(operands[0]))
     terms, out_labels = _parse(subscripts.replace(" ", ""), [aval(o).ndim for o in ops])
+    for i, (o, t) in enumerate(zip(ops, terms)):
+        ops[i], terms[i] = _diagonals(o, t)
     sizes = _label_sizes(terms, ops)
     ops = [_stretch(o, t, sizes) for o, t in zip(ops, terms)]
     op, term = ops[0], terms[0]
@@ -61,9 +64,6 @@ def _parse(subscripts, ndims):
         if len(t) != nd:
             raise ValueError(f"einsum: operand has {nd} dimensions but subscript {t!r} names "
                              f"{len(t)}")
-        if len(set(t)) != len(t):
-            raise NotImplementedError(f"jnp.einsum: a label repeated within one operand "
-                                      f"({t!r}: a diagonal) is not supported by jitviz")
         expanded.append(t)
     if out is None:
         counts = {c: "".join(expanded).count(c) for c in set("".join(expanded))}
@@ -77,6 +77,22 @@ def _parse(subscripts, ndims):
             raise ValueError(f"einsum: output subscript {sorted(missing)} does not appear in "
                              "the inputs")
     return expanded, out
+
+
+def _diagonals(op, term):
+    """A label repeated within one operand ('ii->i', 'ii') takes the diagonal of those axes
+    (a strided slice; the label moves to the end), once per repeat."""
+    from .extra import diagonal
+    for c in term:
+        while term.count(c) > 1:
+            i = term.index(c)
+            j = term.index(c, i + 1)
+            if aval(op).shape[i] != aval(op).shape[j]:
+                raise ValueError(f"einsum: dimensions of the repeated label {c!r} differ "
+                                 f"({aval(op).shape[i]} vs {aval(op).shape[j]})")
+            op = diagonal(op, 0, i, j)
+            term = "".join(x for k, x in enumerate(term) if k not in (i, j)) + c
+    return op, term
 
 
 def _label_sizes(terms, ops):
