@@ -98,6 +98,10 @@ CASES = [
     ("cross", (F3[:, :, :3], W), {}), ("cross", (F[:2, :3], F[:, 1:2]), {"axisb": 0}),
     ("take_along_axis", (F, np.argsort(F, axis=1).astype(np.int32), 1), {}),
     ("take_along_axis", (V, np.array([4, 0, 2], np.int32), None), {}),
+    ("take_along_axis", (F, np.array([[-1, 7], [0, -9], [3, 4]], np.int32), 1), {}),
+    ("take_along_axis", (I, np.array([[-1, 7], [0, -9], [3, 4]], np.int32), 1),
+     {"mode": "clip"}),
+    ("take_along_axis", (F, np.array([[2], [5], [-4]], np.int32), 1), {"fill_value": 1.5}),
     ("put_along_axis", (F, np.array([[0], [2], [1]], np.int32), 5.0, 1), {"inplace": False}),
     ("isin", (I, np.array([1, 2, -3], np.int32)), {}),
     ("isin", (I, np.array([0, 4], np.int32)), {"invert": True}),
@@ -210,6 +214,12 @@ def test_vectorize():
     sig = "(n),(n)->()"
     _compare(jnp.vectorize(dot, signature=sig)(F3, F), rjnp.vectorize(
         lambda a, b: rjnp.sum(a * b), signature=sig)(F3, F), 1e-5, 1e-5)
+    two = lambda m: lambda a, b: (m.sum(a * b), a[::-1])
+    sig2 = "(n),(n)->(),(n)"
+    _compare(jitviz.jit(jnp.vectorize(two(jnp), signature=sig2))(F3, F),
+             rjnp.vectorize(two(rjnp), signature=sig2)(F3, F), 1e-5, 1e-5)
+    with pytest.raises(ValueError):
+        jnp.vectorize(dot, signature=sig)(F, W)
     scale = lambda x, k: x * k
     _compare(jnp.vectorize(scale, excluded={1})(F, 3.0),
              rjnp.vectorize(scale, excluded={1})(F, 3.0), 1e-6, 1e-6)

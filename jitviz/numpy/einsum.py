@@ -153,7 +153,11 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
         names = list(mapped_kw)
         mapped = [a for i, a in enumerate(args) if i not in excluded] + \
             [mapped_kw[k] for k in names]
-        mapped = promote(*mapped) if len(mapped) > 1 else list(promote(*mapped))
+        # arrays, as JAX makes them (a Python scalar becomes a weakly typed 0-d array);
+        # each keeps its own dtype: the function, not vectorize, decides any promotion
+        from ._core import is_traced
+        from .creation import asarray
+        mapped = [m if is_traced(m) else asarray(m) for m in mapped]
 
         def call(*xs):
             pos, it = [], iter(xs[:len(xs) - len(names)])

@@ -523,18 +523,29 @@ def _along_axis_index(name, arr, indices, axis):
 
 
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
-    """`jnp.take_along_axis`: `arr[..., indices, ...]` aligned with the other axes. Indices
-    out of bounds are clamped (jitviz's indexing), where JAX's default fills with NaN."""
+    """`jnp.take_along_axis`: `arr[..., indices, ...]` aligned with the other axes. Out of
+    bounds indices follow `mode`: "fill" (JAX's default: `fill_value`, else NaN / the lowest
+    signed or highest unsigned integer / True) or "clip" (clamped)."""
     (arr,) = promote(arr)
     indices = indices if is_traced(indices) else asarray(indices)
-    if mode not in (None, "clip", "promise_in_bounds") or fill_value is not None:
-        raise NotImplementedError("jnp.take_along_axis: jitviz supports mode='clip' only")
+    if mode not in (None, "fill", "clip", "promise_in_bounds"):
+        raise ValueError(f"Invalid mode {mode!r} for jnp.take_along_axis")
     if axis is None:
         if aval(indices).ndim != 1:
             raise ValueError(f"when axis=None, `indices` must have a single dimension."
                              f" Got indices.shape={aval(indices).shape}")
         arr, axis = ravel(arr), 0
-    return arr[_along_axis_index("take_along_axis", arr, indices, axis)]
+    from .ufuncs import clip
+    n = aval(arr).shape[canonical_axis(axis, aval(arr).ndim)]
+    # clamped first: a concrete Array is indexed by NumPy, which rejects out-of-bounds indices
+    safe = clip(indices, -n, max(n - 1, 0))
+    out = arr[_along_axis_index("take_along_axis", arr, safe, axis)]
+    if mode not in (None, "fill"):
+        return out
+    from .indexing import _take_fill_value
+    from .ufuncs import greater_equal, less, logical_or
+    outside = logical_or(less(indices, -n), greater_equal(indices, n))
+    return where(outside, _take_fill_value(aval(arr).dtype, fill_value), out)
 
 
 def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
