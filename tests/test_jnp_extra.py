@@ -173,6 +173,12 @@ def test_piecewise():
     _compare(jnp.piecewise(I, c, [1, 2]), rjnp.piecewise(I, c, [1, 2]), 0, 0)
 
 
+def test_pad_traced_constant():
+    expected = rjnp.pad(F, ((1, 0), (2, 1)), constant_values=F[0, 0])
+    f = jitviz.jit(lambda x, c: jnp.pad(x, ((1, 0), (2, 1)), constant_values=c))
+    _compare(f(F, F[0, 0]), expected, 0, 0)
+
+
 def test_roll_traced_shift():
     expected = rjnp.roll(F, 3, axis=1)
     _compare(jitviz.jit(lambda x, s: jnp.roll(x, s, axis=1))(F, np.int32(3)), expected, 0, 0)

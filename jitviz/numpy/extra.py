@@ -168,7 +168,10 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if callable(mode) or mode in _PAD_UNSUPPORTED:
         raise NotImplementedError(f"jnp.pad: mode {mode!r} is not supported by jitviz")
     if mode == "constant":
-        values = np.broadcast_to(np.asarray(kwargs.pop("constant_values", 0), object), (nd, 2))
+        cv = kwargs.pop("constant_values", 0)
+        # a traced value (a scalar) is used as is; a static one may differ per axis and side
+        values = [(cv, cv)] * nd if is_traced(cv) else \
+            np.broadcast_to(np.asarray(cv, object), (nd, 2))
         _pad_kwargs(kwargs)
         for ax, (lo, hi) in enumerate(widths):
             array = _pad_constant(array, ax, lo, hi, values[ax])
@@ -195,13 +198,10 @@ def _pad_kwargs(kwargs):
 
 
 def _pad_widths(pad_width, nd):
-    if is_traced(pad_width) or (isinstance(pad_width, (tuple, list)) and any(
-            is_traced(w) for w in np.ravel(np.asarray(pad_width, object)))):
-        explain.concrete_or_error(pad_width if is_traced(pad_width) else
-                                  next(w for w in np.ravel(np.asarray(pad_width, object))
-                                       if is_traced(w)),
-                                  "It arose in the jnp.pad argument 'pad_width', which must "
-                                  "be static.")
+    for w in (np.ravel(np.asarray(pad_width, object)) if not is_traced(pad_width)
+              else (pad_width,)):
+        explain.concrete_or_error(w, "It arose in the jnp.pad argument 'pad_width', which "
+                                     "must be static.")
     w = np.asarray(pad_width)
     if w.dtype.kind not in "iu":
         raise TypeError(f"`pad_width` must be of integral type, got {w.dtype}")
