@@ -32,6 +32,15 @@ from .ufuncs import (abs, absolute, acos, acosh, add, arccos, arccosh, arcsin, a
                      sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc, equal,
                      greater, greater_equal)
 from .ufuncs import divmod_ as divmod  # noqa: A001
+from .einsum import apply_along_axis, einsum, vectorize
+from .extra import (array_split, atleast_3d, block, broadcast_shapes, cross, diag, diag_indices,
+                    diag_indices_from, diagonal, diff, dsplit, ediff1d, fill_diagonal, hsplit,
+                    indices, isin, kron, meshgrid, pad, piecewise, put_along_axis, roll, rot90,
+                    select, split, take_along_axis, tril, tril_indices, tril_indices_from, triu,
+                    triu_indices, triu_indices_from, vander, vsplit)
+from .mathextra import (angle, convolve, corrcoef, correlate, cov, gcd, geomspace, lcm, ldexp,
+                        logspace, modf, nan_to_num, nanargmax, nanargmin, nanmax, nanmean,
+                        nanmin, nanprod, nanstd, nansum, nanvar, polyval)
 
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
