@@ -6,6 +6,8 @@ control flow (`cond`, `switch`, `select`, `while_loop`, `fori_loop`, `scan`), as
 """
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from .. import dtypes
@@ -48,15 +50,38 @@ sin, cos, tan, asin, acos, atan = [_unary(p) for p in (
     P.sin_p, P.cos_p, P.tan_p, P.asin_p, P.acos_p, P.atan_p)]
 sinh, cosh, asinh, acosh, atanh = [_unary(p) for p in (
     P.sinh_p, P.cosh_p, P.asinh_p, P.acosh_p, P.atanh_p)]
-sqrt, rsqrt, cbrt, square, abs, real, imag, conj = [_unary(p) for p in (
-    P.sqrt_p, P.rsqrt_p, P.cbrt_p, P.square_p, P.abs_p, P.real_p, P.imag_p, P.conj_p)]
+sqrt, rsqrt, cbrt, square, abs, real, imag = [_unary(p) for p in (
+    P.sqrt_p, P.rsqrt_p, P.cbrt_p, P.square_p, P.abs_p, P.real_p, P.imag_p)]
 bitwise_not = _unary(P.not_p)
-add, sub, mul, div, rem, pow, max, min, atan2, nextafter = [_binary(p) for p in (
-    P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p, P.pow_p, P.max_p, P.min_p, P.atan2_p,
-    P.nextafter_p)]
+add, sub, mul, div, rem, max, min, atan2, nextafter = [_binary(p) for p in (
+    P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p, P.max_p, P.min_p, P.atan2_p, P.nextafter_p)]
 bitwise_and, bitwise_or, bitwise_xor = [_binary(p) for p in (P.and_p, P.or_p, P.xor_p)]
 shift_left, shift_right_arithmetic = _binary(P.shift_left_p), _binary(P.shift_right_arithmetic_p)
 eq, ne, lt, le, gt, ge = [_binary(p) for p in (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P.ge_p)]
+
+
+def conj(x):
+    """The complex conjugate. JAX also accepts a real float operand: its result is that
+    value as a complex number, with a +0 imaginary part (nothing is negated)."""
+    dt = aval_of(x).dtype
+    if dt.kind == "f":
+        return convert_element_type(x, np.complex128 if dt == np.float64 else np.complex64)
+    return P.conj_p.bind(x)
+
+
+def pow(x, y):
+    """`x ** y` elementwise. As in JAX, an integer exponent may go with a float base: it is
+    converted to the base's dtype (pow_p itself takes one dtype), keeping its weak type."""
+    xd, yd = aval_of(x).dtype, aval_of(y).dtype
+    if xd.kind in "fc" and yd.kind in "iu":
+        y = convert_element_type(y, xd, aval_of(y).weak_type)
+    return P.pow_p.bind(x, y)
+
+
+class RoundingMethod(enum.IntEnum):
+    """lax.round's rounding methods, as JAX names them."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
 
 
 def round(x, rounding_method=0):
@@ -193,13 +218,15 @@ def broadcasted_iota(dtype, shape, dimension):
 
 
 def full(shape, fill_value, dtype=None):
-    """An array of `shape` filled with `fill_value` (a `broadcast_in_dim` of a scalar)."""
+    """An array of `shape` (a sequence, or one int as JAX takes it) filled with `fill_value`
+    (a `broadcast_in_dim` of a scalar)."""
+    shape = tuple(shape) if np.iterable(shape) else (int(shape),)
     if dtype is not None:
         fill_value = convert_element_type(fill_value, dtype)
     elif not isinstance(fill_value, Tracer):
         dt, weak = aval_of(fill_value).dtype, aval_of(fill_value).weak_type
         fill_value = convert_element_type(fill_value, dt, weak)
-    return broadcast_in_dim(fill_value, tuple(shape), ())
+    return broadcast_in_dim(fill_value, shape, ())
 
 
 def _reducer(prim):

@@ -593,13 +593,15 @@ iota_p = primitive("iota", abstract_eval=_iota_rule, impl=_iota_impl,
 
 # --- reductions ----------------------------------------------------------------------------
 
-def _reduce_rule(name, accepts):
+def _reduce_rule(name, accepts, keeps_weak=True):
+    """The reduced shape, in x's dtype; weakly typed if x is, except for the logical
+    reductions (JAX types reduce_and/reduce_or results strongly)."""
     def rule(x, *, axes):
         _check_kind(name, x.dtype, accepts)
         if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
             raise TypeError(f"{name} axes {axes} are invalid for shape {x.shape}")
         return ShapedArray([d for i, d in enumerate(x.shape) if i not in axes], x.dtype,
-                           x.weak_type)
+                           x.weak_type and keeps_weak)
     return rule
 
 
@@ -643,11 +645,11 @@ reduce_max_p = primitive("reduce_max", abstract_eval=_reduce_rule("reduce_max", 
                          impl=_quiet(_reduce_max_impl), kind="reduction", scalar="max")
 reduce_min_p = primitive("reduce_min", abstract_eval=_reduce_rule("reduce_min", ANY),
                          impl=_quiet(_reduce_min_impl), kind="reduction", scalar="min")
-reduce_and_p = primitive("reduce_and", abstract_eval=_reduce_rule("reduce_and", INTEGRAL),
+reduce_and_p = primitive("reduce_and", abstract_eval=_reduce_rule("reduce_and", INTEGRAL, False),
                          impl=_identity_reduce(np.bitwise_and, lambda dt: highest(dt) if
                                                dt.kind != "i" else -1),
                          kind="reduction", scalar="&")
-reduce_or_p = primitive("reduce_or", abstract_eval=_reduce_rule("reduce_or", INTEGRAL),
+reduce_or_p = primitive("reduce_or", abstract_eval=_reduce_rule("reduce_or", INTEGRAL, False),
                         impl=_identity_reduce(np.bitwise_or, lambda dt: 0 if dt.kind != "b"
                                               else False),
                         kind="reduction", scalar="|")

@@ -128,10 +128,10 @@ def broadcast_args(*args, keep_scalars: bool = True):
 def canonical_axis(axis, ndim, what="axis"):
     axis = operator.index(explain.concrete_or_error(
         axis, f"It arose in the {what} argument, which must be a static integer."))
-    if not -ndim <= axis < max(ndim, 1):
+    if not -ndim <= axis < ndim:  # a 0-d array has no axis 0 either (JAX's ValueError)
         raise np.exceptions.AxisError(f"{what} {axis} is out of bounds for array of "
                                       f"dimension {ndim}")
-    return axis % max(ndim, 1)
+    return axis % ndim
 
 
 def canonical_axes(axis, ndim):

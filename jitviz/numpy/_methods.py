@@ -53,7 +53,20 @@ Tracer.__neg__ = lambda self: ufuncs.negative(self)
 Tracer.__pos__ = lambda self: ufuncs.positive(self)
 Tracer.__abs__ = lambda self: ufuncs.absolute(self)
 Tracer.__invert__ = lambda self: ufuncs.invert(self)
-Tracer.__round__ = lambda self, ndigits=None: ufuncs.round(self, ndigits or 0)
+
+
+def _round(self, ndigits=None):
+    """round(x): JAX's __round__ gives the default integer type without ndigits (as
+    Python's round of a float gives an int), x's type with them."""
+    out = ufuncs.round(self, ndigits or 0)
+    if ndigits is None:
+        from .. import dtypes
+        from ._core import to_dtype
+        return to_dtype(out, dtypes.default_int())
+    return out
+
+
+Tracer.__round__ = _round
 Tracer.__getitem__ = lambda self, idx: indexing.getitem(self, idx)
 
 
@@ -133,7 +146,8 @@ Tracer.imag = property(lambda self: ufuncs.imag(self))
 Tracer.copy = lambda self: self
 Tracer.take = lambda self, indices, axis=None, mode=None, fill_value=None: \
     indexing.take(self, indices, axis, mode, fill_value)
-Tracer.nonzero = lambda self: indexing.nonzero(self)
+Tracer.nonzero = lambda self, *, size=None, fill_value=None: indexing.nonzero(
+    self, size=size, fill_value=fill_value)
 
 
 # --- NumPy dispatch -------------------------------------------------------------------------

@@ -161,25 +161,25 @@ def empty(shape, dtype=None):
     return zeros(shape, dtype)
 
 
-def _like(a, dtype, shape):
-    from ._core import aval
+def _like(a, fill_value, dtype, shape):
+    """full(shape of a, fill_value) in a's dtype; weakly typed when a is and no dtype is
+    given (JAX's lax.full_like keeps the weak type)."""
+    from ._core import aval, to_dtype
     av = aval(a)
-    return (av.shape if shape is None else shape), (dtype or av.dtype)
+    out = full(av.shape if shape is None else shape, fill_value, dtype or av.dtype)
+    return to_dtype(out, aval(out).dtype, True) if dtype is None and av.weak_type else out
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
-    shape, dtype = _like(a, dtype, shape)
-    return full(shape, fill_value, dtype)
+    return _like(a, fill_value, dtype, shape)
 
 
 def zeros_like(a, dtype=None, shape=None):
-    shape, dtype = _like(a, dtype, shape)
-    return full(shape, 0, dtype)
+    return _like(a, 0, dtype, shape)
 
 
 def ones_like(a, dtype=None, shape=None):
-    shape, dtype = _like(a, dtype, shape)
-    return full(shape, 1, dtype)
+    return _like(a, 1, dtype, shape)
 
 
 def empty_like(a, dtype=None, shape=None):

@@ -11,12 +11,13 @@ from ._core import aval, promote
 def _dot_operands(a, b):
     """The operands of a product, in one dtype. JAX hands mixed dtypes to dot_general with
     preferred_element_type; jitviz's dot_general takes one dtype, so only an operand of
-    another dtype is converted (a difference in weak type alone needs no convert)."""
+    another dtype is converted (a difference in weak type alone needs no convert), to the
+    promoted weak type: the product of an int32 array and a Python float is weak."""
     from ._core import _scalarize, to_dtype
     a, b = _scalarize(a), _scalarize(b)
     avals = [aval(a), aval(b)]
     dt, weak = dtypes.result_type(*[(v.dtype, v.weak_type) for v in avals])
-    return [x if v.dtype == dt else to_dtype(x, dt, weak and v.weak_type)
+    return [x if v.dtype == dt else to_dtype(x, dt, weak)
             for x, v in zip((a, b), avals)]
 
 
