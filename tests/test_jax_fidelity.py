@@ -197,3 +197,12 @@ def test_isclose_with_infinities():
 def test_jax_error_classes(f, exc):
     with pytest.raises(exc):
         jitviz.jit(f)(np.float32(2))
+
+
+def test_a_sum_of_negative_zeros_is_negative_zero_on_every_backend():
+    """-0.0 is the additive identity (README: the sign of a zero sum is not specified, but
+    jitviz's backends agree with each other); an empty sum is +0.0."""
+    z = -np.zeros((2, 3), np.float32)
+    same(run(lambda z: jnp.sum(z, axis=1), z), [-0.0, -0.0], np.float32)
+    assert np.signbit(run(lambda z: jnp.sum(z), z))
+    assert not np.signbit(run(lambda z: jnp.sum(z[:, :0]), z))

@@ -613,8 +613,14 @@ def _identity_reduce(ufunc, identity_of):
 
 
 def _reduce_sum_impl(x, *, axes):
+    """A float sum starts from -0.0, the additive identity (a sum of -0.0s is -0.0, as in
+    XLA and in the compiled kernels); NumPy's pairwise sum starts from +0.0. An empty sum
+    is +0.0 all the same."""
     x = np.asarray(x)
-    return np.add.reduce(x, axis=tuple(axes), dtype=x.dtype)
+    empty = any(x.shape[a] == 0 for a in axes)
+    initial = -0.0 if x.dtype.kind == "f" and not empty else None
+    return np.add.reduce(x, axis=tuple(axes), dtype=x.dtype,
+                         **({} if initial is None else {"initial": initial}))
 
 
 def _reduce_prod_impl(x, *, axes):
