@@ -177,6 +177,12 @@ def test_take_from_an_empty_axis_with_no_indices_is_the_operand():
 
 # --- values ---------------------------------------------------------------------------------
 
+def test_trace_reads_only_the_diagonal():
+    """A NaN off the diagonal does not count, nor does a diagonal past the edge (0)."""
+    same(run(lambda x: jnp.trace(x), F), 4.5, np.float32)
+    same(run(lambda x: jnp.trace(x, offset=5), F), 0.0, np.float32)
+
+
 def test_isclose_with_infinities():
     """An infinity is close only to the same infinity (|0 - -inf| <= inf is not enough)."""
     same(run(lambda x: jnp.isclose(x, -jnp.inf), np.array([0.0, -np.inf, np.inf],
@@ -193,6 +199,9 @@ def test_isclose_with_infinities():
     (lambda z: jnp.reshape(jnp.ones(4), (-1, -1)), TypeError),
     (lambda z: jnp.ones(3)[jnp.ones(1)], TypeError),      # a float indexer
     (lambda z: jnp.round(jnp.int32(35), -1), NotImplementedError),
+    (lambda z: jnp.squeeze(z, 0), ValueError),
+    (lambda z: jnp.int32(3) ** -2, TypeError),              # integer_pow's class
+    (lambda z: lax.cummax(jnp.ones(2, bool)), TypeError),   # numbers only
 ])
 def test_jax_error_classes(f, exc):
     with pytest.raises(exc):

@@ -257,11 +257,19 @@ def cumprod(x, axis=0, reverse=False):
     return P.cumprod_p.bind(x, axis=int(axis), reverse=bool(reverse))
 
 
+def _numeric_only(name, x):
+    """JAX's lax.cummax/cummin take numbers only (the primitives here also serve booleans,
+    for jitviz's own rules)."""
+    P._check_kind(name, aval_of(x).dtype, P.NUMERIC)
+
+
 def cummax(x, axis=0, reverse=False):
+    _numeric_only("cummax", x)
     return P.cummax_p.bind(x, axis=int(axis), reverse=bool(reverse))
 
 
 def cummin(x, axis=0, reverse=False):
+    _numeric_only("cummin", x)
     return P.cummin_p.bind(x, axis=int(axis), reverse=bool(reverse))
 
 

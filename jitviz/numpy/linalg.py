@@ -128,12 +128,15 @@ def tensordot(a, b, axes=2):
 
 
 def trace(a, offset=0, axis1=0, axis2=1):
+    from ._core import to_dtype
     from .creation import eye
+    from .indexing import where
     from .reductions import sum
-    from .ufuncs import multiply
+    from .shape import moveaxis
     (a,) = promote(a)
     s = aval(a).shape
-    mask = eye(s[axis1], s[axis2], k=offset, dtype=aval(a).dtype)
-    from .shape import moveaxis
+    # the diagonal selected, not multiplied by a 0/1 mask: a NaN off the diagonal (or a
+    # diagonal past the edge, an empty one: 0) does not count
+    mask = eye(s[axis1], s[axis2], k=offset, dtype=np.bool_)
     a = moveaxis(a, (axis1, axis2), (-2, -1))
-    return sum(multiply(a, mask), axis=(-2, -1))
+    return sum(where(mask, a, to_dtype(0, aval(a).dtype)), axis=(-2, -1))

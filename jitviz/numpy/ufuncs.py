@@ -140,8 +140,9 @@ def power(x1, x2, /):
     n = _concrete_index(x2)
     if n is not None:
         (x,) = promote(x1, numeric=True)  # a boolean base computes in int32, as in JAX
-        if n < 0 and aval(x).dtype.kind in "iu":
-            raise ValueError("Integers to negative integer powers are not allowed.")
+        if n < 0 and aval(x).dtype.kind in "iu":  # JAX's TypeError, from integer_pow
+            raise TypeError(f"Integers cannot be raised to negative powers, got "
+                            f"integer_pow({aval(x).dtype.name}, {n})")
         return lax.integer_pow(x, n)
     a, b = broadcast_args(*promote(x1, x2, numeric=True))
     if aval(a).dtype.kind in "iu":
