@@ -192,8 +192,11 @@ def run_examples_in_child(workdir: Path):
 
 
 def jax_only_main(seed, x64):
-    """Run one program under JAX only (does the reference itself crash?)."""
-    R._run(G.generate(int(seed), bool(int(x64))), "jax")
+    """Run one program under JAX only, as checking it does: whole, then returning every
+    statement's value (localisation). Does the reference itself crash?"""
+    p = G.generate(int(seed), bool(int(x64)))
+    R._run(p, "jax")
+    R._run(p, "jax", returns=p.all_vars())
 
 
 def child_main(plan_file, out_file):

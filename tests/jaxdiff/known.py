@@ -40,6 +40,7 @@ class Entry:
 _64BIT_INPUT = re.compile(r"dtype=np\.(float64|int64)")
 _64BIT_REQUEST = re.compile(r"jnp\.(float64|int64|uint64)\b|np\.(float64|int64)\(")
 _WIDER = {"float32": "float64", "int32": "int64", "uint32": "uint64"}
+_64BIT_NAME = re.compile(r"\b(float64|int64|uint64)\b")
 
 
 def _dtype_of(text):
@@ -50,12 +51,19 @@ def _dtype_of(text):
 def _widened_to_64_bits(pattern, where):
     """The first statement that differs is typed 64-bit by jitviz where JAX, without x64,
     types it 32-bit, in a program whose `where` ("args" or "source") matches `pattern`:
-    everything after that statement follows from this one difference."""
+    everything after that statement follows from this one difference. Or the statement
+    raises in jitviz naming the 64-bit dtype of one of its operands (a lax function, which
+    takes one dtype, given a 64-bit argument and a Python scalar)."""
     def predicate(m):
         p = m.program or {}
-        if p.get("x64") or m.kind != "dtype" or not pattern.search(p.get(where, "")):
+        if p.get("x64") or not pattern.search(p.get(where, "")):
             return False
-        return _WIDER.get(_dtype_of(m.jax)) == _dtype_of(m.jitviz)
+        if m.kind == "jitviz-raises":
+            named = set(_64BIT_NAME.findall(m.jitviz or ""))
+            # an operand typed as JAX sees it (32-bit), or an argument (its NumPy dtype)
+            return any(n32 in (m.operands or "") or n64 in (m.operands or "")
+                       for n32, n64 in _WIDER.items() if n64 in named)
+        return m.kind == "dtype" and _WIDER.get(_dtype_of(m.jax)) == _dtype_of(m.jitviz)
     return predicate
 
 
