@@ -215,3 +215,22 @@ def test_a_sum_of_negative_zeros_is_negative_zero_on_every_backend():
     same(run(lambda z: jnp.sum(z, axis=1), z), [-0.0, -0.0], np.float32)
     assert np.signbit(run(lambda z: jnp.sum(z), z))
     assert not np.signbit(run(lambda z: jnp.sum(z[:, :0]), z))
+
+
+def test_folding_a_cond_keeps_its_result_type():
+    """A cond on a known predicate is inlined by the fold pass; the branch it takes may be
+    weakly typed where the cond's result (typed as branch 0) is not: the pass converts."""
+    def f(x):
+        c = jnp.arctan(0)
+        v = lax.cond(True, lambda a: jnp.exp(-jnp.abs(a)), lambda a: a - jnp.mean(a),
+                     jnp.arccosh(c))  # taken: weak; branch 0: strong (a reduction)
+        return jnp.min(v, keepdims=True, initial=0.0) + x
+    same(run(f, np.float32(1)), np.nan, np.float32)
+
+
+def test_operators_of_a_concrete_array_inside_a_trace_follow_jax():
+    """A 0-d Array made while tracing stays concrete; its operators promote as JAX's do
+    (NumPy's would make bool + 1.5 a float64)."""
+    same(run(lambda x: lax.full((), 1.5, jnp.bool_) + -1.5 + x, 0.0), -0.5, np.float32,
+         weak=True)
+    assert (jnp.zeros((), bool) * 2.5).dtype == np.float64  # outside a trace: NumPy's

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..array import Array
 from ..core.source import source_info_of_frame, user_frame
-from ..core.trace import Tracer
+from ..core.trace import Tracer, current_trace
 from ..errors import UnsupportedOperationError
 from . import indexing, linalg, reductions, ufuncs
 
@@ -53,6 +53,31 @@ Tracer.__neg__ = lambda self: ufuncs.negative(self)
 Tracer.__pos__ = lambda self: ufuncs.positive(self)
 Tracer.__abs__ = lambda self: ufuncs.absolute(self)
 Tracer.__invert__ = lambda self: ufuncs.invert(self)
+
+
+def _jax_while_tracing(name, f):
+    """A concrete Array's operator inside a trace (a 0-d one made there, or a constant the
+    function closes over) computes as JAX's Array does; outside a trace it stays NumPy's
+    (README: results are NumPy ndarray subclasses)."""
+    numpy_op = getattr(np.ndarray, name)
+
+    def op(self, *other):
+        if current_trace() is None or (other and not _is_operand(other[0])):
+            return numpy_op(self, *other)
+        return f(self, *other)
+    op.__name__ = name
+    return op
+
+
+for _name, _f in _BINARY.items():
+    if _name != "divmod" and hasattr(np.ndarray, f"__{_name}__"):
+        setattr(Array, f"__{_name}__", _jax_while_tracing(f"__{_name}__", _f))
+        setattr(Array, f"__r{_name}__", _jax_while_tracing(f"__r{_name}__", _swap(_f)))
+for _name, _f in {"lt": ufuncs.less, "le": ufuncs.less_equal, "gt": ufuncs.greater,
+                  "ge": ufuncs.greater_equal, "eq": ufuncs.equal, "ne": ufuncs.not_equal,
+                  "neg": ufuncs.negative, "pos": ufuncs.positive, "abs": ufuncs.absolute,
+                  "invert": ufuncs.invert}.items():
+    setattr(Array, f"__{_name}__", _jax_while_tracing(f"__{_name}__", _f))
 
 
 def _round(self, ndigits=None):
