@@ -7,14 +7,14 @@ tests/test_jax_differential.py::test_known_difference_is_real_and_recognised, so
 that no longer matches anything (the difference is gone) or that hides more than it says
 fails the suite.
 
-Of README's list, three change what a jitted program computes: "float64 stays float64" (for
-inputs, and for dtypes named in the program), "the sign of a NaN is not read" and "the sign
-of a zero sum is not specified". The others are about jaxpr text, tracer reprs, message
+Of README's list, four change what a jitted program computes: "float64 stays float64" (for
+inputs, and for dtypes named in the program), "the sign of a NaN is not read", "subnormal
+numbers are kept" and "the sign of a zero sum is not specified". The others are about jaxpr text, tracer reprs, message
 wording, jitviz's own `lax.gather`/`lax.scatter` API (not generated, see generator.SKIPPED)
 and eager NumPy operators outside a trace (the fuzzer only runs jitted code).
 
 A predicate receives a `runner.Mismatch` (fields: backend, kind, op, stmt, operands, key,
-detail, jax, jitviz, localized, nan_sign_only, program = {"source", "args", "x64", ...}).
+detail, jax, jitviz, localized, nan_sign_only, subnormal_only, program = {"source", "args", "x64", ...}).
 """
 from __future__ import annotations
 
@@ -53,13 +53,16 @@ def _widened_to_64_bits(pattern, where):
     types it 32-bit, in a program whose `where` ("args" or "source") matches `pattern`:
     everything after that statement follows from this one difference. Or the statement
     raises in jitviz naming the 64-bit dtype of one of its operands (a lax function, which
-    takes one dtype, given a 64-bit argument and a Python scalar)."""
+    takes one dtype, given a 64-bit argument and a Python scalar), also before the statement
+    where JAX raises."""
     def predicate(m):
         p = m.program or {}
         if p.get("x64") or not pattern.search(p.get(where, "")):
             return False
+        named = set(_64BIT_NAME.findall(m.jitviz or ""))
+        if m.kind == "error-class":  # jitviz raised earlier, at a 64-bit operand
+            return bool(named) and m.jitviz.split(":")[0] == "TypeError"
         if m.kind == "jitviz-raises":
-            named = set(_64BIT_NAME.findall(m.jitviz or ""))
             # an operand typed as JAX sees it (32-bit), or an argument (its NumPy dtype)
             return any(n32 in (m.operands or "") or n64 in (m.operands or "")
                        for n32, n64 in _WIDER.items() if n64 in named)
@@ -109,6 +112,12 @@ KNOWN_DIFFERENCES = [
           ([("v0 = -x0", "op.__neg__"), ("v1 = jnp.signbit(v0)", "jnp.signbit"),
             ("v2 = jnp.copysign(1.0, v0)", "jnp.copysign")],
            "args = (np.array([np.nan, 1.0], dtype=np.float32),)", False)),
+    Entry("subnormals-kept",
+          "README 'Subnormal numbers are kept': XLA's CPU code reads subnormal operands as "
+          "zero; the statement alone agrees once its subnormal operands are flushed",
+          lambda m: bool(m.subnormal_only),
+          ([("v0 = x0 * 1", "op.__mul__"), ("v1 = jnp.ceil(v0)", "jnp.ceil")],
+           "args = (np.array([1e-45, 1.0], dtype=np.float32),)", False)),
     Entry("sign-of-a-zero-sum",
           "README 'The sign of a zero sum is not specified': a sum or dot product that is "
           "zero may be +0.0 where JAX gives -0.0 or the other way round",

@@ -312,6 +312,7 @@ class Mismatch:
     minimized: dict | None = None
     known: str | None = None       # the name of a known.py entry that covers it
     nan_sign_only: bool = False    # the culprit agrees once its NaN operands are positive
+    subnormal_only: bool = False   # ... once its subnormal operands are flushed to zero
     reference_quirk: str | None = None  # JAX disagrees with itself (jit vs op by op)
     amplified: str | None = None   # the culprit agrees when fed JAX's operands: upstream
     #                                rounding (within tolerance) grew through it
@@ -426,6 +427,7 @@ def check(program: G.Program, backends=BACKENDS, do_localize=True) -> Result:
                                    "agrees: rounding within tolerance upstream grew through it")
                 else:
                     m.nan_sign_only = nan_sign_only(program, m)
+                    m.subnormal_only = not m.nan_sign_only and subnormal_only(program, m)
             if tolerated(m):
                 continue
         mismatches.append(m)
@@ -492,27 +494,53 @@ def confirm(program, m):
 def nan_sign_only(program, m):
     """Does the culprit statement alone agree once every NaN among its operands (JAX's
     values) is made positive? README: jitviz does not read the sign of a NaN."""
+    return _agrees_with_operands(program, m, _positive_nans)
+
+
+def subnormal_only(program, m):
+    """Does the culprit statement alone agree once its subnormal operands are flushed to
+    zero, as XLA's CPU code reads them? README: jitviz keeps subnormal numbers."""
+    return _agrees_with_operands(program, m, _flushed_subnormals)
+
+
+def _agrees_with_operands(program, m, fix):
+    """The culprit statement alone, its operands (JAX's values) passed through `fix`: does
+    it then agree? False when `fix` changes nothing (something else differs)."""
     lines = [s.line() for s in program.stmts]
     if m.stmt not in lines:
         return False
     q = _materialize(program, lines.index(m.stmt))
     if q is None:
         return False
-    args = [(n, _positive_nans(v)) for n, v in q.args]
+    args = [(n, fix(v)) for n, v in q.args]
     if all(a is b for (_, a), (_, b) in zip(args, q.args)):
-        return False  # no negative NaN among the operands: something else differs
+        return False
     q = q.replace(args=args)
     ref = _run(q, "jax")
     return ref.ok and compare(ref, _run(q, m.backend)) is None
 
 
-def _positive_nans(v):
-    """`v` with its negative NaNs made positive; `v` itself when it has none."""
+def _fixed_floats(v, bad, fixed):
+    """`v` with the elements `bad` selects replaced by `fixed` of them; `v` itself when no
+    element is bad (or it is not a float)."""
     a = np.asarray(v)
-    if a.dtype.kind != "f" or not (np.isnan(a) & np.signbit(a)).any():
+    if a.dtype.kind != "f":
         return v
-    out = np.where(np.isnan(a), np.abs(a), a).astype(a.dtype)
+    with np.errstate(all="ignore"):
+        mask = bad(a)
+    if not mask.any():
+        return v
+    out = np.where(mask, fixed(a), a).astype(a.dtype)
     return out if isinstance(v, np.ndarray) else type(v)(out[()])
+
+
+def _positive_nans(v):
+    return _fixed_floats(v, lambda a: np.isnan(a) & np.signbit(a), np.abs)
+
+
+def _flushed_subnormals(v):
+    return _fixed_floats(v, lambda a: (a != 0) & (np.abs(a) < np.finfo(a.dtype).tiny),
+                         lambda a: np.copysign(np.zeros_like(a), a))
 
 
 def _raising_statement(program, backend):
