@@ -3,6 +3,8 @@ one test per class, with JAX's answer written out (JAX itself is not needed to r
 
 Each result is checked for value, dtype and weak type, the three things JAX is the
 reference for, and errors for JAX's exception class."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,16 @@ import jitviz.numpy as jnp
 F = np.array([[1.5, -0.0, np.nan], [-2.0, 3.0, 0.5]], np.float32)
 I = np.array([3, -1, 0, 2, 5, -7], np.int32)
 B = np.array([[True, False, True], [False, False, True]])
+
+
+@contextlib.contextmanager
+def _x64():
+    before = jitviz.config.enable_x64
+    jitviz.config.update("enable_x64", True)
+    try:
+        yield
+    finally:
+        jitviz.config.update("enable_x64", before)
 
 
 def run(f, *args):
@@ -71,6 +83,21 @@ def test_max_min_initial_takes_the_operand_dtype():
     same(run(lambda i: jnp.max(i, initial=2.5), I), 5, np.int32)
     same(run(lambda b: jnp.max(b, initial=0), B), True, np.bool_)
     same(run(lambda b: jnp.min(b[:, :0], axis=0, initial=7), B), np.zeros(0), np.bool_)
+
+
+def test_lax_weak_rules():
+    """conj of a weak float is a weak complex; dynamic_update_slice is weak only if every
+    operand is, its (strong) start indices included."""
+    same(run(lambda s: lax.conj(s), 2.5), 2.5, np.complex64, weak=True)
+    w = lambda n: jnp.broadcast_to(n, (2,))  # noqa: E731
+    same(run(lambda n: lax.dynamic_update_slice(w(n), w(n), (0,)), 3), [3, 3], np.int32)
+
+
+def test_linspace_default_dtype_is_the_inexact_form_of_its_bounds():
+    same(run(lambda i: jnp.linspace(i, 5, 2), np.int32(3)), [3, 5], np.float32)
+    with _x64():
+        same(run(lambda i: jnp.linspace(i, 5, 2), np.int32(3)), [3, 5], np.float32)
+        same(run(lambda: jnp.linspace(0, 5, 2)), [0, 5], np.float64)
 
 
 def test_logical_lax_reductions_are_strong():
@@ -202,6 +229,9 @@ def test_isclose_with_infinities():
     (lambda z: jnp.squeeze(z, 0), ValueError),
     (lambda z: jnp.int32(3) ** -2, TypeError),              # integer_pow's class
     (lambda z: lax.cummax(jnp.ones(2, bool)), TypeError),   # numbers only
+    (lambda z: jnp.trace(z), ValueError),                   # no axis 0 in a 0-d array
+    (lambda z: jnp.ones((5, 3)) == jnp.ones((5, 3, 3)), ValueError),  # rank promotion
+    (lambda z: jnp.ones(3) + jnp.ones(4), TypeError),       # one rank: the primitive's
 ])
 def test_jax_error_classes(f, exc):
     with pytest.raises(exc):

@@ -65,7 +65,8 @@ def conj(x):
     value as a complex number, with a +0 imaginary part (nothing is negated)."""
     dt = aval_of(x).dtype
     if dt.kind == "f":
-        return convert_element_type(x, np.complex128 if dt == np.float64 else np.complex64)
+        return convert_element_type(x, np.complex128 if dt == np.float64 else np.complex64,
+                                    aval_of(x).weak_type)
     return P.conj_p.bind(x)
 
 

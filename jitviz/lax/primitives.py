@@ -477,7 +477,9 @@ def _dus_rule(x, update, *starts):
                         "with one start index per dimension")
     if any(u > d for u, d in zip(update.shape, x.shape)):
         raise TypeError(f"dynamic_update_slice update {update.shape} larger than {x.shape}")
-    return ShapedArray(x.shape, x.dtype, x.weak_type)
+    # JAX's standard rule: weak only if every operand is, the start indices included
+    weak = all(a.weak_type for a in (x, update) + starts)
+    return ShapedArray(x.shape, x.dtype, weak)
 
 
 def _dus_impl(x, update, *starts):

@@ -9,7 +9,7 @@ from .. import dtypes, lax
 from ..array import Array, as_array
 from ..core import explain
 from ..core.trace import Tracer, stage
-from ._core import broadcast_to_shape, concrete_shape, to_dtype
+from ._core import aval, broadcast_to_shape, concrete_shape, to_dtype
 
 
 def _has_tracer(obj) -> bool:
@@ -223,7 +223,10 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         raise NotImplementedError("jnp.linspace supports axis=0 only")
     from .ufuncs import add, multiply, subtract, true_divide
     from .indexing import where
-    dtype = dtypes.canonical_creation_dtype(dtype) or dtypes.default_float()
+    # JAX's default: the inexact form of start's and stop's promoted type (an int32 start
+    # gives float32 with x64 too; Python numbers the default float)
+    dtype = dtypes.canonical_creation_dtype(dtype) or dtypes.to_inexact(
+        dtypes.result_type(*[(aval(v).dtype, aval(v).weak_type) for v in (start, stop)])[0])
     start, stop = to_dtype(_array(start) if not isinstance(start, Tracer) else start, dtype), \
         to_dtype(_array(stop) if not isinstance(stop, Tracer) else stop, dtype)
     div = (num - 1) if endpoint else num

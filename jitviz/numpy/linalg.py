@@ -128,13 +128,14 @@ def tensordot(a, b, axes=2):
 
 
 def trace(a, offset=0, axis1=0, axis2=1):
-    from ._core import to_dtype
+    from ._core import canonical_axis, to_dtype
     from .creation import eye
     from .indexing import where
     from .reductions import sum
     from .shape import moveaxis
     (a,) = promote(a)
     s = aval(a).shape
+    axis1, axis2 = canonical_axis(axis1, len(s)), canonical_axis(axis2, len(s))  # JAX's errors
     # the diagonal selected, not multiplied by a 0/1 mask: a NaN off the diagonal (or a
     # diagonal past the edge, an empty one: 0) does not count
     mask = eye(s[axis1], s[axis2], k=offset, dtype=np.bool_)
