@@ -210,6 +210,17 @@ def test_trace_reads_only_the_diagonal():
     same(run(lambda x: jnp.trace(x, offset=5), F), 0.0, np.float32)
 
 
+def test_sign_keeps_a_zeros_sign():
+    same(run(lambda x: lax.sign(x), F[0]), [1.0, -0.0, np.nan], np.float32)
+    assert np.signbit(run(lambda x: jnp.sign(x), F[0])[1])
+
+
+def test_float_product_asked_for_as_integers_saturates():
+    big = np.full(2, 1e6, np.float32)
+    same(run(lambda a: lax.dot(a, a, preferred_element_type=jnp.int32), big), 2**31 - 1,
+         np.int32)
+
+
 def test_isclose_with_infinities():
     """An infinity is close only to the same infinity (|0 - -inf| <= inf is not enough)."""
     same(run(lambda x: jnp.isclose(x, -jnp.inf), np.array([0.0, -np.inf, np.inf],
@@ -232,6 +243,7 @@ def test_isclose_with_infinities():
     (lambda z: jnp.trace(z), ValueError),                   # no axis 0 in a 0-d array
     (lambda z: jnp.ones((5, 3)) == jnp.ones((5, 3, 3)), ValueError),  # rank promotion
     (lambda z: jnp.ones(3) + jnp.ones(4), TypeError),       # one rank: the primitive's
+    (lambda z: lax.argmin(z, 0, np.int32), ValueError),     # no axis 0 in a 0-d array
 ])
 def test_jax_error_classes(f, exc):
     with pytest.raises(exc):
@@ -264,3 +276,6 @@ def test_operators_of_a_concrete_array_inside_a_trace_follow_jax():
     same(run(lambda x: lax.full((), 1.5, jnp.bool_) + -1.5 + x, 0.0), -0.5, np.float32,
          weak=True)
     assert (jnp.zeros((), bool) * 2.5).dtype == np.float64  # outside a trace: NumPy's
+    # and their methods; isinf of an integer is such an Array (not a NumPy scalar)
+    same(run(lambda i: jnp.isinf(i).argmax(), np.int32(3)), 0, np.int32)
+    same(run(lambda: jnp.array([1.5, 2.5]).sum()), 4.0, np.float32)

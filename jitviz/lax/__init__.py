@@ -277,8 +277,14 @@ def cummin(x, axis=0, reverse=False):
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
-    pet = np.dtype(preferred_element_type) if preferred_element_type is not None \
-        else aval_of(lhs).dtype
+    in_dt = aval_of(lhs).dtype
+    pet = np.dtype(preferred_element_type) if preferred_element_type is not None else in_dt
+    if in_dt.kind in "fc" and pet.kind in "iub":
+        # a float product asked for as integers: computed in floats, then converted as
+        # convert_element_type converts (saturating, as XLA does), on every backend
+        out = P.dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
+                                   preferred_element_type=in_dt)
+        return convert_element_type(out, pet, aval_of(out).weak_type)
     return P.dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
                                 preferred_element_type=pet)
 

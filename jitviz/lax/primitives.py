@@ -149,7 +149,13 @@ def _integer_pow(x, *, y):
 
 
 neg_p = unary("neg", np.negative, NUMERIC, "-({0})")
-sign_p = unary("sign", np.sign, NUMERIC, "np.sign({0})")
+def _sign(x):
+    """XLA's sign keeps a zero's sign (sign(-0.0) is -0.0); NumPy's gives +0.0."""
+    x = np.asarray(x)
+    return np.where(x == 0, x, np.sign(x))
+
+
+sign_p = unary("sign", _sign, NUMERIC, "(({0}) if ({0}) == 0 else np.sign({0}))")
 floor_p = unary("floor", np.floor, FLOAT, "np.floor({0})")
 ceil_p = unary("ceil", np.ceil, FLOAT, "np.ceil({0})")
 is_finite_p = unary("is_finite", np.isfinite, FLOAT, "np.isfinite({0})",
@@ -667,7 +673,7 @@ def _arg_rule(name):
     def rule(x, *, axes, index_dtype):
         _check_kind(name, x.dtype, ANY)
         if len(axes) != 1 or not 0 <= axes[0] < x.ndim:
-            raise TypeError(f"{name} takes exactly one valid axis, got {axes} for {x.shape}")
+            raise ValueError(f"Invalid axis {axes} for operand shape {x.shape}")  # JAX's
         if x.shape[axes[0]] == 0:
             raise ValueError(f"attempt to get {name} of an empty sequence")
         return ShapedArray([d for i, d in enumerate(x.shape) if i != axes[0]], index_dtype)
@@ -754,10 +760,19 @@ def _dot_impl(lhs, rhs, *, dimension_numbers, precision, preferred_element_type)
     dt = preferred_element_type or lhs.dtype
     if not lb and lhs.ndim <= 2 and rhs.ndim <= 2 and tuple(lc) == (lhs.ndim - 1,) and \
             tuple(rc) == (0,):
-        return np.matmul(lhs, rhs).astype(dt, copy=False) if lhs.ndim and rhs.ndim \
-            else np.dot(lhs, rhs).astype(dt, copy=False)
+        return _as_result(np.matmul(lhs, rhs) if lhs.ndim and rhs.ndim else np.dot(lhs, rhs),
+                          dt)
     spec = dot_general_einsum(lhs.ndim, rhs.ndim, dimension_numbers)
-    return np.einsum(spec, lhs, rhs).astype(dt, copy=False)
+    return _as_result(np.einsum(spec, lhs, rhs), dt)
+
+
+def _as_result(r, dt):
+    """The product in preferred_element_type, converted as convert_element_type converts
+    (a float product given an integer type saturates, as in XLA)."""
+    r = np.asarray(r)
+    if r.dtype.kind == "f" and np.dtype(dt).kind in "iu":
+        return _saturating_float_to_int(r, dt)
+    return r.astype(dt, copy=False)
 
 
 class _DimNums(str):

@@ -60,11 +60,13 @@ def _jax_while_tracing(name, f):
     function closes over) computes as JAX's Array does; outside a trace it stays NumPy's
     (README: results are NumPy ndarray subclasses)."""
     numpy_op = getattr(np.ndarray, name)
+    binary = name.startswith("__") and name not in ("__neg__", "__pos__", "__abs__",
+                                                    "__invert__")
 
-    def op(self, *other):
-        if current_trace() is None or (other and not _is_operand(other[0])):
-            return numpy_op(self, *other)
-        return f(self, *other)
+    def op(self, *args, **kw):
+        if current_trace() is None or (binary and not _is_operand(args[0])):
+            return numpy_op(self, *args, **kw)
+        return f(self, *args, **kw)
     op.__name__ = name
     return op
 
@@ -228,6 +230,10 @@ def _array_function(self, func, types, args, kwargs):
     return f(*args, **kwargs)
 
 
+# the same for a concrete Array's methods inside a trace (x.argmax() is JAX's int32 there)
+for _name in ("sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "any",
+              "all", "cumsum", "cumprod", "astype", "clip", "round", "dot", "take"):
+    setattr(Array, _name, _jax_while_tracing(_name, getattr(Tracer, _name)))
 Tracer.__array_ufunc__ = _array_ufunc
 Tracer.__array_function__ = _array_function
 

@@ -314,11 +314,13 @@ def _constant_like(v, x):
 
 
 def _all_false(x):
-    return lax.broadcast_in_dim(np.bool_(False), aval(x).shape, ())
+    # wrapped: for a 0-d x the "broadcast" is the NumPy scalar itself, whose methods and
+    # operators are NumPy's (x.argmax() would be int64)
+    return wrap_result(lax.broadcast_in_dim(np.bool_(False), aval(x).shape, ()))
 
 
 def _all_true(x):
-    return lax.broadcast_in_dim(np.bool_(True), aval(x).shape, ())
+    return wrap_result(lax.broadcast_in_dim(np.bool_(True), aval(x).shape, ()))
 
 
 def isfinite(x, /):
