@@ -7,14 +7,16 @@ tests/test_jax_differential.py::test_known_difference_is_real_and_recognised, so
 that no longer matches anything (the difference is gone) or that hides more than it says
 fails the suite.
 
-Of README's list, four change what a jitted program computes: "float64 stays float64" (for
+Of README's list, five change what a jitted program computes: "float64 stays float64" (for
 inputs, and for dtypes named in the program), "the sign of a NaN is not read", "subnormal
-numbers are kept" and "the sign of a zero sum is not specified". The others are about jaxpr text, tracer reprs, message
+numbers are kept", "a product with a boolean is IEEE's" and "the sign of a zero sum is not
+specified". The others are about jaxpr text, tracer reprs, message
 wording, jitviz's own `lax.gather`/`lax.scatter` API (not generated, see generator.SKIPPED)
 and eager NumPy operators outside a trace (the fuzzer only runs jitted code).
 
 A predicate receives a `runner.Mismatch` (fields: backend, kind, op, stmt, operands, key,
-detail, jax, jitviz, localized, nan_sign_only, subnormal_only, program = {"source", "args", "x64", ...}).
+detail, jax, jitviz, localized, nan_sign_only, subnormal_only, bool_product_only,
+program = {"source", "args", "x64", ...}).
 """
 from __future__ import annotations
 
@@ -118,6 +120,14 @@ KNOWN_DIFFERENCES = [
           lambda m: bool(m.subnormal_only),
           ([("v0 = x0 * 1", "op.__mul__"), ("v1 = jnp.ceil(v0)", "jnp.ceil")],
            "args = (np.array([1e-45, 1.0], dtype=np.float32),)", False)),
+    Entry("product-with-a-boolean",
+          "README 'A product with a boolean is IEEE's': XLA computes x * b (b boolean, "
+          "converted) as a select, so inf * False is 0 under jax.jit; jitviz, like JAX op by "
+          "op, gives NaN. The statement alone agrees once its boolean operands are floats",
+          lambda m: bool(m.bool_product_only),
+          ([("v0 = jnp.dot(x0, x1)", "jnp.dot")],
+           "args = (np.array([True, False]), np.array([1.0, np.inf], dtype=np.float32))",
+           False)),
     Entry("sign-of-a-zero-sum",
           "README 'The sign of a zero sum is not specified': a sum or dot product that is "
           "zero may be +0.0 where JAX gives -0.0 or the other way round",

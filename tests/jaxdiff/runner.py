@@ -313,6 +313,7 @@ class Mismatch:
     known: str | None = None       # the name of a known.py entry that covers it
     nan_sign_only: bool = False    # the culprit agrees once its NaN operands are positive
     subnormal_only: bool = False   # ... once its subnormal operands are flushed to zero
+    bool_product_only: bool = False  # ... once its boolean operands are float 0/1
     reference_quirk: str | None = None  # JAX disagrees with itself (jit vs op by op)
     amplified: str | None = None   # the culprit agrees when fed JAX's operands: upstream
     #                                rounding (within tolerance) grew through it
@@ -422,12 +423,18 @@ def check(program: G.Program, backends=BACKENDS, do_localize=True) -> Result:
         if do_localize:
             _localize_into(program, m, d)
             if m.kind in VALUE_KINDS and m.localized and not m.reference_quirk:
-                if confirm(program, m) is False:
+                if statement_agrees_op_by_op(program, m):
+                    m.reference_quirk = ("the statement alone: JAX's jit result differs from "
+                                         "JAX op by op, which jitviz matches (an XLA rewrite, "
+                                         "e.g. x * bool as a select)")
+                elif confirm(program, m) is False:
                     m.amplified = ("the statement alone, fed JAX's values of its operands, "
                                    "agrees: rounding within tolerance upstream grew through it")
                 else:
                     m.nan_sign_only = nan_sign_only(program, m)
                     m.subnormal_only = not m.nan_sign_only and subnormal_only(program, m)
+                    m.bool_product_only = not (m.nan_sign_only or m.subnormal_only) and \
+                        bool_product_only(program, m)
             if tolerated(m):
                 continue
         mismatches.append(m)
@@ -476,6 +483,19 @@ def _localize_into(program, m, d):
         m.key = class_key(kind, s.op, m.operands)
 
 
+def statement_agrees_op_by_op(program, m):
+    """Does jitviz agree with JAX op by op (no jit: no XLA rewrites across operations) on
+    the culprit statement alone, fed JAX's values of its operands?"""
+    lines = [s.line() for s in program.stmts]
+    if m.stmt not in lines:
+        return False
+    q = _materialize(program, lines.index(m.stmt))
+    if q is None:
+        return False
+    eager = _run(q, "jax-eager")
+    return eager.ok and compare(eager, _run(q, m.backend)) is None
+
+
 def confirm(program, m):
     """Does the culprit statement alone, fed JAX's values of its operands, still differ?
     True / False, or None where that cannot be set up (a weak array operand)."""
@@ -501,6 +521,17 @@ def subnormal_only(program, m):
     """Does the culprit statement alone agree once its subnormal operands are flushed to
     zero, as XLA's CPU code reads them? README: jitviz keeps subnormal numbers."""
     return _agrees_with_operands(program, m, _flushed_subnormals)
+
+
+def bool_product_only(program, m):
+    """Does the culprit statement alone agree once its boolean array operands are float32
+    0/1 arrays? XLA rewrites a product with a converted boolean as a select, so x * False
+    is 0 for x = inf (IEEE, JAX op by op and jitviz: NaN)."""
+    return _agrees_with_operands(program, m, _bools_as_floats)
+
+
+def _bools_as_floats(v):
+    return v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype == np.bool_ else v
 
 
 def _agrees_with_operands(program, m, fix):
