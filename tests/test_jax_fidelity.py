@@ -279,3 +279,13 @@ def test_operators_of_a_concrete_array_inside_a_trace_follow_jax():
     # and their methods; isinf of an integer is such an Array (not a NumPy scalar)
     same(run(lambda i: jnp.isinf(i).argmax(), np.int32(3)), 0, np.int32)
     same(run(lambda: jnp.array([1.5, 2.5]).sum()), 4.0, np.float32)
+
+
+def test_max_min_order_zeros_as_ieee():
+    """XLA's max/min are IEEE 754-2019's: -0.0 < +0.0 whatever the operands' order."""
+    z = np.array([-0.0, 0.0], np.float32)
+    assert not np.signbit(run(lambda z: jnp.maximum(z[0], z[1]), z))
+    assert not np.signbit(run(lambda z: jnp.maximum(z[1], z[0]), z))
+    assert np.signbit(run(lambda z: jnp.minimum(z[1], z[0]), z))
+    assert not np.signbit(run(lambda z: jnp.max(z), z))
+    assert np.signbit(run(lambda z: jnp.min(z[::-1]), z))

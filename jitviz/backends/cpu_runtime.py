@@ -8,6 +8,8 @@ SELU-like kernels).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
@@ -231,13 +233,15 @@ def _mul(a, b):
 
 @_inline
 def fmax(a, b):
-    """np.maximum without branches (so loops using it vectorize): NaN wins, ties keep a."""
-    return a if (a >= b) | (a != a) else b
+    """np.maximum without branches (so loops using it vectorize): NaN wins; of two equal
+    values a, except that +0.0 beats -0.0 (IEEE 754-2019 maximum, as XLA)."""
+    return a if (a > b) | (a != a) | ((a == b) & (math.copysign(1.0, a) > 0)) else b
 
 
 @_inline
 def fmin(a, b):
-    return a if (a <= b) | (a != a) else b
+    """np.minimum's twin: NaN wins; -0.0 beats +0.0."""
+    return a if (a < b) | (a != a) | ((a == b) & (math.copysign(1.0, a) < 0)) else b
 
 
 @_inline

@@ -210,14 +210,28 @@ def _integer_pow_rule(x, *, y):
 integer_pow_p = primitive("integer_pow", abstract_eval=_integer_pow_rule,
                           impl=_quiet(_integer_pow), scalar="({0}) ** {y}", kind="elementwise")
 
+def _ieee_extremum(np_fn, positive):
+    """np.maximum/np.minimum, with IEEE 754-2019's order of zeros (max(-0.0, 0.0) is 0.0,
+    min is -0.0, whatever the operands' order), as XLA computes them."""
+    def impl(x, y):
+        x, y = np.asarray(x), np.asarray(y)
+        r = np_fn(x, y)
+        if r.dtype.kind != "f":
+            return r
+        tie = (x == y) & (x == 0)
+        pick_x = ~np.signbit(x) if positive else np.signbit(x)
+        return np.where(tie, np.where(pick_x, x, y), r).astype(r.dtype)
+    return impl
+
+
 add_p = binary("add", np.add, NUMERIC, "({0}) + ({1})")
 sub_p = binary("sub", np.subtract, NUMERIC, "({0}) - ({1})")
 mul_p = binary("mul", np.multiply, NUMERIC, "({0}) * ({1})")
 div_p = binary("div", _int_div, NUMERIC, "({0}) / ({1})")
 rem_p = binary("rem", _rem, NUMERIC, "np.fmod({0}, {1})")
 pow_p = binary("pow", _pow, INEXACT, "({0}) ** ({1})")
-max_p = binary("max", np.maximum, ANY, "max({0}, {1})")
-min_p = binary("min", np.minimum, ANY, "min({0}, {1})")
+max_p = binary("max", _ieee_extremum(np.maximum, True), ANY, "max({0}, {1})")
+min_p = binary("min", _ieee_extremum(np.minimum, False), ANY, "min({0}, {1})")
 atan2_p = binary("atan2", np.arctan2, FLOAT, "np.arctan2({0}, {1})")
 nextafter_p = binary("nextafter", np.nextafter, FLOAT, "np.nextafter({0}, {1})")
 and_p = binary("and", np.bitwise_and, INTEGRAL, "({0}) & ({1})")
@@ -639,15 +653,28 @@ def _reduce_prod_impl(x, *, axes):
 def _reduce_max_impl(x, *, axes):
     x = np.asarray(x)
     if x.dtype.kind in "fc" and x.size:  # NaN propagates, as in XLA
-        return np.max(x, axis=tuple(axes), initial=lowest(x.dtype))
+        r = np.max(x, axis=tuple(axes), initial=lowest(x.dtype))
+        return _zero_sign(r, x, axes, positive=True) if x.dtype.kind == "f" else r
     return np.maximum.reduce(x, axis=tuple(axes), initial=lowest(x.dtype))
 
 
 def _reduce_min_impl(x, *, axes):
     x = np.asarray(x)
     if x.dtype.kind in "fc" and x.size:
-        return np.min(x, axis=tuple(axes), initial=highest(x.dtype))
+        r = np.min(x, axis=tuple(axes), initial=highest(x.dtype))
+        return _zero_sign(r, x, axes, positive=False) if x.dtype.kind == "f" else r
     return np.minimum.reduce(x, axis=tuple(axes), initial=highest(x.dtype))
+
+
+def _zero_sign(r, x, axes, positive):
+    """A zero max is +0.0 if the slice holds a +0.0 (IEEE 754-2019 maximum, XLA's: -0 < +0),
+    a zero min -0.0 if it holds a -0.0; NumPy keeps whichever zero came first."""
+    signed = np.signbit(x) if not positive else ~np.signbit(x)
+    has = np.any((x == 0) & signed, axis=tuple(axes))
+    zero = np.where(positive, 0.0, -0.0).astype(x.dtype)
+    return np.where((r == 0) & has, zero, r).astype(x.dtype)
+
+
 
 
 reduce_sum_p = primitive("reduce_sum", abstract_eval=_reduce_rule("reduce_sum", NUMERIC),
