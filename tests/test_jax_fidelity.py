@@ -244,6 +244,7 @@ def test_isclose_with_infinities():
     (lambda z: jnp.ones((5, 3)) == jnp.ones((5, 3, 3)), ValueError),  # rank promotion
     (lambda z: jnp.ones(3) + jnp.ones(4), TypeError),       # one rank: the primitive's
     (lambda z: lax.argmin(z, 0, np.int32), ValueError),     # no axis 0 in a 0-d array
+    (lambda z: jnp.ones(3)[z > 0], IndexError),             # a traced 0-d mask
 ])
 def test_jax_error_classes(f, exc):
     with pytest.raises(exc):

@@ -175,6 +175,8 @@ def _is_array_index(e):
 
 def _check_int_dtype(e):
     dt = aval(e).dtype
+    if dt == np.bool_ and isinstance(e, Tracer):  # a traced 0-d mask: JAX's IndexError
+        raise explain.boolean_index_error(e)
     if dt.kind not in "iu":
         raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
                         f"{dt.name}")
