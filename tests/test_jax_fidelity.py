@@ -290,3 +290,10 @@ def test_max_min_order_zeros_as_ieee():
     assert np.signbit(run(lambda z: jnp.minimum(z[1], z[0]), z))
     assert not np.signbit(run(lambda z: jnp.max(z), z))
     assert np.signbit(run(lambda z: jnp.min(z[::-1]), z))
+
+
+def test_argmax_of_float16():
+    """Accepted as JAX accepts it (compared as float32: Numba has no float16 kernels)."""
+    h = F.astype(np.float16)
+    same(run(lambda h: jnp.argmax(h, axis=1), h), [2, 1], np.int32)
+    same(run(lambda h: h.argmin(), h), 2, np.int32)

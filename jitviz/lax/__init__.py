@@ -242,12 +242,20 @@ reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = [_reduc
     P.reduce_or_p)]
 
 
+def _ordered(x):
+    """float16 compared as float32 (exact, same order, NaN kept): Numba's kernels have no
+    float16 arithmetic."""
+    if aval_of(x).dtype == np.float16:
+        return convert_element_type(x, np.float32, aval_of(x).weak_type)
+    return x
+
+
 def argmax(x, axis, index_dtype):
-    return P.argmax_p.bind(x, axes=(int(axis),), index_dtype=np.dtype(index_dtype))
+    return P.argmax_p.bind(_ordered(x), axes=(int(axis),), index_dtype=np.dtype(index_dtype))
 
 
 def argmin(x, axis, index_dtype):
-    return P.argmin_p.bind(x, axes=(int(axis),), index_dtype=np.dtype(index_dtype))
+    return P.argmin_p.bind(_ordered(x), axes=(int(axis),), index_dtype=np.dtype(index_dtype))
 
 
 def cumsum(x, axis=0, reverse=False):
