@@ -210,6 +210,16 @@ def test_trace_reads_only_the_diagonal():
     same(run(lambda x: jnp.trace(x, offset=5), F), 0.0, np.float32)
 
 
+def test_integer_division_of_int_min():
+    """Rounded toward zero without abs() (abs(INT_MIN) overflows in the CPU kernels)."""
+    m = np.full(2, -2**31, np.int32)
+    same(run(lambda m: jnp.floor_divide(m, 3), m), [-715827883] * 2, np.int32)
+    same(run(lambda m: jnp.remainder(m, 3), m), [1, 1], np.int32)
+    same(run(lambda m: lax.div(m, 3), m), [-715827882] * 2, np.int32)
+    same(run(lambda m: lax.rem(m, -3), m), [-2, -2], np.int32)
+    same(run(lambda m: lax.rem(m, -1), m), [0, 0], np.int32)
+
+
 def test_sign_keeps_a_zeros_sign():
     same(run(lambda x: lax.sign(x), F[0]), [1.0, -0.0, np.nan], np.float32)
     assert np.signbit(run(lambda x: jnp.sign(x), F[0])[1])
@@ -245,6 +255,8 @@ def test_isclose_with_infinities():
     (lambda z: jnp.ones(3) + jnp.ones(4), TypeError),       # one rank: the primitive's
     (lambda z: lax.argmin(z, 0, np.int32), ValueError),     # no axis 0 in a 0-d array
     (lambda z: jnp.ones(3)[z > 0], IndexError),             # a traced 0-d mask
+    (lambda z: lax.reduce_prod(z, (0,)), ValueError),       # lax's axis checks
+    (lambda z: lax.cummin(z, axis=0), ValueError),
 ])
 def test_jax_error_classes(f, exc):
     with pytest.raises(exc):

@@ -122,8 +122,11 @@ def idiv(a, b):
         return ~(a - a)  # -1 in a's own integer type (a - 1 would mix in a signed literal)
     if b == -1:
         return -a  # the caller's cast wraps -INT_MIN to INT_MIN
-    q = abs(a) // abs(b)
-    return -q if (a < 0) != (b < 0) else q
+    # floor division, then toward zero: abs(INT_MIN) would overflow
+    q = a // b
+    # q + 1 written without a literal (an int literal would mix a signed type into an
+    # unsigned one, and Numba would unify them as float64)
+    return q - ~(a - a) if (a - q * b != 0) and ((a < 0) != (b < 0)) else q
 
 
 @_inline
@@ -131,8 +134,10 @@ def irem(a, b):
     """lax.rem on integers (C's %): the sign of the dividend; x rem 0 is x, as XLA."""
     if b == 0:
         return a
-    r = abs(a) % abs(b)
-    return -r if a < 0 else r
+    if b == -1:
+        return a - a  # INT_MIN rem -1 is 0 (a floor division would overflow)
+    r = a - (a // b) * b  # Python's %: the divisor's sign; abs(INT_MIN) would overflow
+    return r - b if r != 0 and (a < 0) != (b < 0) else r
 
 
 @_inline

@@ -621,7 +621,7 @@ def _reduce_rule(name, accepts, keeps_weak=True):
     def rule(x, *, axes):
         _check_kind(name, x.dtype, accepts)
         if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
-            raise TypeError(f"{name} axes {axes} are invalid for shape {x.shape}")
+            raise ValueError(f"{name} axes {axes} are invalid for shape {x.shape}")  # JAX's
         return ShapedArray([d for i, d in enumerate(x.shape) if i not in axes], x.dtype,
                            x.weak_type and keeps_weak)
     return rule
@@ -718,8 +718,8 @@ argmin_p = primitive("argmin", abstract_eval=_arg_rule("argmin"),
 def _cum_rule(name):
     def rule(x, *, axis, reverse):
         _check_kind(name, x.dtype, NUMERIC if name != "cummax" and name != "cummin" else ANY)
-        if not 0 <= axis < max(x.ndim, 1):
-            raise TypeError(f"{name} axis {axis} out of range for shape {x.shape}")
+        if not 0 <= axis < x.ndim:  # JAX's ValueError (a 0-d operand has no axis 0)
+            raise ValueError(f"axis {axis} is out of bounds for array of shape {x.shape}")
         return x
     return rule
 
