@@ -101,9 +101,23 @@ def _function(program, jnp_mod, lax_mod, returns=None):
     _COUNTER[0] += 1
     filename = f"<jaxdiff seed={program.seed} #{_COUNTER[0]}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    ns = {"jnp": jnp_mod, "lax": lax_mod, "np": np}
+    ns = {"jnp": jnp_mod, "lax": lax_mod, "np": np, "_weak": _WEAK[lax_mod.__name__]}
     exec(compile(src, filename, "exec"), ns)
     return ns["f"], filename
+
+
+def _jax_weak(a):
+    from jax._src.lax.lax import _convert_element_type
+    return _convert_element_type(a, a.dtype, weak_type=True)
+
+
+def _jitviz_weak(a):
+    import jitviz.lax
+    return jitviz.lax.convert_element_type(a, a.dtype, weak_type=True)
+
+
+# `_weak(x)`: x as a weakly typed array (a materialised statement's weak array operand)
+_WEAK = {"jax.lax": _jax_weak, "jitviz.lax": _jitviz_weak}
 
 
 def _leaves(out):
@@ -531,6 +545,8 @@ def bool_product_only(program, m):
 
 
 def _bools_as_floats(v):
+    if isinstance(v, bool):  # a weakly typed 0-d boolean: a Python float promotes alike
+        return float(v)
     return v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype == np.bool_ else v
 
 
@@ -723,7 +739,7 @@ def _materialize(p, idx):
         if not ref.ok or len(ref.leaves) != len(need):
             return None
         vals = dict(zip(need, ref.leaves))
-    args = []
+    args, weak = [], []
     for u in s.uses:
         if u in arg_of:
             args.append((u, arg_of[u]))
@@ -731,12 +747,15 @@ def _materialize(p, idx):
         leaf = vals[u]
         if leaf.value is None:
             return None
-        if leaf.weak:
-            if leaf.shape != ():
-                return None
+        if leaf.weak and leaf.shape == ():
             args.append((u, leaf.value[()].item()))
-        else:
-            args.append((u, np.array(leaf.value)))
+            continue
+        args.append((u, np.array(leaf.value)))
+        if leaf.weak:  # no argument is a weak array: the statement makes it one
+            weak.append(u)
+    if weak:
+        pat = re.compile(r"\b(" + "|".join(weak) + r")\b")
+        s = G.Stmt(s.outs, pat.sub(lambda k: f"_weak({k.group(1)})", s.expr), s.op)
     return p.replace(args=args, stmts=[s], returns_override=s.outs)
 
 
