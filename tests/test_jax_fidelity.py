@@ -257,6 +257,7 @@ def test_isclose_with_infinities():
     (lambda z: jnp.ones(3)[z > 0], IndexError),             # a traced 0-d mask
     (lambda z: lax.reduce_prod(z, (0,)), ValueError),       # lax's axis checks
     (lambda z: lax.cummin(z, axis=0), ValueError),
+    (lambda z: jnp.ones(2).reshape((3,)), TypeError),       # a size mismatch
 ])
 def test_jax_error_classes(f, exc):
     with pytest.raises(exc):
@@ -302,6 +303,20 @@ def test_max_min_order_zeros_as_ieee():
     assert np.signbit(run(lambda z: jnp.minimum(z[1], z[0]), z))
     assert not np.signbit(run(lambda z: jnp.max(z), z))
     assert np.signbit(run(lambda z: jnp.min(z[::-1]), z))
+
+
+def test_more_dtype_and_input_rules():
+    same(run(lambda x: jnp.pow(x, np.bool_(False)), F[1]), [1.0, 1.0, 1.0], np.float32)
+    same(run(lambda z: lax.slice(z, (), ()), F[1, 1]), 3.0, np.float32)
+    # a weak fill of array shape is converted (strong); a weak scalar type made strong
+    same(run(lambda s, x: jnp.full_like(s * x, s * x), 2.0, F[1]), 2 * F[1], np.float32)
+    same(run(lambda s: jnp.float32(jnp.sin(s)), 0.0), 0.0, np.float32)
+    same(run(lambda n: lax.clamp(np.int32(-1), n, np.int32(1)), 3), 1, np.int32)
+    same(run(lambda: round(jnp.array([1.5, 2.5]))), [2, 2], np.int32)
+    same(run(lambda x: lax.reshape(x, (3, 2), (1, 0)), F), F.T, np.float32)
+    h = np.array([0.1, 0.2], np.float16)  # accumulated in float32, as XLA does
+    r = run(lambda h: lax.dot(h, h, preferred_element_type=jnp.float32), h)
+    same(r, np.dot(h.astype(np.float32), h.astype(np.float32)), np.float32)
 
 
 def test_argmax_of_float16():

@@ -148,9 +148,11 @@ def expand_dims(x, dimensions):
 
 def reshape(x, new_sizes, dimensions=None):
     new_sizes = tuple(int(d) for d in new_sizes)
+    if dimensions is not None:  # JAX's meaning: transpose by `dimensions` first
+        x = transpose(x, dimensions)
     if isinstance(x, Tracer) and x.shape == new_sizes:
         return x
-    return P.reshape_p.bind(x, new_sizes=new_sizes, dimensions=dimensions)
+    return P.reshape_p.bind(x, new_sizes=new_sizes, dimensions=None)
 
 
 def transpose(x, permutation):
@@ -181,6 +183,8 @@ def stack(operands, axis):
 
 
 def slice(x, start_indices, limit_indices, strides=None):
+    if aval_of(x).ndim == 0:
+        return x  # nothing to slice (JAX returns the operand)
     ints = lambda xs: tuple(int(i) for i in xs)
     return P.slice_p.bind(x, start_indices=ints(start_indices), limit_indices=ints(limit_indices),
                           strides=None if strides is None else ints(strides))
@@ -293,6 +297,10 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         out = P.dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
                                    preferred_element_type=in_dt)
         return convert_element_type(out, pet, aval_of(out).weak_type)
+    if pet != in_dt:
+        # a wider or float accumulation (float16 summed in float32, int32 products in
+        # float32): the operands are converted first, as XLA accumulates in that type
+        lhs, rhs = (convert_element_type(v, pet, aval_of(v).weak_type) for v in (lhs, rhs))
     return P.dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
                                 preferred_element_type=pet)
 

@@ -313,7 +313,8 @@ def _clamp_rule(lo, x, hi):
                             f"{lo.dtype.name}, {x.dtype.name}, {hi.dtype.name}.")
         if b.shape not in ((), x.shape):
             raise TypeError(f"clamp bounds must be scalars or have shape {x.shape}")
-    return x
+    # JAX's standard weak-type rule: weak only if every operand is
+    return ShapedArray(x.shape, x.dtype, lo.weak_type and x.weak_type and hi.weak_type)
 
 
 clamp_p = primitive("clamp", abstract_eval=_clamp_rule,

@@ -49,7 +49,10 @@ class _ScalarType:
         self.__name__ = self.dtype.name
 
     def __call__(self, x):
-        return asarray(x, self.dtype)
+        """jnp.float32(x): x as a strongly typed array of this dtype (even a weak one of
+        the same dtype, as JAX converts it)."""
+        from ._core import to_dtype
+        return to_dtype(asarray(x, self.dtype), self.dtype, False)
 
     def __repr__(self):
         return f"jnp.{self.dtype.name}"

@@ -94,6 +94,8 @@ def _round(self, ndigits=None):
 
 
 Tracer.__round__ = _round
+Array.__round__ = lambda self, ndigits=None: _round(self, ndigits) if current_trace() \
+    is not None else np.round(self, ndigits or 0)
 Tracer.__getitem__ = lambda self, idx: indexing.getitem(self, idx)
 
 

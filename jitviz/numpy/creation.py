@@ -167,7 +167,8 @@ def _like(a, fill_value, dtype, shape):
     from ._core import aval, to_dtype
     av = aval(a)
     out = full(av.shape if shape is None else shape, fill_value, dtype or av.dtype)
-    return to_dtype(out, aval(out).dtype, True) if dtype is None and av.weak_type else out
+    weak = dtype is None and av.weak_type and aval(fill_value).ndim == 0  # an array fill: strong
+    return to_dtype(out, aval(out).dtype, True) if weak else out
 
 
 def full_like(a, fill_value, dtype=None, shape=None):

@@ -33,10 +33,10 @@ def reshape(a, *args, order="C", newshape=None, shape=None):
     if -1 in new:
         known = int(np.prod([d for d in new if d != -1], dtype=np.int64))
         if known == 0 or size % known:
-            raise ValueError(f"cannot reshape array of size {size} into shape {new}")
+            raise TypeError(f"cannot reshape array of size {size} into shape {new}")  # JAX's
         new = tuple(size // known if d == -1 else d for d in new)
     if int(np.prod(new, dtype=np.int64)) != size:
-        raise ValueError(f"cannot reshape array of size {size} into shape {new}")
+        raise TypeError(f"cannot reshape array of size {size} into shape {new}")  # JAX's
     return lax.reshape(a, new)
 
 

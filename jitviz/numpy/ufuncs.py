@@ -156,7 +156,8 @@ def _concrete_index(x):
     """The Python int of a concrete integer (or bool) scalar, else None."""
     if is_traced(x) or np.ndim(x) != 0 or np.asarray(x).dtype.kind not in "iub":
         return None
-    return operator.index(x[()] if isinstance(x, np.ndarray) else x)
+    x = x[()] if isinstance(x, np.ndarray) else x
+    return int(x) if isinstance(x, (bool, np.bool_)) else operator.index(x)
 
 
 def _integer_power(x, n):
