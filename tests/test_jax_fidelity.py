@@ -258,6 +258,8 @@ def test_isclose_with_infinities():
     (lambda z: lax.reduce_prod(z, (0,)), ValueError),       # lax's axis checks
     (lambda z: lax.cummin(z, axis=0), ValueError),
     (lambda z: jnp.ones(2).reshape((3,)), TypeError),       # a size mismatch
+    (lambda z: lax.reduce_or(z > 0, (0,)), IndexError),      # the logical reductions'
+    (lambda z: jnp.array(2.0).squeeze(0), ValueError),      # a concrete Array's method
 ])
 def test_jax_error_classes(f, exc):
     with pytest.raises(exc):

@@ -622,7 +622,9 @@ def _reduce_rule(name, accepts, keeps_weak=True):
     def rule(x, *, axes):
         _check_kind(name, x.dtype, accepts)
         if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
-            raise ValueError(f"{name} axes {axes} are invalid for shape {x.shape}")  # JAX's
+            # JAX's classes: IndexError from the logical reductions' rule, else ValueError
+            raise (ValueError if keeps_weak else IndexError)(
+                f"{name} axes {axes} are invalid for shape {x.shape}")
         return ShapedArray([d for i, d in enumerate(x.shape) if i not in axes], x.dtype,
                            x.weak_type and keeps_weak)
     return rule

@@ -234,7 +234,8 @@ def _array_function(self, func, types, args, kwargs):
 
 # the same for a concrete Array's methods inside a trace (x.argmax() is JAX's int32 there)
 for _name in ("sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "any",
-              "all", "cumsum", "cumprod", "astype", "clip", "round", "dot", "take"):
+              "all", "cumsum", "cumprod", "astype", "clip", "round", "dot", "take", "squeeze",
+              "ravel", "flatten", "swapaxes", "transpose"):
     setattr(Array, _name, _jax_while_tracing(_name, getattr(Tracer, _name)))
 Tracer.__array_ufunc__ = _array_ufunc
 Tracer.__array_function__ = _array_function
