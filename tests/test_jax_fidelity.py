@@ -79,6 +79,11 @@ def test_dot_of_int_and_python_float_is_weak():
     same(run(lambda i, s: jnp.dot(i, s), I[:2], 2.5), [7.5, -2.5], np.float32, weak=True)
 
 
+def test_product_of_weak_booleans_is_strong():
+    w = lambda s: jnp.broadcast_to(s > 1, (2,))  # noqa: E731
+    same(run(lambda s: jnp.vdot(w(s), w(s)), 2.5), True, np.bool_)
+
+
 def test_max_min_initial_takes_the_operand_dtype():
     same(run(lambda i: jnp.max(i, initial=2.5), I), 5, np.int32)
     same(run(lambda b: jnp.max(b, initial=0), B), True, np.bool_)

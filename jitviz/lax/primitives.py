@@ -765,7 +765,10 @@ def _dot_rule(lhs, rhs, *, dimension_numbers, precision, preferred_element_type)
     lfree = [d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb]
     rfree = [d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb]
     dt = preferred_element_type or lhs.dtype
-    return ShapedArray(batch + lfree + rfree, dt, lhs.weak_type and rhs.weak_type)
+    # weak when both operands are, except for booleans (JAX: a product of weak booleans,
+    # like their logical ops, is strong)
+    weak = lhs.weak_type and rhs.weak_type and np.dtype(dt).kind != "b"
+    return ShapedArray(batch + lfree + rfree, dt, weak)
 
 
 def dot_general_einsum(lhs_ndim, rhs_ndim, dimension_numbers):
