@@ -394,9 +394,9 @@ def test_stack_and_concatenate_promote():
 
 
 def test_shape_errors():
-    with pytest.raises(ValueError, match="cannot reshape"):
+    with pytest.raises(TypeError, match="cannot reshape"):  # JAX's class
         jnp.reshape(X, (5, 3))
-    with pytest.raises(ValueError, match="one unknown dimension"):
+    with pytest.raises(TypeError, match="one unknown axis size"):  # JAX's class
         jnp.reshape(X, (-1, -1))
     with pytest.raises(ValueError, match="squeeze"):
         jnp.squeeze(X, axis=0)
@@ -457,7 +457,7 @@ def test_indexing_errors():
         jitviz.make_jaxpr(lambda a: a[0])(np.zeros((0, 4), f32))  # JAX: nothing to clamp to
     with pytest.raises(IndexError, match="too many indices"):
         jitviz.make_jaxpr(lambda a: a[0, 0, 0])(X)
-    with pytest.raises(IndexError, match="integer or boolean"):
+    with pytest.raises(TypeError, match="integer or boolean"):  # JAX's class
         jitviz.make_jaxpr(lambda a: a[np.array([0.5])])(X)
     with pytest.raises(IndexError, match="static"):
         jitviz.make_jaxpr(lambda a, n: a[:n])(X, 2)

@@ -9,6 +9,8 @@ vecmath.py's, re-exported here.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
@@ -116,8 +118,11 @@ def idiv(a, b):
         return ~(a - a)  # -1 in a's own integer type (a - 1 would mix in a signed literal)
     if b == -1:
         return -a  # the caller's cast wraps -INT_MIN to INT_MIN
-    q = abs(a) // abs(b)
-    return -q if (a < 0) != (b < 0) else q
+    # floor division, then toward zero: abs(INT_MIN) would overflow
+    q = a // b
+    # q + 1 written without a literal (an int literal would mix a signed type into an
+    # unsigned one, and Numba would unify them as float64)
+    return q - ~(a - a) if (a - q * b != 0) and ((a < 0) != (b < 0)) else q
 
 
 @_inline
@@ -125,8 +130,10 @@ def irem(a, b):
     """lax.rem on integers (C's %): the sign of the dividend; x rem 0 is x, as XLA."""
     if b == 0:
         return a
-    r = abs(a) % abs(b)
-    return -r if a < 0 else r
+    if b == -1:
+        return a - a  # INT_MIN rem -1 is 0 (a floor division would overflow)
+    r = a - (a // b) * b  # Python's %: the divisor's sign; abs(INT_MIN) would overflow
+    return r - b if r != 0 and (a < 0) != (b < 0) else r
 
 
 @_inline
@@ -227,13 +234,15 @@ def _mul(a, b):
 
 @_inline
 def fmax(a, b):
-    """np.maximum without branches (so loops using it vectorize): NaN wins, ties keep a."""
-    return a if (a >= b) | (a != a) else b
+    """np.maximum without branches (so loops using it vectorize): NaN wins; of two equal
+    values a, except that +0.0 beats -0.0 (IEEE 754-2019 maximum, as XLA)."""
+    return a if (a > b) | (a != a) | ((a == b) & (math.copysign(1.0, a) > 0)) else b
 
 
 @_inline
 def fmin(a, b):
-    return a if (a <= b) | (a != a) else b
+    """np.minimum's twin: NaN wins; -0.0 beats +0.0."""
+    return a if (a < b) | (a != a) | ((a == b) & (math.copysign(1.0, a) < 0)) else b
 
 
 @_inline

@@ -6,6 +6,8 @@ control flow (`cond`, `switch`, `select`, `while_loop`, `fori_loop`, `scan`), as
 """
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from .. import dtypes
@@ -48,15 +50,39 @@ sin, cos, tan, asin, acos, atan = [_unary(p) for p in (
     P.sin_p, P.cos_p, P.tan_p, P.asin_p, P.acos_p, P.atan_p)]
 sinh, cosh, asinh, acosh, atanh = [_unary(p) for p in (
     P.sinh_p, P.cosh_p, P.asinh_p, P.acosh_p, P.atanh_p)]
-sqrt, rsqrt, cbrt, square, abs, real, imag, conj = [_unary(p) for p in (
-    P.sqrt_p, P.rsqrt_p, P.cbrt_p, P.square_p, P.abs_p, P.real_p, P.imag_p, P.conj_p)]
+sqrt, rsqrt, cbrt, square, abs, real, imag = [_unary(p) for p in (
+    P.sqrt_p, P.rsqrt_p, P.cbrt_p, P.square_p, P.abs_p, P.real_p, P.imag_p)]
 bitwise_not = _unary(P.not_p)
-add, sub, mul, div, rem, pow, max, min, atan2, nextafter = [_binary(p) for p in (
-    P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p, P.pow_p, P.max_p, P.min_p, P.atan2_p,
-    P.nextafter_p)]
+add, sub, mul, div, rem, max, min, atan2, nextafter = [_binary(p) for p in (
+    P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p, P.max_p, P.min_p, P.atan2_p, P.nextafter_p)]
 bitwise_and, bitwise_or, bitwise_xor = [_binary(p) for p in (P.and_p, P.or_p, P.xor_p)]
 shift_left, shift_right_arithmetic = _binary(P.shift_left_p), _binary(P.shift_right_arithmetic_p)
 eq, ne, lt, le, gt, ge = [_binary(p) for p in (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P.ge_p)]
+
+
+def conj(x):
+    """The complex conjugate. JAX also accepts a real float operand: its result is that
+    value as a complex number, with a +0 imaginary part (nothing is negated)."""
+    dt = aval_of(x).dtype
+    if dt.kind == "f":
+        return convert_element_type(x, np.complex128 if dt == np.float64 else np.complex64,
+                                    aval_of(x).weak_type)
+    return P.conj_p.bind(x)
+
+
+def pow(x, y):
+    """`x ** y` elementwise. As in JAX, an integer exponent may go with a float base: it is
+    converted to the base's dtype (pow_p itself takes one dtype), keeping its weak type."""
+    xd, yd = aval_of(x).dtype, aval_of(y).dtype
+    if xd.kind in "fc" and yd.kind in "iu":
+        y = convert_element_type(y, xd, aval_of(y).weak_type)
+    return P.pow_p.bind(x, y)
+
+
+class RoundingMethod(enum.IntEnum):
+    """lax.round's rounding methods, as JAX names them."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
 
 
 def round(x, rounding_method=0):
@@ -122,9 +148,11 @@ def expand_dims(x, dimensions):
 
 def reshape(x, new_sizes, dimensions=None):
     new_sizes = tuple(int(d) for d in new_sizes)
+    if dimensions is not None:  # JAX's meaning: transpose by `dimensions` first
+        x = transpose(x, dimensions)
     if isinstance(x, Tracer) and x.shape == new_sizes:
         return x
-    return P.reshape_p.bind(x, new_sizes=new_sizes, dimensions=dimensions)
+    return P.reshape_p.bind(x, new_sizes=new_sizes, dimensions=None)
 
 
 def transpose(x, permutation):
@@ -155,6 +183,8 @@ def stack(operands, axis):
 
 
 def slice(x, start_indices, limit_indices, strides=None):
+    if aval_of(x).ndim == 0:
+        return x  # nothing to slice (JAX returns the operand)
     ints = lambda xs: tuple(int(i) for i in xs)
     return P.slice_p.bind(x, start_indices=ints(start_indices), limit_indices=ints(limit_indices),
                           strides=None if strides is None else ints(strides))
@@ -193,13 +223,15 @@ def broadcasted_iota(dtype, shape, dimension):
 
 
 def full(shape, fill_value, dtype=None):
-    """An array of `shape` filled with `fill_value` (a `broadcast_in_dim` of a scalar)."""
+    """An array of `shape` (a sequence, or one int as JAX takes it) filled with `fill_value`
+    (a `broadcast_in_dim` of a scalar)."""
+    shape = tuple(shape) if np.iterable(shape) else (int(shape),)
     if dtype is not None:
         fill_value = convert_element_type(fill_value, dtype)
     elif not isinstance(fill_value, Tracer):
         dt, weak = aval_of(fill_value).dtype, aval_of(fill_value).weak_type
         fill_value = convert_element_type(fill_value, dt, weak)
-    return broadcast_in_dim(fill_value, tuple(shape), ())
+    return broadcast_in_dim(fill_value, shape, ())
 
 
 def _reducer(prim):
@@ -214,12 +246,20 @@ reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = [_reduc
     P.reduce_or_p)]
 
 
+def _ordered(x):
+    """float16 compared as float32 (exact, same order, NaN kept): Numba's kernels have no
+    float16 arithmetic."""
+    if aval_of(x).dtype == np.float16:
+        return convert_element_type(x, np.float32, aval_of(x).weak_type)
+    return x
+
+
 def argmax(x, axis, index_dtype):
-    return P.argmax_p.bind(x, axes=(int(axis),), index_dtype=np.dtype(index_dtype))
+    return P.argmax_p.bind(_ordered(x), axes=(int(axis),), index_dtype=np.dtype(index_dtype))
 
 
 def argmin(x, axis, index_dtype):
-    return P.argmin_p.bind(x, axes=(int(axis),), index_dtype=np.dtype(index_dtype))
+    return P.argmin_p.bind(_ordered(x), axes=(int(axis),), index_dtype=np.dtype(index_dtype))
 
 
 def cumsum(x, axis=0, reverse=False):
@@ -230,19 +270,37 @@ def cumprod(x, axis=0, reverse=False):
     return P.cumprod_p.bind(x, axis=int(axis), reverse=bool(reverse))
 
 
+def _numeric_only(name, x):
+    """JAX's lax.cummax/cummin take numbers only (the primitives here also serve booleans,
+    for jitviz's own rules)."""
+    P._check_kind(name, aval_of(x).dtype, P.NUMERIC)
+
+
 def cummax(x, axis=0, reverse=False):
+    _numeric_only("cummax", x)
     return P.cummax_p.bind(x, axis=int(axis), reverse=bool(reverse))
 
 
 def cummin(x, axis=0, reverse=False):
+    _numeric_only("cummin", x)
     return P.cummin_p.bind(x, axis=int(axis), reverse=bool(reverse))
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
-    pet = np.dtype(preferred_element_type) if preferred_element_type is not None \
-        else aval_of(lhs).dtype
+    in_dt = aval_of(lhs).dtype
+    pet = np.dtype(preferred_element_type) if preferred_element_type is not None else in_dt
+    if in_dt.kind in "fc" and pet.kind in "iub":
+        # a float product asked for as integers: computed in floats, then converted as
+        # convert_element_type converts (saturating, as XLA does), on every backend
+        out = P.dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
+                                   preferred_element_type=in_dt)
+        return convert_element_type(out, pet, aval_of(out).weak_type)
+    if pet != in_dt:
+        # a wider or float accumulation (float16 summed in float32, int32 products in
+        # float32): the operands are converted first, as XLA accumulates in that type
+        lhs, rhs = (convert_element_type(v, pet, aval_of(v).weak_type) for v in (lhs, rhs))
     return P.dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
                                 preferred_element_type=pet)
 

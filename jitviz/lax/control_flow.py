@@ -138,9 +138,9 @@ def _cond_rule(index, *operands, branches):
         if len(ins) != len(operands) or not all(a.same_type(b) for a, b in zip(ins, operands)):
             raise TypeError("cond branch inputs do not match its operands: "
                             f"({_types_text(ins)}) vs ({_types_text(operands)})")
-    outs = branches[0].jaxpr.out_avals
-    return [ShapedArray(a.shape, a.dtype, all(b.jaxpr.out_avals[i].weak_type for b in branches))
-            for i, a in enumerate(outs)]
+    # JAX's cond_p types its results as branch 0 does (the false branch of lax.cond, the
+    # first of lax.switch): the other branches may differ in weak typing only
+    return list(branches[0].jaxpr.out_avals)
 
 
 def _cond_impl(index, *operands, branches):
@@ -203,7 +203,7 @@ def _bind_cond(index, funs, operands, labels, purpose):
     order = list(reversed(range(len(funs)))) if purpose == "cond" else list(range(len(funs)))
     _check_same_outputs([common[i][1] for i in order], [jaxprs[i] for i in order],
                         [funs[i] for i in order], [labels[i] for i in order])
-    # branches may differ in weak typing (JAX allows it): the result is weak only if all are
+    # branches may differ in weak typing (JAX allows it): the result is typed as branch 0's
     outs = cond_p.bind(index, *hoisted, *leaves,
                        branches=tuple(ClosedJaxpr(j, ()) for j in jaxprs))
     return tree_unflatten(common[0][1], outs)

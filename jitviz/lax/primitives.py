@@ -149,7 +149,13 @@ def _integer_pow(x, *, y):
 
 
 neg_p = unary("neg", np.negative, NUMERIC, "-({0})")
-sign_p = unary("sign", np.sign, NUMERIC, "np.sign({0})")
+def _sign(x):
+    """XLA's sign keeps a zero's sign (sign(-0.0) is -0.0); NumPy's gives +0.0."""
+    x = np.asarray(x)
+    return np.where(x == 0, x, np.sign(x))
+
+
+sign_p = unary("sign", _sign, NUMERIC, "(({0}) if ({0}) == 0 else np.sign({0}))")
 floor_p = unary("floor", np.floor, FLOAT, "np.floor({0})")
 ceil_p = unary("ceil", np.ceil, FLOAT, "np.ceil({0})")
 is_finite_p = unary("is_finite", np.isfinite, FLOAT, "np.isfinite({0})",
@@ -204,14 +210,28 @@ def _integer_pow_rule(x, *, y):
 integer_pow_p = primitive("integer_pow", abstract_eval=_integer_pow_rule,
                           impl=_quiet(_integer_pow), scalar="({0}) ** {y}", kind="elementwise")
 
+def _ieee_extremum(np_fn, positive):
+    """np.maximum/np.minimum, with IEEE 754-2019's order of zeros (max(-0.0, 0.0) is 0.0,
+    min is -0.0, whatever the operands' order), as XLA computes them."""
+    def impl(x, y):
+        x, y = np.asarray(x), np.asarray(y)
+        r = np_fn(x, y)
+        if r.dtype.kind != "f":
+            return r
+        tie = (x == y) & (x == 0)
+        pick_x = ~np.signbit(x) if positive else np.signbit(x)
+        return np.where(tie, np.where(pick_x, x, y), r).astype(r.dtype)
+    return impl
+
+
 add_p = binary("add", np.add, NUMERIC, "({0}) + ({1})")
 sub_p = binary("sub", np.subtract, NUMERIC, "({0}) - ({1})")
 mul_p = binary("mul", np.multiply, NUMERIC, "({0}) * ({1})")
 div_p = binary("div", _int_div, NUMERIC, "({0}) / ({1})")
 rem_p = binary("rem", _rem, NUMERIC, "np.fmod({0}, {1})")
 pow_p = binary("pow", _pow, INEXACT, "({0}) ** ({1})")
-max_p = binary("max", np.maximum, ANY, "max({0}, {1})")
-min_p = binary("min", np.minimum, ANY, "min({0}, {1})")
+max_p = binary("max", _ieee_extremum(np.maximum, True), ANY, "max({0}, {1})")
+min_p = binary("min", _ieee_extremum(np.minimum, False), ANY, "min({0}, {1})")
 atan2_p = binary("atan2", np.arctan2, FLOAT, "np.arctan2({0}, {1})")
 nextafter_p = binary("nextafter", np.nextafter, FLOAT, "np.nextafter({0}, {1})")
 and_p = binary("and", np.bitwise_and, INTEGRAL, "({0}) & ({1})")
@@ -293,7 +313,8 @@ def _clamp_rule(lo, x, hi):
                             f"{lo.dtype.name}, {x.dtype.name}, {hi.dtype.name}.")
         if b.shape not in ((), x.shape):
             raise TypeError(f"clamp bounds must be scalars or have shape {x.shape}")
-    return x
+    # JAX's standard weak-type rule: weak only if every operand is
+    return ShapedArray(x.shape, x.dtype, lo.weak_type and x.weak_type and hi.weak_type)
 
 
 clamp_p = primitive("clamp", abstract_eval=_clamp_rule,
@@ -477,7 +498,9 @@ def _dus_rule(x, update, *starts):
                         "with one start index per dimension")
     if any(u > d for u, d in zip(update.shape, x.shape)):
         raise TypeError(f"dynamic_update_slice update {update.shape} larger than {x.shape}")
-    return ShapedArray(x.shape, x.dtype, x.weak_type)
+    # JAX's standard rule: weak only if every operand is, the start indices included
+    weak = all(a.weak_type for a in (x, update) + starts)
+    return ShapedArray(x.shape, x.dtype, weak)
 
 
 def _dus_impl(x, update, *starts):
@@ -593,13 +616,17 @@ iota_p = primitive("iota", abstract_eval=_iota_rule, impl=_iota_impl,
 
 # --- reductions ----------------------------------------------------------------------------
 
-def _reduce_rule(name, accepts):
+def _reduce_rule(name, accepts, keeps_weak=True):
+    """The reduced shape, in x's dtype; weakly typed if x is, except for the logical
+    reductions (JAX types reduce_and/reduce_or results strongly)."""
     def rule(x, *, axes):
         _check_kind(name, x.dtype, accepts)
         if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
-            raise TypeError(f"{name} axes {axes} are invalid for shape {x.shape}")
+            # JAX's classes: IndexError from the logical reductions' rule, else ValueError
+            raise (ValueError if keeps_weak else IndexError)(
+                f"{name} axes {axes} are invalid for shape {x.shape}")
         return ShapedArray([d for i, d in enumerate(x.shape) if i not in axes], x.dtype,
-                           x.weak_type)
+                           x.weak_type and keeps_weak)
     return rule
 
 
@@ -611,8 +638,14 @@ def _identity_reduce(ufunc, identity_of):
 
 
 def _reduce_sum_impl(x, *, axes):
+    """A float sum starts from -0.0, the additive identity (a sum of -0.0s is -0.0, as in
+    XLA and in the compiled kernels); NumPy's pairwise sum starts from +0.0. An empty sum
+    is +0.0 all the same."""
     x = np.asarray(x)
-    return np.add.reduce(x, axis=tuple(axes), dtype=x.dtype)
+    empty = any(x.shape[a] == 0 for a in axes)
+    initial = -0.0 if x.dtype.kind == "f" and not empty else None
+    return np.add.reduce(x, axis=tuple(axes), dtype=x.dtype,
+                         **({} if initial is None else {"initial": initial}))
 
 
 def _reduce_prod_impl(x, *, axes):
@@ -623,15 +656,28 @@ def _reduce_prod_impl(x, *, axes):
 def _reduce_max_impl(x, *, axes):
     x = np.asarray(x)
     if x.dtype.kind in "fc" and x.size:  # NaN propagates, as in XLA
-        return np.max(x, axis=tuple(axes), initial=lowest(x.dtype))
+        r = np.max(x, axis=tuple(axes), initial=lowest(x.dtype))
+        return _zero_sign(r, x, axes, positive=True) if x.dtype.kind == "f" else r
     return np.maximum.reduce(x, axis=tuple(axes), initial=lowest(x.dtype))
 
 
 def _reduce_min_impl(x, *, axes):
     x = np.asarray(x)
     if x.dtype.kind in "fc" and x.size:
-        return np.min(x, axis=tuple(axes), initial=highest(x.dtype))
+        r = np.min(x, axis=tuple(axes), initial=highest(x.dtype))
+        return _zero_sign(r, x, axes, positive=False) if x.dtype.kind == "f" else r
     return np.minimum.reduce(x, axis=tuple(axes), initial=highest(x.dtype))
+
+
+def _zero_sign(r, x, axes, positive):
+    """A zero max is +0.0 if the slice holds a +0.0 (IEEE 754-2019 maximum, XLA's: -0 < +0),
+    a zero min -0.0 if it holds a -0.0; NumPy keeps whichever zero came first."""
+    signed = np.signbit(x) if not positive else ~np.signbit(x)
+    has = np.any((x == 0) & signed, axis=tuple(axes))
+    zero = np.where(positive, 0.0, -0.0).astype(x.dtype)
+    return np.where((r == 0) & has, zero, r).astype(x.dtype)
+
+
 
 
 reduce_sum_p = primitive("reduce_sum", abstract_eval=_reduce_rule("reduce_sum", NUMERIC),
@@ -643,11 +689,11 @@ reduce_max_p = primitive("reduce_max", abstract_eval=_reduce_rule("reduce_max", 
                          impl=_quiet(_reduce_max_impl), kind="reduction", scalar="max")
 reduce_min_p = primitive("reduce_min", abstract_eval=_reduce_rule("reduce_min", ANY),
                          impl=_quiet(_reduce_min_impl), kind="reduction", scalar="min")
-reduce_and_p = primitive("reduce_and", abstract_eval=_reduce_rule("reduce_and", INTEGRAL),
+reduce_and_p = primitive("reduce_and", abstract_eval=_reduce_rule("reduce_and", INTEGRAL, False),
                          impl=_identity_reduce(np.bitwise_and, lambda dt: highest(dt) if
                                                dt.kind != "i" else -1),
                          kind="reduction", scalar="&")
-reduce_or_p = primitive("reduce_or", abstract_eval=_reduce_rule("reduce_or", INTEGRAL),
+reduce_or_p = primitive("reduce_or", abstract_eval=_reduce_rule("reduce_or", INTEGRAL, False),
                         impl=_identity_reduce(np.bitwise_or, lambda dt: 0 if dt.kind != "b"
                                               else False),
                         kind="reduction", scalar="|")
@@ -657,7 +703,7 @@ def _arg_rule(name):
     def rule(x, *, axes, index_dtype):
         _check_kind(name, x.dtype, ANY)
         if len(axes) != 1 or not 0 <= axes[0] < x.ndim:
-            raise TypeError(f"{name} takes exactly one valid axis, got {axes} for {x.shape}")
+            raise ValueError(f"Invalid axis {axes} for operand shape {x.shape}")  # JAX's
         if x.shape[axes[0]] == 0:
             raise ValueError(f"attempt to get {name} of an empty sequence")
         return ShapedArray([d for i, d in enumerate(x.shape) if i != axes[0]], index_dtype)
@@ -675,8 +721,8 @@ argmin_p = primitive("argmin", abstract_eval=_arg_rule("argmin"),
 def _cum_rule(name):
     def rule(x, *, axis, reverse):
         _check_kind(name, x.dtype, NUMERIC if name != "cummax" and name != "cummin" else ANY)
-        if not 0 <= axis < max(x.ndim, 1):
-            raise TypeError(f"{name} axis {axis} out of range for shape {x.shape}")
+        if not 0 <= axis < x.ndim:  # JAX's ValueError (a 0-d operand has no axis 0)
+            raise ValueError(f"axis {axis} is out of bounds for array of shape {x.shape}")
         return x
     return rule
 
@@ -719,7 +765,10 @@ def _dot_rule(lhs, rhs, *, dimension_numbers, precision, preferred_element_type)
     lfree = [d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb]
     rfree = [d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb]
     dt = preferred_element_type or lhs.dtype
-    return ShapedArray(batch + lfree + rfree, dt, lhs.weak_type and rhs.weak_type)
+    # weak when both operands are, except for booleans (JAX: a product of weak booleans,
+    # like their logical ops, is strong)
+    weak = lhs.weak_type and rhs.weak_type and np.dtype(dt).kind != "b"
+    return ShapedArray(batch + lfree + rfree, dt, weak)
 
 
 def dot_general_einsum(lhs_ndim, rhs_ndim, dimension_numbers):
@@ -744,10 +793,19 @@ def _dot_impl(lhs, rhs, *, dimension_numbers, precision, preferred_element_type)
     dt = preferred_element_type or lhs.dtype
     if not lb and lhs.ndim <= 2 and rhs.ndim <= 2 and tuple(lc) == (lhs.ndim - 1,) and \
             tuple(rc) == (0,):
-        return np.matmul(lhs, rhs).astype(dt, copy=False) if lhs.ndim and rhs.ndim \
-            else np.dot(lhs, rhs).astype(dt, copy=False)
+        return _as_result(np.matmul(lhs, rhs) if lhs.ndim and rhs.ndim else np.dot(lhs, rhs),
+                          dt)
     spec = dot_general_einsum(lhs.ndim, rhs.ndim, dimension_numbers)
-    return np.einsum(spec, lhs, rhs).astype(dt, copy=False)
+    return _as_result(np.einsum(spec, lhs, rhs), dt)
+
+
+def _as_result(r, dt):
+    """The product in preferred_element_type, converted as convert_element_type converts
+    (a float product given an integer type saturates, as in XLA)."""
+    r = np.asarray(r)
+    if r.dtype.kind == "f" and np.dtype(dt).kind in "iu":
+        return _saturating_float_to_int(r, dt)
+    return r.astype(dt, copy=False)
 
 
 class _DimNums(str):

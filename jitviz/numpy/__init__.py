@@ -58,7 +58,10 @@ class _ScalarType:
         self.__name__ = self.dtype.name
 
     def __call__(self, x):
-        return asarray(x, self.dtype)
+        """jnp.float32(x): x as a strongly typed array of this dtype (even a weak one of
+        the same dtype, as JAX converts it)."""
+        from ._core import to_dtype
+        return to_dtype(asarray(x, self.dtype), self.dtype, False)
 
     def __repr__(self):
         return f"jnp.{self.dtype.name}"
@@ -86,7 +89,13 @@ signedinteger, unsignedinteger, complexfloating = \
 
 
 def issubdtype(arg1, arg2):
-    return _np.issubdtype(getattr(arg1, "dtype", arg1), getattr(arg2, "dtype", arg2))
+    return _np.issubdtype(_dtype_like(arg1), _dtype_like(arg2))
+
+
+def _dtype_like(arg):
+    """A dtype, or a NumPy class (a category such as jnp.integer, or a scalar type) as
+    it is: on a class, `.dtype` is NumPy's attribute descriptor, not a dtype."""
+    return arg if isinstance(arg, type) else getattr(arg, "dtype", arg)
 
 
 def result_type(*args):
@@ -112,12 +121,21 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|a - b| <= atol + rtol * |b| (rtol and atol in a's dtype), as JAX corrects it: an
+    infinity is close only to the same infinity, a NaN to nothing (unless equal_nan)."""
+    from ._core import to_dtype
     a, b = _promote_inexact(a, b)
-    close = less_equal(absolute(subtract(a, b)), add(atol, multiply(rtol, absolute(b))))
-    eq = equal(a, b)
-    out = logical_or(close, eq)
+    dt = result_type(a)
+    real = _np.real(_np.zeros((), dt)).dtype
+    tol = add(to_dtype(atol, real), multiply(to_dtype(rtol, real), absolute(b)))
+    out = less_equal(absolute(subtract(a, b)), tol)
+    a_inf, b_inf = isinf(a), isinf(b)
+    out = logical_and(out, logical_not(logical_or(a_inf, b_inf)))
+    out = logical_or(out, logical_and(logical_and(a_inf, b_inf), equal(a, b)))
+    a_nan, b_nan = isnan(a), isnan(b)
+    out = logical_and(out, logical_not(logical_or(a_nan, b_nan)))
     if equal_nan:
-        out = logical_or(out, logical_and(isnan(a), isnan(b)))
+        out = logical_or(out, logical_and(a_nan, b_nan))
     return out
 
 

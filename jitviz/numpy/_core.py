@@ -114,24 +114,31 @@ def broadcast_args(*args, keep_scalars: bool = True):
     dimensions are left for the primitive to stretch. Otherwise broadcast fully."""
     shapes = [lax.aval_of(a).shape for a in args]
     if keep_scalars:
-        # the primitive's rule checks the sizes: JAX's TypeError ("add got incompatible
-        # shapes for broadcasting"), naming the line and the arguments behind each operand
+        # operands of one rank: the primitive's rule checks the sizes (JAX's TypeError, "add
+        # got incompatible shapes for broadcasting"); of several ranks, JAX's rank promotion
+        # checks them first (its ValueError). Both name the line and the arguments.
+        if len({len(s) for s in shapes if s}) > 1:
+            _broadcast_shape(shapes, args)
         return [promote_rank(a, max(map(len, shapes))) for a in args]
+    target = _broadcast_shape(shapes, args)
+    return [a if s == target else broadcast_to_shape(a, target) for a, s in zip(args, shapes)]
+
+
+def _broadcast_shape(shapes, args):
     try:
-        target = np.broadcast_shapes(*shapes)
+        return np.broadcast_shapes(*shapes)
     except ValueError:
         raise explain.operand_error(ValueError(
             f"Incompatible shapes for broadcasting: shapes={shapes}"), args) from None
-    return [a if s == target else broadcast_to_shape(a, target) for a, s in zip(args, shapes)]
 
 
 def canonical_axis(axis, ndim, what="axis"):
     axis = operator.index(explain.concrete_or_error(
         axis, f"It arose in the {what} argument, which must be a static integer."))
-    if not -ndim <= axis < max(ndim, 1):
+    if not -ndim <= axis < ndim:  # a 0-d array has no axis 0 either (JAX's ValueError)
         raise np.exceptions.AxisError(f"{what} {axis} is out of bounds for array of "
                                       f"dimension {ndim}")
-    return axis % max(ndim, 1)
+    return axis % ndim
 
 
 def canonical_axes(axis, ndim):

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..array import Array
 from ..core.source import source_info_of_frame, user_frame
-from ..core.trace import Tracer
+from ..core.trace import Tracer, current_trace
 from ..errors import UnsupportedOperationError
 from . import indexing, linalg, reductions, ufuncs, updates
 
@@ -53,7 +53,49 @@ Tracer.__neg__ = lambda self: ufuncs.negative(self)
 Tracer.__pos__ = lambda self: ufuncs.positive(self)
 Tracer.__abs__ = lambda self: ufuncs.absolute(self)
 Tracer.__invert__ = lambda self: ufuncs.invert(self)
-Tracer.__round__ = lambda self, ndigits=None: ufuncs.round(self, ndigits or 0)
+
+
+def _jax_while_tracing(name, f):
+    """A concrete Array's operator inside a trace (a 0-d one made there, or a constant the
+    function closes over) computes as JAX's Array does; outside a trace it stays NumPy's
+    (README: results are NumPy ndarray subclasses)."""
+    numpy_op = getattr(np.ndarray, name)
+    binary = name.startswith("__") and name not in ("__neg__", "__pos__", "__abs__",
+                                                    "__invert__")
+
+    def op(self, *args, **kw):
+        if current_trace() is None or (binary and not _is_operand(args[0])):
+            return numpy_op(self, *args, **kw)
+        return f(self, *args, **kw)
+    op.__name__ = name
+    return op
+
+
+for _name, _f in _BINARY.items():
+    if _name != "divmod" and hasattr(np.ndarray, f"__{_name}__"):
+        setattr(Array, f"__{_name}__", _jax_while_tracing(f"__{_name}__", _f))
+        setattr(Array, f"__r{_name}__", _jax_while_tracing(f"__r{_name}__", _swap(_f)))
+for _name, _f in {"lt": ufuncs.less, "le": ufuncs.less_equal, "gt": ufuncs.greater,
+                  "ge": ufuncs.greater_equal, "eq": ufuncs.equal, "ne": ufuncs.not_equal,
+                  "neg": ufuncs.negative, "pos": ufuncs.positive, "abs": ufuncs.absolute,
+                  "invert": ufuncs.invert}.items():
+    setattr(Array, f"__{_name}__", _jax_while_tracing(f"__{_name}__", _f))
+
+
+def _round(self, ndigits=None):
+    """round(x): JAX's __round__ gives the default integer type without ndigits (as
+    Python's round of a float gives an int), x's type with them."""
+    out = ufuncs.round(self, ndigits or 0)
+    if ndigits is None:
+        from .. import dtypes
+        from ._core import to_dtype
+        return to_dtype(out, dtypes.default_int())
+    return out
+
+
+Tracer.__round__ = _round
+Array.__round__ = lambda self, ndigits=None: _round(self, ndigits) if current_trace() \
+    is not None else np.round(self, ndigits or 0)
 Tracer.__getitem__ = lambda self, idx: indexing.getitem(self, idx)
 
 
@@ -157,7 +199,8 @@ Tracer.imag = property(lambda self: ufuncs.imag(self))
 Tracer.copy = lambda self: self
 Tracer.take = lambda self, indices, axis=None, mode=None, fill_value=None: \
     indexing.take(self, indices, axis, mode, fill_value)
-Tracer.nonzero = lambda self: indexing.nonzero(self)
+Tracer.nonzero = lambda self, *, size=None, fill_value=None: indexing.nonzero(
+    self, size=size, fill_value=fill_value)
 
 
 # --- NumPy dispatch -------------------------------------------------------------------------
@@ -213,6 +256,11 @@ def _array_function(self, func, types, args, kwargs):
     return f(*args, **kwargs)
 
 
+# the same for a concrete Array's methods inside a trace (x.argmax() is JAX's int32 there)
+for _name in ("sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "any",
+              "all", "cumsum", "cumprod", "astype", "clip", "round", "dot", "take", "squeeze",
+              "ravel", "flatten", "swapaxes", "transpose"):
+    setattr(Array, _name, _jax_while_tracing(_name, getattr(Tracer, _name)))
 Tracer.__array_ufunc__ = _array_ufunc
 Tracer.__array_function__ = _array_function
 

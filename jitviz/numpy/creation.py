@@ -9,7 +9,7 @@ from .. import dtypes, lax
 from ..array import Array, as_array
 from ..core import explain
 from ..core.trace import Tracer, stage
-from ._core import broadcast_to_shape, concrete_shape, to_dtype
+from ._core import aval, broadcast_to_shape, concrete_shape, to_dtype
 
 
 def _has_tracer(obj) -> bool:
@@ -161,25 +161,26 @@ def empty(shape, dtype=None):
     return zeros(shape, dtype)
 
 
-def _like(a, dtype, shape):
-    from ._core import aval
+def _like(a, fill_value, dtype, shape):
+    """full(shape of a, fill_value) in a's dtype; weakly typed when a is and no dtype is
+    given (JAX's lax.full_like keeps the weak type)."""
+    from ._core import aval, to_dtype
     av = aval(a)
-    return (av.shape if shape is None else shape), (dtype or av.dtype)
+    out = full(av.shape if shape is None else shape, fill_value, dtype or av.dtype)
+    weak = dtype is None and av.weak_type and aval(fill_value).ndim == 0  # an array fill: strong
+    return to_dtype(out, aval(out).dtype, True) if weak else out
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
-    shape, dtype = _like(a, dtype, shape)
-    return full(shape, fill_value, dtype)
+    return _like(a, fill_value, dtype, shape)
 
 
 def zeros_like(a, dtype=None, shape=None):
-    shape, dtype = _like(a, dtype, shape)
-    return full(shape, 0, dtype)
+    return _like(a, 0, dtype, shape)
 
 
 def ones_like(a, dtype=None, shape=None):
-    shape, dtype = _like(a, dtype, shape)
-    return full(shape, 1, dtype)
+    return _like(a, 1, dtype, shape)
 
 
 def empty_like(a, dtype=None, shape=None):
@@ -223,7 +224,10 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         raise NotImplementedError("jnp.linspace supports axis=0 only")
     from .ufuncs import add, multiply, subtract, true_divide
     from .indexing import where
-    dtype = dtypes.canonical_creation_dtype(dtype) or dtypes.default_float()
+    # JAX's default: the inexact form of start's and stop's promoted type (an int32 start
+    # gives float32 with x64 too; Python numbers the default float)
+    dtype = dtypes.canonical_creation_dtype(dtype) or dtypes.to_inexact(
+        dtypes.result_type(*[(aval(v).dtype, aval(v).weak_type) for v in (start, stop)])[0])
     start, stop = to_dtype(_array(start) if not isinstance(start, Tracer) else start, dtype), \
         to_dtype(_array(stop) if not isinstance(stop, Tracer) else stop, dtype)
     div = (num - 1) if endpoint else num

@@ -3,6 +3,8 @@ dynamic_slice, gather and select_n. A traced boolean mask is an error (the resul
 would depend on values), as in JAX."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import lax
@@ -27,20 +29,56 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
 
 
 def nonzero(a, *, size=None, fill_value=None):
-    if isinstance(a, Tracer):
-        raise explain.concretization_error(
-            a, "nonzero", context="The size argument of jnp.nonzero must be statically "
-            "specified to use jnp.nonzero within jitviz transformations: the number of nonzero "
-            "elements decides the result's shape. Use jnp.where(cond, x, y) to keep the shape.")
-    from ..array import as_array
-    return tuple(as_array(i.astype(np.int32)) for i in np.nonzero(np.asarray(a)))
+    """The indices of the nonzero elements, one array per dimension. Under a trace the
+    result's length must be static: `size=` pads (with `fill_value`, else 0) or truncates,
+    as in JAX."""
+    if aval(a).ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
+                         "jnp.atleast_1d(scalar).nonzero() instead.")
+    if size is None:
+        if isinstance(a, Tracer):
+            raise explain.concretization_error(
+                a, "nonzero", context="The size argument of jnp.nonzero must be statically "
+                "specified to use jnp.nonzero within jitviz transformations: the number of "
+                "nonzero elements decides the result's shape. Use jnp.where(cond, x, y) to "
+                "keep the shape.")
+        from ..array import as_array
+        from .. import dtypes
+        return tuple(as_array(i.astype(dtypes.default_int()))
+                     for i in np.nonzero(np.asarray(a)))
+    return _nonzero_sized(a, operator.index(size), fill_value)
 
 
-def argwhere(a):
-    from ..array import as_array
-    if isinstance(a, Tracer):
-        nonzero(a)
-    return as_array(np.argwhere(np.asarray(a)).astype(np.int32))
+def _nonzero_sized(a, size, fill_value):
+    """JAX's formula: the j-th flat index is the number of positions whose running count
+    of nonzeros is <= j (so past the last nonzero it is the size of `a`, whose unravelled
+    coordinates are all 0), unravelled by strides, then `fill_value` past the count."""
+    from .. import dtypes
+    from . import creation, reductions
+    from .shape import ravel
+    from .ufuncs import _to_bool, floor_divide, less_equal, remainder
+    dims, int_ = aval(a).shape, dtypes.default_int()
+    if size == 0 or aval(a).size == 0:
+        return tuple(creation.zeros(size, int_) for _ in dims)
+    mask = ravel(_to_bool(a))
+    seen = reductions.cumsum(mask)
+    j = creation.arange(size, dtype=aval(seen).dtype)
+    flat = reductions.sum(less_equal(seen[None, :], j[:, None]), axis=1, dtype=int_)
+    strides = [int(np.prod(dims[k + 1:])) for k in range(len(dims))]
+    out = tuple(remainder(floor_divide(flat, st), n) for st, n in zip(strides, dims))
+    if fill_value is None:
+        return out
+    fills = fill_value if isinstance(fill_value, tuple) else (fill_value,) * len(dims)
+    past = creation.arange(size) >= reductions.sum(mask)
+    return tuple(where(past, f, o) for f, o in zip(fills, out))
+
+
+def argwhere(a, *, size=None, fill_value=None):
+    """The indices of the nonzero elements as rows, (count or `size`, ndim), as JAX."""
+    from .shape import atleast_1d, reshape, stack
+    nd = aval(a).ndim
+    out = stack(nonzero(atleast_1d(a), size=size, fill_value=fill_value), axis=1)
+    return reshape(out[:, :0], (aval(out).shape[0], 0)) if nd == 0 else out
 
 
 # --- x[idx] ------------------------------------------------------------------------------
@@ -58,7 +96,8 @@ def _expand_index(idx, ndim):
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but "
                          f"{used} were indexed")
     if n_ell:
-        k = idx.index(Ellipsis)
+        # by identity: list.index would compare a NumPy index array with == (ambiguous)
+        k = next(j for j, i in enumerate(idx) if i is Ellipsis)
         idx = idx[:k] + [slice(None)] * (ndim - used) + idx[k + 1:]
     else:
         idx = idx + [slice(None)] * (ndim - used)
@@ -136,9 +175,11 @@ def _is_array_index(e):
 
 def _check_int_dtype(e):
     dt = aval(e).dtype
+    if dt == np.bool_ and isinstance(e, Tracer):  # a traced 0-d mask: JAX's IndexError
+        raise explain.boolean_index_error(e)
     if dt.kind not in "iu":
-        raise IndexError(f"Indexer must have integer or boolean type, got indexer with type "
-                         f"{dt.name}")
+        raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
+                        f"{dt.name}")
 
 
 def _static_slices(x, entries, shape):
@@ -231,8 +272,8 @@ def _advanced(x, entries, shape):
         else:
             arr = np.asarray(e)
             if arr.dtype.kind not in "iu":
-                raise IndexError(f"Indexer must have integer or boolean type, got indexer with "
-                                 f"type {arr.dtype}")
+                raise TypeError(f"Indexer must have integer or boolean type, got indexer with "
+                                f"type {arr.dtype}")
             idx.append(_normalized_static(arr, shape[d]))
     consecutive = adv == list(range(adv[0], adv[0] + len(adv)))
     if not consecutive:  # NumPy puts the broadcast dimensions first
@@ -273,9 +314,10 @@ def take(a, indices, axis=None, mode=None, fill_value=None):
     ax = canonical_axis(axis, len(shape))
     idx = indices if isinstance(indices, Tracer) else _static_take_indices(indices)
     _check_int_dtype(idx)
-    out_shape = shape[:ax] + tuple(aval(idx).shape) + shape[ax + 1:]
-    if shape[ax] == 0 and np.prod(out_shape):
-        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+    if shape[ax] == 0:  # JAX returns the (flattened) operand itself for empty indices
+        if aval(idx).size:
+            raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+        return a
     rule = _TAKE_MODES.get("fill" if mode is None else mode)
     if rule is None:
         raise ValueError(f"Invalid mode {mode!r} for jnp.take: choose 'fill', 'clip' or "
@@ -317,18 +359,23 @@ def _take_fill(a, idx, ax, fill_value):
     from .shape import reshape
     # the mask lines up with the gathered dimensions, which replace axis `ax`
     mask_shape = (1,) * ax + tuple(aval(outside).shape) + (1,) * (nd - ax - 1)
-    fill = _take_fill_value(aval(a).dtype, fill_value)
-    return where(reshape(outside, mask_shape), fill, out)
+    fill = _take_fill_value(aval(a).dtype, aval(a).weak_type, fill_value)
+    # a select of two values of a's type, not jnp.where: promotion would make a weak bool
+    # strong (JAX fills inside the gather, so the result keeps a's type)
+    mask, fill, out = broadcast_args(reshape(outside, mask_shape), fill, out,
+                                     keep_scalars=False)
+    return lax.select_n(mask, out, fill)
 
 
-def _take_fill_value(dtype, fill_value):
-    """jnp.take's default fill: NaN, the lowest signed / highest unsigned integer, True."""
-    if fill_value is not None:
-        return to_dtype(fill_value, dtype)
-    dt = np.dtype(dtype)
-    defaults = {"f": lambda: np.nan, "c": lambda: np.nan, "b": lambda: True,
-                "i": lambda: np.iinfo(dt).min, "u": lambda: np.iinfo(dt).max}
-    return np.asarray(defaults[dt.kind](), dt)[()]
+def _take_fill_value(dtype, weak, fill_value):
+    """jnp.take's default fill: NaN, the lowest signed / highest unsigned integer, True;
+    in the operand's dtype and weak type (a weak operand's take stays weak, as in JAX)."""
+    if fill_value is None:
+        dt = np.dtype(dtype)
+        defaults = {"f": lambda: np.nan, "c": lambda: np.nan, "b": lambda: True,
+                    "i": lambda: np.iinfo(dt).min, "u": lambda: np.iinfo(dt).max}
+        fill_value = np.asarray(defaults[dt.kind](), dt)[()]
+    return to_dtype(fill_value, dtype, weak)
 
 
 def _as_gather_index(idx):

@@ -11,12 +11,13 @@ from ._core import aval, promote
 def _dot_operands(a, b):
     """The operands of a product, in one dtype. JAX hands mixed dtypes to dot_general with
     preferred_element_type; jitviz's dot_general takes one dtype, so only an operand of
-    another dtype is converted (a difference in weak type alone needs no convert)."""
+    another dtype is converted (a difference in weak type alone needs no convert), to the
+    promoted weak type: the product of an int32 array and a Python float is weak."""
     from ._core import _scalarize, to_dtype
     a, b = _scalarize(a), _scalarize(b)
     avals = [aval(a), aval(b)]
     dt, weak = dtypes.result_type(*[(v.dtype, v.weak_type) for v in avals])
-    return [x if v.dtype == dt else to_dtype(x, dt, weak and v.weak_type)
+    return [x if v.dtype == dt else to_dtype(x, dt, weak)
             for x, v in zip((a, b), avals)]
 
 
@@ -127,12 +128,16 @@ def tensordot(a, b, axes=2):
 
 
 def trace(a, offset=0, axis1=0, axis2=1):
+    from ._core import canonical_axis, to_dtype
     from .creation import eye
+    from .indexing import where
     from .reductions import sum
-    from .ufuncs import multiply
+    from .shape import moveaxis
     (a,) = promote(a)
     s = aval(a).shape
-    mask = eye(s[axis1], s[axis2], k=offset, dtype=aval(a).dtype)
-    from .shape import moveaxis
+    axis1, axis2 = canonical_axis(axis1, len(s)), canonical_axis(axis2, len(s))  # JAX's errors
+    # the diagonal selected, not multiplied by a 0/1 mask: a NaN off the diagonal (or a
+    # diagonal past the edge, an empty one: 0) does not count
+    mask = eye(s[axis1], s[axis2], k=offset, dtype=np.bool_)
     a = moveaxis(a, (axis1, axis2), (-2, -1))
-    return sum(multiply(a, mask), axis=(-2, -1))
+    return sum(where(mask, a, to_dtype(0, aval(a).dtype)), axis=(-2, -1))

@@ -54,10 +54,29 @@ def _accumulated(a, dtype):
     return to_dtype(a, compute), out
 
 
-def _accumulate(reduce, combine, a, axis, dtype, keepdims, initial):
-    """JAX's order: reduce, combine with `initial` (converted to the accumulator's dtype),
-    keep the reduced dimensions, convert to the result dtype."""
+def _masked(a, where, fill):
+    """`a` with the elements `where` leaves out replaced by the reduction's identity
+    `fill`, as JAX masks before it reduces."""
+    if where is None:
+        return a
+    from .indexing import where as select
+    return select(where, a, to_dtype(fill, aval(a).dtype))
+
+
+def _identity(a, initial, name, fill):
+    """The masked-out value of max/min: `initial` when given; JAX refuses a mask without
+    it (the reduction has no identity)."""
+    if initial is None:
+        raise ValueError(f"reduction operation {name} does not have an identity, so to use a "
+                         "where mask one has to specify 'initial'")
+    return fill(aval(a).dtype)
+
+
+def _accumulate(reduce, combine, a, axis, dtype, keepdims, initial, where=None, fill=0):
+    """JAX's order: mask, reduce, combine with `initial` (converted to the accumulator's
+    dtype), keep the reduced dimensions, convert to the result dtype."""
     a, out = _accumulated(a, dtype)
+    a = _masked(a, where, fill)
     axes = canonical_axes(axis, aval(a).ndim)
     r = reduce(a, axes)
     if initial is not None:
@@ -66,39 +85,41 @@ def _accumulate(reduce, combine, a, axis, dtype, keepdims, initial):
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _reject("sum", out=out, where=where)
-    return _accumulate(lax.reduce_sum, lax.add, a, axis, dtype, keepdims, initial)
+    _reject("sum", out=out)
+    return _accumulate(lax.reduce_sum, lax.add, a, axis, dtype, keepdims, initial, where, 0)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _reject("prod", out=out, where=where)
-    return _accumulate(lax.reduce_prod, lax.mul, a, axis, dtype, keepdims, initial)
+    _reject("prod", out=out)
+    return _accumulate(lax.reduce_prod, lax.mul, a, axis, dtype, keepdims, initial, where, 1)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    _reject("max", out=out, where=where)
+    _reject("max", out=out)
     a = _strong(a)
+    if where is not None:
+        a = _masked(a, where, _identity(a, initial, "max", dtypes.lowest))
     axes = canonical_axes(axis, aval(a).ndim)
     if initial is None and builtins.any(aval(a).shape[i] == 0 for i in axes):
         raise ValueError("zero-size array to reduction operation max which has no identity")
-    r = _keep(a, lax.reduce_max(a, axes), axes, keepdims)
-    if initial is not None:
-        from .ufuncs import maximum
-        r = maximum(r, initial)
-    return r
+    r = lax.reduce_max(a, axes)
+    if initial is not None:  # in a's dtype, as JAX converts it (no promotion)
+        r = lax.max(to_dtype(initial, aval(a).dtype), r)
+    return _keep(a, r, axes, keepdims)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    _reject("min", out=out, where=where)
+    _reject("min", out=out)
     a = _strong(a)
+    if where is not None:
+        a = _masked(a, where, _identity(a, initial, "min", dtypes.highest))
     axes = canonical_axes(axis, aval(a).ndim)
     if initial is None and builtins.any(aval(a).shape[i] == 0 for i in axes):
         raise ValueError("zero-size array to reduction operation min which has no identity")
-    r = _keep(a, lax.reduce_min(a, axes), axes, keepdims)
-    if initial is not None:
-        from .ufuncs import minimum
-        r = minimum(r, initial)
-    return r
+    r = lax.reduce_min(a, axes)
+    if initial is not None:  # in a's dtype, as JAX converts it (no promotion)
+        r = lax.min(to_dtype(initial, aval(a).dtype), r)
+    return _keep(a, r, axes, keepdims)
 
 
 amax, amin = max, min
@@ -112,11 +133,16 @@ def _count(a, axes):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    _reject("mean", out=out, where=where)
+    _reject("mean", out=out)
     a = _inexact_operand(a, dtype)
     axes = canonical_axes(axis, aval(a).ndim)
-    r = lax.div(lax.reduce_sum(a, axes), _count_like(a, axes))
-    return _keep(a, r, axes, keepdims)
+    if where is None:
+        return _keep(a, lax.div(lax.reduce_sum(a, axes), _count_like(a, axes)), axes, keepdims)
+    # JAX divides the masked sum by the number of selected elements (0: NaN or inf)
+    from ._core import broadcast_to_shape
+    count = sum(broadcast_to_shape(where, aval(a).shape), axis, aval(a).dtype, keepdims=True)
+    r = lax.div(_keep(a, lax.reduce_sum(_masked(a, where, 0), axes), axes, True), count)
+    return r if keepdims else lax.squeeze(r, axes)
 
 
 def _inexact_operand(a, dtype):
@@ -130,25 +156,56 @@ def _count_like(a, axes, ddof=0, dtype=None):
     return to_dtype(n if n > 0 else np.nan, dtype or aval(a).dtype)
 
 
+def _var_dtypes(a_dtype, dtype):
+    """(computation dtype, result dtype) of var/std, as JAX's _var_promote_types: a
+    `dtype=` is both (an integer one too); otherwise integers and booleans compute in the
+    default float and complex values give a real result."""
+    if dtype is not None:
+        dt = dtypes.canonical_creation_dtype(dtype)
+        if a_dtype.kind == "c" and dt.kind != "c":
+            raise ValueError("jax.numpy.var does not yet support real dtype parameters when "
+                             "computing the variance of an array of complex values")
+        return dt, dt
+    if a_dtype.kind not in "fc":
+        dt = dtypes.to_inexact(a_dtype)
+        return dt, dt
+    return a_dtype, np.dtype(np.real(np.zeros((), a_dtype)).dtype)
+
+
+def _selected_count(a, axis, where, keepdims, dtype):
+    """The number of elements a reduction over `axis` reads (`where` selects), in dtype."""
+    if where is None:
+        return to_dtype(_count(a, canonical_axes(axis, aval(a).ndim)), dtype)
+    from ._core import broadcast_to_shape
+    return sum(broadcast_to_shape(where, aval(a).shape), axis, dtype, keepdims=keepdims)
+
+
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
-    """In JAX's order: the mean kept as a broadcastable array, centred, squared, summed."""
-    _reject("var", out=out, where=where)
+    """In JAX's order: the mean kept as a broadcastable array, centred, squared, summed,
+    divided by the count less ddof, converted to the result dtype, and NaN where that count
+    is not positive (a select that promotes: an integer `dtype=` gives a weak float)."""
+    _reject("var", out=out)
     if correction is not None:
         ddof = correction
-    a = _inexact_operand(a, dtype)
-    axes = canonical_axes(axis, aval(a).ndim)
-    centre = lax.div(lax.expand_dims(lax.reduce_sum(a, axes), axes), _count_like(a, axes))
-    centered = lax.sub(a, centre)
-    if aval(centered).dtype.kind == "c":
+    comp, out_dt = _var_dtypes(aval(_strong(a)).dtype, dtype)
+    a = to_dtype(_strong(a), comp)
+    centered = lax.sub(a, mean(a, axis, comp, keepdims=True, where=where))
+    if comp.kind == "c":
         sq = lax.real(lax.mul(centered, lax.conj(centered)))
     else:
         sq = lax.square(centered)
-    total = lax.reduce_sum(sq, axes)
-    r = lax.div(total, _count_like(a, axes, ddof, aval(total).dtype))
-    return _keep(a, r, axes, keepdims)
+    sq_dt = aval(sq).dtype
+    count = lax.sub(_selected_count(a, axis, where, keepdims, sq_dt), to_dtype(ddof, sq_dt))
+    total = sum(sq, axis, sq_dt, keepdims=keepdims, where=where)
+    r = to_dtype(lax.div(total, count), out_dt)
+    from .indexing import where as select
+    return select(lax.gt(count, to_dtype(0, sq_dt)), r, np.nan)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
+    if dtype is not None and not np.issubdtype(dtypes.canonical_creation_dtype(dtype),
+                                               np.inexact):
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype)}")
     return lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where, correction))
 
 
@@ -187,20 +244,20 @@ def _strong_bool(a):
     return to_dtype(a, np.bool_, False)
 
 
-def _bool_reduce(a, axis, keepdims, fn):
-    a = _strong_bool(a)
+def _bool_reduce(a, axis, keepdims, fn, where=None, fill=False):
+    a = _masked(_strong_bool(a), where, fill)
     axes = canonical_axes(axis, aval(a).ndim)
     return _keep(a, fn(a, axes), axes, keepdims)
 
 
 def any(a, axis=None, out=None, keepdims=False, where=None):
-    _reject("any", out=out, where=where)
-    return _bool_reduce(a, axis, keepdims, lax.reduce_or)
+    _reject("any", out=out)
+    return _bool_reduce(a, axis, keepdims, lax.reduce_or, where, False)
 
 
 def all(a, axis=None, out=None, keepdims=False, where=None):
-    _reject("all", out=out, where=where)
-    return _bool_reduce(a, axis, keepdims, lax.reduce_and)
+    _reject("all", out=out)
+    return _bool_reduce(a, axis, keepdims, lax.reduce_and, where, True)
 
 
 def _cumulative(fn, a, axis, dtype):

@@ -28,14 +28,15 @@ def reshape(a, *args, order="C", newshape=None, shape=None):
     (a,) = promote(a)
     size = aval(a).size
     if new.count(-1) > 1:
-        raise ValueError("can only specify one unknown dimension (-1) in reshape")
+        raise TypeError("can only specify one unknown axis size with a `-1` value, got "
+                        f"{new}")
     if -1 in new:
         known = int(np.prod([d for d in new if d != -1], dtype=np.int64))
         if known == 0 or size % known:
-            raise ValueError(f"cannot reshape array of size {size} into shape {new}")
+            raise TypeError(f"cannot reshape array of size {size} into shape {new}")  # JAX's
         new = tuple(size // known if d == -1 else d for d in new)
     if int(np.prod(new, dtype=np.int64)) != size:
-        raise ValueError(f"cannot reshape array of size {size} into shape {new}")
+        raise TypeError(f"cannot reshape array of size {size} into shape {new}")  # JAX's
     return lax.reshape(a, new)
 
 
@@ -102,8 +103,10 @@ def broadcast_to(array, shape):
 
 
 def broadcast_arrays(*args):
-    from ._core import broadcast_args
-    return broadcast_args(*promote(*args), keep_scalars=False)
+    """Each operand keeps its own dtype and weak type (no promotion, as in JAX); a Python
+    scalar becomes a weakly typed array."""
+    from ._core import _scalarize, broadcast_args, wrap_result
+    return broadcast_args(*[wrap_result(_scalarize(a)) for a in args], keep_scalars=False)
 
 
 def concatenate(arrays, axis=0, dtype=None):
@@ -216,7 +219,7 @@ def repeat(a, repeats, axis=None):
     repeats = operator.index(explain.concrete_or_error(
         repeats, "It arose in the jnp.repeat argument 'repeats'."))
     (a,) = promote(a)
-    if axis is None:
+    if axis is None or aval(a).ndim == 0:  # JAX repeats a 0-d array along any axis
         a, axis = ravel(a), 0
     ax = canonical_axis(axis, aval(a).ndim)
     s = aval(a).shape

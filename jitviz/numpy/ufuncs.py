@@ -1,11 +1,12 @@
 """Elementwise functions with NumPy's names and JAX's promotion rules."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import dtypes, lax
-from ..errors import UnsupportedOperationError
-from ._core import aval, broadcast_args, is_traced, promote, to_dtype, wrap_result
+from ._core import _scalarize, aval, broadcast_args, is_traced, promote, to_dtype, wrap_result
 
 
 def _unary(name, lax_fn, inexact=False, numeric=False):
@@ -132,20 +133,49 @@ def _full_like(v, x):
 
 
 def power(x1, x2, /):
-    """`x1 ** x2`; a concrete integer exponent becomes `integer_pow`, as in JAX."""
-    if not is_traced(x2) and isinstance(x2, (int, np.integer)) and not isinstance(x2, bool) \
-            and np.ndim(x2) == 0:
+    """`x1 ** x2` in JAX's cases: a concrete integer exponent (anything `operator.index`
+    takes, True included) becomes `integer_pow`; integer and boolean bases compute in the
+    promoted integer type; a float base keeps its type with an integer exponent array (no
+    promotion: a weak float ** int32 is not weak); the rest promotes."""
+    n = _concrete_index(x2)
+    if n is not None:
         (x,) = promote(x1, numeric=True)  # a boolean base computes in int32, as in JAX
-        if int(x2) < 0 and aval(x).dtype.kind in "iu":
-            raise ValueError("Integers to negative integer powers are not allowed.")
-        return lax.integer_pow(x, int(x2))
-    a, b = promote(x1, x2)
-    if aval(a).dtype.kind in "iub":
-        raise UnsupportedOperationError(
-            "power of integers with an array or traced exponent is not supported by jitviz; "
-            "use a float base (x.astype(jnp.float32) ** n) or a concrete Python int exponent")
-    a, b = broadcast_args(a, b)
+        if n < 0 and aval(x).dtype.kind in "iu":  # JAX's TypeError, from integer_pow
+            raise TypeError(f"Integers cannot be raised to negative powers, got "
+                            f"integer_pow({aval(x).dtype.name}, {n})")
+        return lax.integer_pow(x, n)
+    a, b = broadcast_args(*promote(x1, x2, numeric=True))
+    if aval(a).dtype.kind in "iu":
+        return _integer_power(a, b)
+    if aval(x1).dtype.kind in "fc" and aval(x2).dtype.kind in "iu":
+        return lax.pow(*broadcast_args(_scalarize(x1), _scalarize(x2)))
     return lax.pow(a, b)
+
+
+def _concrete_index(x):
+    """The Python int of a concrete integer (or bool) scalar, else None."""
+    if is_traced(x) or np.ndim(x) != 0 or np.asarray(x).dtype.kind not in "iub":
+        return None
+    x = x[()] if isinstance(x, np.ndarray) else x
+    return int(x) if isinstance(x, (bool, np.bool_)) else operator.index(x)
+
+
+def _integer_power(x, n):
+    """JAX's integer power for an array exponent: binary exponentiation over the exponent's
+    low 6 bits (anything larger overflows for |x| > 1); so a negative exponent reads as
+    its two's-complement low bits, and 0 ** n is 0 for n != 0, 1 for n == 0."""
+    from .indexing import where
+    zero, one = _scalar_like(0, n), _scalar_like(1, n)
+    # the accumulator starts from strong constants (JAX's _constant_like), so the result
+    # is strongly typed even for weak operands
+    dt = aval(x).dtype
+    acc = where(lax.bitwise_and(lax.eq(x, _scalar_like(0, x)), lax.ne(n, zero)),
+                to_dtype(0, dt), to_dtype(1, dt))
+    for _ in range(6):
+        acc = where(lax.ne(lax.bitwise_and(n, one), zero), lax.mul(acc, x), acc)
+        x = lax.mul(x, x)
+        n = lax.shift_right_arithmetic(n, one)
+    return acc
 
 
 pow = power
@@ -285,11 +315,13 @@ def _constant_like(v, x):
 
 
 def _all_false(x):
-    return lax.broadcast_in_dim(np.bool_(False), aval(x).shape, ())
+    # wrapped: for a 0-d x the "broadcast" is the NumPy scalar itself, whose methods and
+    # operators are NumPy's (x.argmax() would be int64)
+    return wrap_result(lax.broadcast_in_dim(np.bool_(False), aval(x).shape, ()))
 
 
 def _all_true(x):
-    return lax.broadcast_in_dim(np.bool_(True), aval(x).shape, ())
+    return wrap_result(lax.broadcast_in_dim(np.bool_(True), aval(x).shape, ()))
 
 
 def isfinite(x, /):
@@ -364,6 +396,8 @@ def round(a, decimals=0):
     if aval(a).dtype == np.bool_:
         raise ValueError("jnp.round does not accept booleans: data type bool is not inexact")
     if aval(a).dtype.kind in "iu":
+        if decimals < 0:
+            raise NotImplementedError("integer np.round not implemented for decimals < 0")
         return wrap_result(a)
     if decimals == 0:
         return lax.round(a, 1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var
+from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from ._ir import Subst, is_effectful, literal_value, make_literal, map_sub_jaxprs, \
     rename_jaxpr_copy, sub_jaxprs
 
@@ -92,7 +92,22 @@ def _fold_cond(folder: _Folder, eqn):
     br = branches[int(np.clip(int(idx), 0, len(branches) - 1))]
     if br.jaxpr.constvars:
         return None
-    return rename_jaxpr_copy(br.jaxpr, eqn.invars[1:])
+    eqns, outs = rename_jaxpr_copy(br.jaxpr, eqn.invars[1:])
+    return eqns, [_retyped(o, v.aval, eqns, eqn.source) for o, v in zip(outs, eqn.outvars)]
+
+
+def _retyped(atom, aval, eqns, source):
+    """`atom` as the cond typed its result: a branch may differ from it in weak type only
+    (cond's results are typed as branch 0), and the inlined value must keep the cond's."""
+    if atom.aval.weak_type == aval.weak_type:
+        return atom
+    if isinstance(atom, Literal):
+        return Literal(atom.val, aval)
+    from ..lax.primitives import convert_element_type_p
+    out = Var(aval)
+    eqns.append(Eqn(convert_element_type_p, [atom], [out],
+                    {"new_dtype": aval.dtype, "weak_type": aval.weak_type}, source))
+    return out
 
 
 # Structural folding rules keyed by primitive name (value folding needs no rule).

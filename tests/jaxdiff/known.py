@@ -1,0 +1,156 @@
+"""The deliberate differences the fuzzer knows about: README.md, "Where jitviz differs from
+JAX, deliberately". A mismatch one of them covers is not a failure; every other mismatch is.
+
+Each entry is precise (it matches the first statement whose result differs, not a whole
+program) and carries an example program that shows the difference, run by
+tests/test_jax_differential.py::test_known_difference_is_real_and_recognised, so an entry
+that no longer matches anything (the difference is gone) or that hides more than it says
+fails the suite.
+
+Of README's list, five change what a jitted program computes: "float64 stays float64" (for
+inputs, and for dtypes named in the program), "the sign of a NaN is not read", "subnormal
+numbers are kept", "a product with a boolean is IEEE's" and "the sign of a zero sum is not
+specified". The others are about jaxpr text, tracer reprs, message
+wording, jitviz's own `lax.gather`/`lax.scatter` API (not generated, see generator.SKIPPED)
+and eager NumPy operators outside a trace (the fuzzer only runs jitted code).
+
+A predicate receives a `runner.Mismatch` (fields: backend, kind, op, stmt, operands, key,
+detail, jax, jitviz, localized, nan_sign_only, subnormal_only, bool_product_only,
+program = {"source", "args", "x64", ...}).
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Callable
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    name: str
+    reason: str
+    predicate: Callable
+    example: tuple  # ([("v0 = ...", CATALOG op)], "args = (...)", x64): shows the difference
+
+    def __call__(self, m) -> bool:
+        try:
+            return bool(self.predicate(m))
+        except Exception:  # a predicate never makes a run fail
+            return False
+
+
+_64BIT_INPUT = re.compile(r"dtype=np\.(float64|int64)")
+_64BIT_REQUEST = re.compile(r"jnp\.(float64|int64|uint64)\b|np\.(float64|int64)\(")
+_WIDER = {"float32": "float64", "int32": "int64", "uint32": "uint64"}
+_64BIT_NAME = re.compile(r"\b(float64|int64|uint64)\b")
+
+
+def _dtype_of(text):
+    """'float32[2, 3], weak 1.5' -> 'float32'."""
+    return (text or "").split("[")[0].strip()
+
+
+def _widened_to_64_bits(pattern, where):
+    """The first statement that differs is typed 64-bit by jitviz where JAX, without x64,
+    types it 32-bit, in a program whose `where` ("args" or "source") matches `pattern`:
+    everything after that statement follows from this one difference. Or the statement
+    raises in jitviz naming the 64-bit dtype of one of its operands (a lax function, which
+    takes one dtype, given a 64-bit argument and a Python scalar), also before the statement
+    where JAX raises."""
+    def predicate(m):
+        p = m.program or {}
+        if p.get("x64") or not pattern.search(p.get(where, "")):
+            return False
+        named = set(_64BIT_NAME.findall(m.jitviz or ""))
+        if m.kind == "error-class":  # jitviz raised earlier, at a 64-bit operand
+            return bool(named) and m.jitviz.split(":")[0] == "TypeError"
+        if m.kind == "jitviz-raises":
+            # an operand typed as JAX sees it (32-bit), or an argument (its NumPy dtype)
+            return any(n32 in (m.operands or "") or n64 in (m.operands or "")
+                       for n32, n64 in _WIDER.items() if n64 in named)
+        return m.kind == "dtype" and _WIDER.get(_dtype_of(m.jax)) == _dtype_of(m.jitviz)
+    return predicate
+
+
+# the sign of a zero that is a sum of terms or products depends on the order of the additions
+# and on the accumulator's start (+0.0, -0.0 or the first term): XLA's choice varies with the
+# operation and its fusion (JAX's trace of a -0.0 matrix is +0.0, its sum is -0.0)
+SUMS = {
+    "jnp.dot", "jnp.matmul", "op.__matmul__", "method.dot", "jnp.inner", "jnp.vdot",
+    "jnp.outer", "jnp.tensordot", "jnp.trace", "lax.dot", "lax.dot_general", "jnp.sum",
+    "method.sum", "jnp.mean", "method.mean", "jnp.average", "jnp.var", "method.var", "jnp.std",
+    "method.std", "jnp.cumsum", "method.cumsum", "lax.cumsum", "lax.reduce_sum",
+}
+_CONTROL_FLOW = {"lax.cond", "lax.switch", "lax.fori_loop", "lax.while_loop", "lax.scan",
+                 "lax.map"}
+_SUM_CALL = re.compile(r"jnp\.(sum|mean|cumsum|dot|matmul|var|std|trace)\("
+                       r"|\.(sum|mean|cumsum)\(| @ ")
+
+
+def _sign_of_a_zero_sum(m):
+    """A zero-sign difference at a sum or product of arrays, also one inside a loop or
+    branch body."""
+    if m.kind != "zero-sign" or not m.localized:
+        return False
+    return m.op in SUMS or (m.op in _CONTROL_FLOW and bool(_SUM_CALL.search(m.stmt or "")))
+
+
+KNOWN_DIFFERENCES = [
+    Entry("float64-stays-float64",
+          "README 'float64 stays float64': NumPy float64/int64 inputs keep 64 bits without "
+          "x64, where JAX makes them 32-bit",
+          _widened_to_64_bits(_64BIT_INPUT, "args"),
+          ([("v0 = x0 + 1", "op.__add__")], "args = (np.array([0.1, 2.5], dtype=np.float64),)", False)),
+    Entry("named-64-bit-dtype",
+          "README 'float64 stays float64': a 64-bit dtype asked for by name (jnp.float64(x), "
+          "dtype=jnp.int64) is 64-bit without x64, where JAX makes it 32-bit with a warning",
+          _widened_to_64_bits(_64BIT_REQUEST, "source"),
+          ([("v0 = jnp.zeros(2, dtype=jnp.int64)", "jnp.zeros")], "args = (np.float32(1),)", False)),
+    Entry("nan-sign-not-read",
+          "README 'The sign of a NaN is not read': signbit/copysign of a negative NaN give "
+          "False/+ (JAX reads the bit); the statement alone agrees once its NaN operands "
+          "are made positive",
+          lambda m: bool(m.nan_sign_only),
+          ([("v0 = -x0", "op.__neg__"), ("v1 = jnp.signbit(v0)", "jnp.signbit"),
+            ("v2 = jnp.copysign(1.0, v0)", "jnp.copysign")],
+           "args = (np.array([np.nan, 1.0], dtype=np.float32),)", False)),
+    Entry("subnormals-kept",
+          "README 'Subnormal numbers are kept': XLA's CPU code reads subnormal operands as "
+          "zero; the statement alone agrees once its subnormal operands are flushed",
+          lambda m: bool(m.subnormal_only),
+          ([("v0 = x0 * 1", "op.__mul__"), ("v1 = jnp.ceil(v0)", "jnp.ceil")],
+           "args = (np.array([1e-45, 1.0], dtype=np.float32),)", False)),
+    Entry("product-with-a-boolean",
+          "README 'A product with a boolean is IEEE's': XLA computes x * b (b boolean, "
+          "converted) as a select, so inf * False is 0 under jax.jit; jitviz, like JAX op by "
+          "op, gives NaN. The statement alone agrees once its boolean operands are floats",
+          lambda m: bool(m.bool_product_only),
+          ([("v0 = jnp.dot(x0, x1)", "jnp.dot")],
+           "args = (np.array([True, False]), np.array([1.0, np.inf], dtype=np.float32))",
+           False)),
+    Entry("sign-of-a-zero-sum",
+          "README 'The sign of a zero sum is not specified': a sum or dot product that is "
+          "zero may be +0.0 where JAX gives -0.0 or the other way round",
+          _sign_of_a_zero_sum,
+          ([("v0 = jnp.dot(x0, 2.0)", "jnp.dot")],
+           "args = (np.array([-0.0, -0.0], dtype=np.float32),)", False)),
+]
+
+
+def example_program(entry):
+    """The entry's example as a generator.Program."""
+    import numpy as np
+
+    from .generator import Program, Stmt
+    lines, args, x64 = entry.example
+    ns = {"np": np}
+    exec(args, ns)
+    stmts = [Stmt((line.split(" = ")[0],), line.split(" = ", 1)[1], op) for line, op in lines]
+    return Program(0, x64, [(f"x{i}", v) for i, v in enumerate(ns["args"])], stmts)
+
+
+def known_difference(m):
+    for e in KNOWN_DIFFERENCES:
+        if e(m):
+            return e
+    return None

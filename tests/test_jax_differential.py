@@ -1,0 +1,134 @@
+"""Differential tests against real JAX (issue 17): random jnp/lax programs, jitted by JAX and
+by jitviz (interpret and cpu backends), must agree on dtype, weak type, shape, values and
+exception classes.
+
+The programs come from `tests/jaxdiff` (a seeded generator typed by JAX itself); they run in a
+child process (`python -m jaxdiff child`, fast XLA compile flags, restarted after a crash), one
+pytest item per program. A program passes when it agrees with JAX or differs only as README's
+deliberate differences say (`jaxdiff/known.py: KNOWN_DIFFERENCES`, each checked below on its
+own example); anything else fails with the first statement that differs, both results and a
+minimised reproducer.
+
+Budget: a fixed set of seeds (JAXDIFF_N programs, a third with x64 on) and a rotating set that
+changes every day (JAXDIFF_DAILY_N from a date-based seed; JAXDIFF_DAILY_SEED pins it); the
+cpu backend runs on every JAXDIFF_CPU_EVERY-th program (each costs cold Numba compiles), the
+interpreter on all. Long runs: `python -m tests.jaxdiff --n 10000 --seed S --report r.json`.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from jaxdiff import driver, generator, known, runner
+
+HAVE_JAX = importlib.util.find_spec("jax") is not None
+needs_jax = pytest.mark.skipif(not HAVE_JAX, reason="JAX is not installed (pip install "
+                                                    "'jax[cpu]', the jax extra)")
+
+N_FIXED = int(os.environ.get("JAXDIFF_N", "360"))
+N_DAILY = int(os.environ.get("JAXDIFF_DAILY_N", "60"))
+CPU_EVERY = int(os.environ.get("JAXDIFF_CPU_EVERY", "8"))
+DAILY_SEED = int(os.environ.get("JAXDIFF_DAILY_SEED", str(driver.daily_seed())))
+
+FIXED = driver.plan(N_FIXED, 0, "mix", CPU_EVERY)
+DAILY = driver.plan(N_DAILY, DAILY_SEED, "mix", CPU_EVERY)
+
+
+@pytest.fixture(scope="module")
+def results(request, tmp_path_factory):
+    """Runs the programs of the selected items (all of them, unless -k/-x deselects some)."""
+    if not HAVE_JAX:
+        pytest.skip("JAX is not installed")
+    wanted = {id(c) for item in request.session.items
+              if item.module is request.module and hasattr(item, "callspec")
+              for c in [item.callspec.params.get("case")] if c is not None}
+    cases = [c for c in FIXED + DAILY if id(c) in wanted] or FIXED + DAILY
+    return driver.run_in_children(cases, tmp_path_factory.mktemp("jaxdiff"))
+
+
+def _check(case, results, request):
+    rec = results.get(case.id)
+    assert rec is not None, f"{case.id}: no result from the jaxdiff child"
+    v, fails, knowns = driver.verdict(rec)
+    if rec.get("status") in ("crashed", "generator-error"):
+        prog = ""
+        try:
+            p = generator.generate(case.seed, case.x64)
+            prog = "\n" + p.reproducer()
+        except Exception as e:  # noqa: BLE001
+            prog = f"\n(the generator fails too: {e})"
+        pytest.fail(f"{case.id}: {rec['status']}\n{rec.get('error', '')[-3000:]}{prog}",
+                    pytrace=False)
+    if fails:
+        pytest.fail(f"{case.id}: jitviz differs from JAX\n\n" +
+                    "\n\n".join(driver.describe(m) for m in fails), pytrace=False)
+
+
+@needs_jax
+@pytest.mark.parametrize("case", FIXED, ids=lambda c: c.id)
+def test_fixed_seed_program(case, results, request):
+    _check(case, results, request)
+
+
+@needs_jax
+@pytest.mark.parametrize("case", DAILY, ids=lambda c: f"daily-{c.id}")
+def test_daily_seed_program(case, results, request):
+    _check(case, results, request)
+
+
+def test_every_public_function_is_generated_or_skipped_with_a_reason():
+    missing = [n for n in generator.public_functions()
+               if n not in generator.CATALOG and n not in generator.SKIPPED]
+    assert not missing, ("jitviz.numpy/jitviz.lax functions the differential generator never "
+                         f"produces: {missing}; add a maker to tests/jaxdiff/generator.py "
+                         "(CATALOG) or a reason to SKIPPED")
+    stale = [n for n in generator.SKIPPED if n not in generator.public_functions()]
+    assert not stale, f"SKIPPED names that jitviz no longer exports: {stale}"
+
+
+@needs_jax
+def test_every_catalog_entry_makes_programs_jax_accepts():
+    """Each maker, weighted up, produces a statement JAX accepts (a maker that only ever makes
+    rejected statements would silently test nothing)."""
+    dead = []
+    for name in generator.CATALOG:
+        if name.startswith("error.") or name in generator.ERROR_ONLY:
+            continue  # these are meant to be rejected: they make error programs
+        ok = False
+        for k in range(4):
+            p = generator.generate(10_000 + k, False, n_ops=3, error_rate=0.0,
+                                   weights={name: 5000.0})
+            if name in p.ops():
+                ok = True
+                break
+        if not ok:
+            dead.append(name)
+    assert not dead, f"makers whose statements JAX always rejects: {dead}"
+
+
+def test_known_differences_are_named_and_explained():
+    names = [e.name for e in known.KNOWN_DIFFERENCES]
+    assert len(names) == len(set(names))
+    assert all(e.reason and e.example for e in known.KNOWN_DIFFERENCES)
+
+
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory):
+    if not HAVE_JAX:
+        pytest.skip("JAX is not installed")
+    return driver.run_examples_in_child(tmp_path_factory.mktemp("jaxdiff-examples"))
+
+
+@needs_jax
+@pytest.mark.parametrize("entry", known.KNOWN_DIFFERENCES, ids=lambda e: e.name)
+def test_known_difference_is_real_and_recognised(entry, examples):
+    """Each deliberate difference shows on its example, on both backends (else the entry is
+    stale: delete it and its README paragraph), and the entry covers what the example
+    differs in."""
+    found = examples[entry.name]
+    assert {b for b, _, _ in found} == set(runner.BACKENDS), \
+        f"{entry.name}: the example agrees with JAX now" + "".join(f"\n{d}" for *_, d in found)
+    for backend, name, description in found:
+        assert name == entry.name, description

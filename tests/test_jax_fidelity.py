@@ -1,0 +1,333 @@
+"""Pins of the mismatch classes the differential fuzzer against JAX found (tests/jaxdiff):
+one test per class, with JAX's answer written out (JAX itself is not needed to run them).
+
+Each result is checked for value, dtype and weak type, the three things JAX is the
+reference for, and errors for JAX's exception class."""
+import contextlib
+
+import numpy as np
+import pytest
+
+import jitviz
+import jitviz.lax as lax
+import jitviz.numpy as jnp
+
+F = np.array([[1.5, -0.0, np.nan], [-2.0, 3.0, 0.5]], np.float32)
+I = np.array([3, -1, 0, 2, 5, -7], np.int32)
+B = np.array([[True, False, True], [False, False, True]])
+
+
+@contextlib.contextmanager
+def _x64():
+    before = jitviz.config.enable_x64
+    jitviz.config.update("enable_x64", True)
+    try:
+        yield
+    finally:
+        jitviz.config.update("enable_x64", before)
+
+
+def run(f, *args):
+    """f under jit on the interpreter and the cpu backend, which must agree."""
+    a = jitviz.jit(f, backend="interpret")(*args)
+    b = jitviz.jit(f, backend="cpu")(*args)
+    for x, y in zip(jitviz.tree.tree_leaves(a), jitviz.tree.tree_leaves(b)):
+        assert x.dtype == y.dtype and x.weak_type == y.weak_type
+        np.testing.assert_array_equal(x, y)
+    return a
+
+
+def same(x, value, dtype, weak=False):
+    assert (x.dtype, bool(x.weak_type)) == (np.dtype(dtype), weak), (x.dtype, x.weak_type)
+    np.testing.assert_array_equal(np.asarray(x), np.asarray(value, dtype))
+
+
+# --- dtypes and weak types ------------------------------------------------------------------
+
+def test_broadcast_arrays_keeps_each_dtype_and_weak_type():
+    a, b = run(lambda x, s: jnp.broadcast_arrays(x, s), I[:2], 2.5)
+    same(a, [3, -1], np.int32)
+    same(b, [2.5, 2.5], np.float32, weak=True)
+
+
+def test_like_constructors_keep_a_weak_type_without_dtype():
+    same(run(lambda s: jnp.ones_like(s), 3), 1, np.int32, weak=True)
+    same(run(lambda s: jnp.full_like(s, 3), 2.5), 3.0, np.float32, weak=True)
+    same(run(lambda s: jnp.zeros_like(s, dtype=jnp.int32), 2.5), 0, np.int32)
+
+
+def test_take_of_a_weak_array_stays_weak():
+    same(run(lambda s, i: jnp.take(jnp.array(s), i), 2.5, I[:2]), [np.nan, 2.5],
+         np.float32, weak=True)
+    # a weak bool too: the fill is a select of a's type, not a promoting jnp.where
+    f = lambda s: jnp.take(jnp.logical_or(s, 0), jnp.array([2, -1]), axis=None)  # noqa: E731
+    same(run(f, 2.5), [True, True], np.bool_, weak=True)
+
+
+def test_cond_results_are_typed_as_branch_zero():
+    """JAX types cond's results as its branch 0 (the false branch; switch's first)."""
+    f = lambda p, s: lax.cond(p, lambda a: a - jnp.mean(a), lambda a: a, s)  # noqa: E731
+    same(run(f, True, 2.5), 0.0, np.float32, weak=True)
+    g = lambda p, s: lax.cond(p, lambda a: a, lambda a: a - jnp.mean(a), s)  # noqa: E731
+    same(run(g, True, 2.5), 2.5, np.float32)
+    h = lambda k, s: lax.switch(k, [lambda a: a - jnp.mean(a), lambda a: a], s)  # noqa: E731
+    same(run(h, 1, 2.5), 2.5, np.float32)
+
+
+def test_dot_of_int_and_python_float_is_weak():
+    same(run(lambda i, s: jnp.vdot(i, s), I[:1], 2.5), 7.5, np.float32, weak=True)
+    same(run(lambda i, s: jnp.dot(i, s), I[:2], 2.5), [7.5, -2.5], np.float32, weak=True)
+
+
+def test_product_of_weak_booleans_is_strong():
+    w = lambda s: jnp.broadcast_to(s > 1, (2,))  # noqa: E731
+    same(run(lambda s: jnp.vdot(w(s), w(s)), 2.5), True, np.bool_)
+
+
+def test_max_min_initial_takes_the_operand_dtype():
+    same(run(lambda i: jnp.max(i, initial=2.5), I), 5, np.int32)
+    same(run(lambda b: jnp.max(b, initial=0), B), True, np.bool_)
+    same(run(lambda b: jnp.min(b[:, :0], axis=0, initial=7), B), np.zeros(0), np.bool_)
+
+
+def test_lax_weak_rules():
+    """conj of a weak float is a weak complex; dynamic_update_slice is weak only if every
+    operand is, its (strong) start indices included."""
+    same(run(lambda s: lax.conj(s), 2.5), 2.5, np.complex64, weak=True)
+    w = lambda n: jnp.broadcast_to(n, (2,))  # noqa: E731
+    same(run(lambda n: lax.dynamic_update_slice(w(n), w(n), (0,)), 3), [3, 3], np.int32)
+
+
+def test_linspace_default_dtype_is_the_inexact_form_of_its_bounds():
+    same(run(lambda i: jnp.linspace(i, 5, 2), np.int32(3)), [3, 5], np.float32)
+    with _x64():
+        same(run(lambda i: jnp.linspace(i, 5, 2), np.int32(3)), [3, 5], np.float32)
+        same(run(lambda: jnp.linspace(0, 5, 2)), [0, 5], np.float64)
+
+
+def test_logical_lax_reductions_are_strong():
+    same(run(lambda n: lax.reduce_or(n, ()), 3), 3, np.int32)
+    same(run(lambda n: lax.reduce_and(jnp.broadcast_to(n, (1, 2)), (1,)), 3), [3], np.int32)
+
+
+def test_builtin_round_gives_the_default_int():
+    same(run(lambda x: round(x), F[1]), [-2, 3, 0], np.int32)
+    same(run(lambda s: round(s), 2.5), 2, np.int32)
+    same(run(lambda x: round(x, 1), F[1]), [-2.0, 3.0, 0.5], np.float32)
+
+
+def test_var_std_dtype_argument():
+    """JAX computes var in `dtype=` (an integer one too) and selects NaN for a count <= 0,
+    which promotes an integer result to a weak float; std wants an inexact dtype."""
+    same(run(lambda x: jnp.var(x, dtype=jnp.int32), F[1]), 4.0, np.float32, weak=True)
+    same(run(lambda x: jnp.var(x, axis=0, ddof=3), F), [np.nan] * 3, np.float32)
+    with pytest.raises(ValueError, match="must be inexact"):
+        jitviz.jit(lambda i: jnp.std(i, dtype=jnp.int32))(I)
+
+
+# --- power ----------------------------------------------------------------------------------
+
+def test_integer_power_with_an_array_exponent():
+    """JAX's binary exponentiation over the exponent's low 6 bits: 2 ** -1 is 0, 0 ** 0 is 1."""
+    same(run(lambda i: jnp.power(i, i), I), [27, -1, 1, 4, 3125, -1626598087], np.int32)
+    same(run(lambda i: jnp.power(2, i), I), [8, 0, 1, 4, 32, 0], np.int32)
+    same(run(lambda b, i: jnp.power(b, i[:3]), B, I), [[1, 0, 1], [0, 0, 1]], np.int32)
+
+
+def test_integer_power_of_weak_operands_is_strong():
+    same(run(lambda n: n ** n, 3), 27, np.int32)
+
+
+def test_float_base_with_an_integer_exponent_keeps_its_type():
+    same(run(lambda s, i: jnp.power(s, i), 2.5, I[:3]), [15.625, 0.4, 1.0], np.float32)
+    same(run(lambda s, n: jnp.power(s, n), 2.5, 3), 15.625, np.float32, weak=True)
+    same(run(lambda x, i: lax.pow(x, i), F[1], I[:3]), [-8.0, 1 / 3, 1.0], np.float32)
+
+
+# --- accepted inputs ------------------------------------------------------------------------
+
+def test_lax_conj_of_a_real_array_is_complex():
+    out = run(lambda x: lax.conj(x), F[1])
+    same(out, [-2, 3, 0.5], np.complex64)
+    assert not np.signbit(out.imag).any()  # nothing is negated: JAX's +0 imaginary part
+
+
+def test_lax_round_takes_a_rounding_method():
+    same(run(lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), F[1] + 0.5),
+         [-2.0, 4.0, 1.0], np.float32)
+
+
+def test_lax_full_takes_an_int_shape():
+    same(run(lambda: lax.full(2, 0.5, jnp.float32)), [0.5, 0.5], np.float32)
+
+
+def test_numpy_index_array_next_to_an_ellipsis():
+    same(run(lambda x: x[np.array([True, False]), ...], F), F[:1], np.float32)
+    same(run(lambda x: x[np.array([], np.int32), ...], F), np.zeros((0, 3)), np.float32)
+
+
+def test_issubdtype_of_an_abstract_category():
+    f = lambda x: x * jnp.issubdtype(x.dtype, jnp.unsignedinteger)  # noqa: E731
+    same(run(f, I[:2]), [0, 0], np.int32)
+    assert jnp.issubdtype(jnp.int32, jnp.integer) and not jnp.issubdtype(jnp.float32,
+                                                                         jnp.integer)
+
+
+def test_nonzero_and_argwhere_with_a_static_size():
+    """Padded with zeros (or fill_value) past the count, truncated below it, as in JAX."""
+    r, c = run(lambda b: jnp.nonzero(b, size=5), B)
+    same(r, [0, 0, 1, 0, 0], np.int32)
+    same(c, [0, 2, 2, 0, 0], np.int32)
+    r, c = run(lambda b: jnp.nonzero(b, size=4, fill_value=(7, 8)), B)
+    same(r, [0, 0, 1, 7], np.int32)
+    same(c, [0, 2, 2, 8], np.int32)
+    same(run(lambda x: jnp.argwhere(x, size=2), F), [[0, 0], [0, 2]], np.int32)
+    same(run(lambda z: jnp.argwhere(z, size=3), F[0, 0]), np.zeros((3, 0)), np.int32)
+    same(run(lambda x: x.nonzero(size=1)[1], F), [0], np.int32)
+
+
+def test_reductions_with_where():
+    same(run(lambda x, b: jnp.sum(x, where=b), F, B), np.nan, np.float32)
+    same(run(lambda x, b: jnp.mean(x, where=b, axis=1), F, B), [np.nan, 0.5], np.float32)
+    same(run(lambda x, b: jnp.max(x, where=b, initial=-1, axis=0), F, B), [1.5, -1.0, np.nan],
+         np.float32)
+    same(run(lambda i: jnp.prod(i, where=i > 0, keepdims=True), I), [30], np.int32)
+    same(run(lambda i: jnp.any(i, where=i > 5), I), False, np.bool_)
+    same(run(lambda x, b: jnp.var(x, where=b, axis=1), F, B), [np.nan, 0.0], np.float32)
+    with pytest.raises(ValueError, match="does not have an identity"):
+        jitviz.jit(lambda x, b: jnp.max(x, where=b))(F, B)
+
+
+def test_repeat_of_a_0d_array_along_any_axis():
+    same(run(lambda z: jnp.repeat(z, 2, axis=-1), F[1, 1]), [3.0, 3.0], np.float32)
+
+
+def test_take_from_an_empty_axis_with_no_indices_is_the_operand():
+    e = np.zeros((1, 0), np.int32)
+    same(run(lambda a: jnp.take(a, a, axis=None), e), np.zeros(0), np.int32)
+
+
+# --- values ---------------------------------------------------------------------------------
+
+def test_trace_reads_only_the_diagonal():
+    """A NaN off the diagonal does not count, nor does a diagonal past the edge (0)."""
+    same(run(lambda x: jnp.trace(x), F), 4.5, np.float32)
+    same(run(lambda x: jnp.trace(x, offset=5), F), 0.0, np.float32)
+
+
+def test_integer_division_of_int_min():
+    """Rounded toward zero without abs() (abs(INT_MIN) overflows in the CPU kernels)."""
+    m = np.full(2, -2**31, np.int32)
+    same(run(lambda m: jnp.floor_divide(m, 3), m), [-715827883] * 2, np.int32)
+    same(run(lambda m: jnp.remainder(m, 3), m), [1, 1], np.int32)
+    same(run(lambda m: lax.div(m, 3), m), [-715827882] * 2, np.int32)
+    same(run(lambda m: lax.rem(m, -3), m), [-2, -2], np.int32)
+    same(run(lambda m: lax.rem(m, -1), m), [0, 0], np.int32)
+
+
+def test_sign_keeps_a_zeros_sign():
+    same(run(lambda x: lax.sign(x), F[0]), [1.0, -0.0, np.nan], np.float32)
+    assert np.signbit(run(lambda x: jnp.sign(x), F[0])[1])
+
+
+def test_float_product_asked_for_as_integers_saturates():
+    big = np.full(2, 1e6, np.float32)
+    same(run(lambda a: lax.dot(a, a, preferred_element_type=jnp.int32), big), 2**31 - 1,
+         np.int32)
+
+
+def test_isclose_with_infinities():
+    """An infinity is close only to the same infinity (|0 - -inf| <= inf is not enough)."""
+    same(run(lambda x: jnp.isclose(x, -jnp.inf), np.array([0.0, -np.inf, np.inf],
+                                                             np.float32)),
+         [False, True, False], np.bool_)
+
+
+# --- error classes --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("f, exc", [
+    (lambda z: jnp.prod(z, axis=0), ValueError),          # no axis 0 in a 0-d array
+    (lambda z: jnp.cumsum(z, axis=0), ValueError),
+    (lambda z: jnp.nonzero(z, size=1), ValueError),       # nonzero of 0-d
+    (lambda z: jnp.reshape(jnp.ones(4), (-1, -1)), TypeError),
+    (lambda z: jnp.ones(3)[jnp.ones(1)], TypeError),      # a float indexer
+    (lambda z: jnp.round(jnp.int32(35), -1), NotImplementedError),
+    (lambda z: jnp.squeeze(z, 0), ValueError),
+    (lambda z: jnp.int32(3) ** -2, TypeError),              # integer_pow's class
+    (lambda z: lax.cummax(jnp.ones(2, bool)), TypeError),   # numbers only
+    (lambda z: jnp.trace(z), ValueError),                   # no axis 0 in a 0-d array
+    (lambda z: jnp.ones((5, 3)) == jnp.ones((5, 3, 3)), ValueError),  # rank promotion
+    (lambda z: jnp.ones(3) + jnp.ones(4), TypeError),       # one rank: the primitive's
+    (lambda z: lax.argmin(z, 0, np.int32), ValueError),     # no axis 0 in a 0-d array
+    (lambda z: jnp.ones(3)[z > 0], IndexError),             # a traced 0-d mask
+    (lambda z: lax.reduce_prod(z, (0,)), ValueError),       # lax's axis checks
+    (lambda z: lax.cummin(z, axis=0), ValueError),
+    (lambda z: jnp.ones(2).reshape((3,)), TypeError),       # a size mismatch
+    (lambda z: lax.reduce_or(z > 0, (0,)), IndexError),      # the logical reductions'
+    (lambda z: jnp.array(2.0).squeeze(0), ValueError),      # a concrete Array's method
+])
+def test_jax_error_classes(f, exc):
+    with pytest.raises(exc):
+        jitviz.jit(f)(np.float32(2))
+
+
+def test_a_sum_of_negative_zeros_is_negative_zero_on_every_backend():
+    """-0.0 is the additive identity (README: the sign of a zero sum is not specified, but
+    jitviz's backends agree with each other); an empty sum is +0.0."""
+    z = -np.zeros((2, 3), np.float32)
+    same(run(lambda z: jnp.sum(z, axis=1), z), [-0.0, -0.0], np.float32)
+    assert np.signbit(run(lambda z: jnp.sum(z), z))
+    assert not np.signbit(run(lambda z: jnp.sum(z[:, :0]), z))
+
+
+def test_folding_a_cond_keeps_its_result_type():
+    """A cond on a known predicate is inlined by the fold pass; the branch it takes may be
+    weakly typed where the cond's result (typed as branch 0) is not: the pass converts."""
+    def f(x):
+        c = jnp.arctan(0)
+        v = lax.cond(True, lambda a: jnp.exp(-jnp.abs(a)), lambda a: a - jnp.mean(a),
+                     jnp.arccosh(c))  # taken: weak; branch 0: strong (a reduction)
+        return jnp.min(v, keepdims=True, initial=0.0) + x
+    same(run(f, np.float32(1)), np.nan, np.float32)
+
+
+def test_operators_of_a_concrete_array_inside_a_trace_follow_jax():
+    """A 0-d Array made while tracing stays concrete; its operators promote as JAX's do
+    (NumPy's would make bool + 1.5 a float64)."""
+    same(run(lambda x: lax.full((), 1.5, jnp.bool_) + -1.5 + x, 0.0), -0.5, np.float32,
+         weak=True)
+    assert (jnp.zeros((), bool) * 2.5).dtype == np.float64  # outside a trace: NumPy's
+    # and their methods; isinf of an integer is such an Array (not a NumPy scalar)
+    same(run(lambda i: jnp.isinf(i).argmax(), np.int32(3)), 0, np.int32)
+    same(run(lambda: jnp.array([1.5, 2.5]).sum()), 4.0, np.float32)
+
+
+def test_max_min_order_zeros_as_ieee():
+    """XLA's max/min are IEEE 754-2019's: -0.0 < +0.0 whatever the operands' order."""
+    z = np.array([-0.0, 0.0], np.float32)
+    assert not np.signbit(run(lambda z: jnp.maximum(z[0], z[1]), z))
+    assert not np.signbit(run(lambda z: jnp.maximum(z[1], z[0]), z))
+    assert np.signbit(run(lambda z: jnp.minimum(z[1], z[0]), z))
+    assert not np.signbit(run(lambda z: jnp.max(z), z))
+    assert np.signbit(run(lambda z: jnp.min(z[::-1]), z))
+
+
+def test_more_dtype_and_input_rules():
+    same(run(lambda x: jnp.pow(x, np.bool_(False)), F[1]), [1.0, 1.0, 1.0], np.float32)
+    same(run(lambda z: lax.slice(z, (), ()), F[1, 1]), 3.0, np.float32)
+    # a weak fill of array shape is converted (strong); a weak scalar type made strong
+    same(run(lambda s, x: jnp.full_like(s * x, s * x), 2.0, F[1]), 2 * F[1], np.float32)
+    same(run(lambda s: jnp.float32(jnp.sin(s)), 0.0), 0.0, np.float32)
+    same(run(lambda n: lax.clamp(np.int32(-1), n, np.int32(1)), 3), 1, np.int32)
+    same(run(lambda: round(jnp.array([1.5, 2.5]))), [2, 2], np.int32)
+    same(run(lambda x: lax.reshape(x, (3, 2), (1, 0)), F), F.T, np.float32)
+    h = np.array([0.1, 0.2], np.float16)  # accumulated in float32, as XLA does
+    r = run(lambda h: lax.dot(h, h, preferred_element_type=jnp.float32), h)
+    same(r, np.dot(h.astype(np.float32), h.astype(np.float32)), np.float32)
+
+
+def test_argmax_of_float16():
+    """Accepted as JAX accepts it (compared as float32: Numba has no float16 kernels)."""
+    h = F.astype(np.float16)
+    same(run(lambda h: jnp.argmax(h, axis=1), h), [2, 1], np.int32)
+    same(run(lambda h: h.argmin(), h), 2, np.int32)
