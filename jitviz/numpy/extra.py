@@ -545,7 +545,8 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     from .indexing import _take_fill_value
     from .ufuncs import greater_equal, less, logical_or
     outside = logical_or(less(indices, -n), greater_equal(indices, n))
-    return where(outside, _take_fill_value(aval(arr).dtype, fill_value), out)
+    return where(outside, _take_fill_value(aval(arr).dtype, aval(arr).weak_type, fill_value),
+                 out)
 
 
 def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
