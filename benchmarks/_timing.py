@@ -69,6 +69,19 @@ def fmt_ratio(a, b):
     return "n/a" if a is None or b is None else f"{a / b:.2f}x"
 
 
+def print_against_peers(heads, rows):
+    """The table bench_math and bench_reductions print: `heads` name the row's label cells;
+    each row is (label cells, best times by implementation, agreed with NumPy?)."""
+    head = list(heads) + ["jitviz cpu", "NumPy", "jax.jit", "NumPy/jitviz", "jax/jitviz", "ok"]
+    lines = []
+    for labels, t, ok in rows:
+        j = t["jitviz"]
+        lines.append(list(labels) + [fmt_time(j), fmt_time(t["numpy"]), fmt_time(t.get("jax")),
+                                     fmt_ratio(t["numpy"], j), fmt_ratio(t.get("jax"), j),
+                                     "yes" if ok else "NO"])
+    print_columns(head, lines)
+
+
 def print_columns(head, rows):
     """A plain-text table, each column as wide as its widest cell."""
     widths = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]

@@ -29,8 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import jitviz  # noqa: E402
-from _timing import (best_times, fmt_ratio, fmt_time, jax, jjnp,  # noqa: E402
-                     print_columns)
+from _timing import best_times, jax, jjnp, print_against_peers  # noqa: E402
 import jitviz.numpy as jnp  # noqa: E402
 from jitviz import lax  # noqa: E402
 
@@ -108,15 +107,7 @@ def run_table(names, dtypes, rounds, budget, n=1_000_000):
 
 
 def print_table(rows):
-    head = ["function", "dtype", "jitviz cpu", "NumPy", "jax.jit", "NumPy/jitviz",
-            "jax/jitviz", "ok"]
-    lines = []
-    for name, dt, t, ok in rows:
-        j = t["jitviz"]
-        lines.append([name, dt, fmt_time(j), fmt_time(t["numpy"]), fmt_time(t.get("jax")),
-                      fmt_ratio(t["numpy"], j), fmt_ratio(t.get("jax"), j),
-                      "yes" if ok else "NO"])
-    print_columns(head, lines)
+    print_against_peers(["function", "dtype"], [((name, dt), t, ok) for name, dt, t, ok in rows])
 
 
 def main():

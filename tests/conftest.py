@@ -3,15 +3,13 @@ import pytest
 
 import jitviz
 
+from helpers import x64_enabled  # noqa: E402
+
 
 @pytest.fixture
 def x64():
-    before = jitviz.config.enable_x64
-    jitviz.config.update("enable_x64", True)
-    try:
+    with x64_enabled():
         yield
-    finally:
-        jitviz.config.update("enable_x64", before)
 
 
 @pytest.fixture(autouse=True)

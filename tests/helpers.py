@@ -8,6 +8,8 @@ It also checks the provenance the issue asks for: every equation's `source` is a
 """
 from __future__ import annotations
 
+import contextlib
+
 import inspect
 import os
 
@@ -268,3 +270,14 @@ def dot_strings(dot_text: str) -> tuple[list[str], str]:
         strings.append(re.sub(r'\\(["\\])', r"\1", m.group(1)))
     outside.append(dot_text[pos:])
     return strings, "".join(outside)
+
+
+@contextlib.contextmanager
+def x64_enabled():
+    """64-bit defaults inside the block, the previous setting restored after it."""
+    before = jitviz.config.enable_x64
+    jitviz.config.update("enable_x64", True)
+    try:
+        yield
+    finally:
+        jitviz.config.update("enable_x64", before)

@@ -3,7 +3,6 @@ one test per class, with JAX's answer written out (JAX itself is not needed to r
 
 Each result is checked for value, dtype and weak type, the three things JAX is the
 reference for, and errors for JAX's exception class."""
-import contextlib
 
 import numpy as np
 import pytest
@@ -12,19 +11,13 @@ import jitviz
 import jitviz.lax as lax
 import jitviz.numpy as jnp
 
+from helpers import x64_enabled  # noqa: E402
+
 F = np.array([[1.5, -0.0, np.nan], [-2.0, 3.0, 0.5]], np.float32)
 I = np.array([3, -1, 0, 2, 5, -7], np.int32)
 B = np.array([[True, False, True], [False, False, True]])
 
 
-@contextlib.contextmanager
-def _x64():
-    before = jitviz.config.enable_x64
-    jitviz.config.update("enable_x64", True)
-    try:
-        yield
-    finally:
-        jitviz.config.update("enable_x64", before)
 
 
 def run(f, *args):
@@ -100,7 +93,7 @@ def test_lax_weak_rules():
 
 def test_linspace_default_dtype_is_the_inexact_form_of_its_bounds():
     same(run(lambda i: jnp.linspace(i, 5, 2), np.int32(3)), [3, 5], np.float32)
-    with _x64():
+    with x64_enabled():
         same(run(lambda i: jnp.linspace(i, 5, 2), np.int32(3)), [3, 5], np.float32)
         same(run(lambda: jnp.linspace(0, 5, 2)), [0, 5], np.float64)
 
