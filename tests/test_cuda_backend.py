@@ -783,3 +783,19 @@ def test_profiled_cuda_kernels_are_timed_between_synchronizations():
     sin = next(line for line in a.lines if "jnp.sin" in line.code)
     assert sin.time_share > 0 and a.calls_measured >= 3
     assert sum(line.time_share for line in a.lines) + a.untimed_share == pytest.approx(1.0)
+
+
+@sim
+def test_max_min_order_signed_zeros_as_the_interpreter():
+    """IEEE 754-2019 / XLA: max(-0.0, 0.0) is +0.0 and min is -0.0 whichever comes first,
+    elementwise and in reductions (the interpreter and the CPU kernels do the same)."""
+    a = np.array([-0.0, 0.0, -0.0, 0.0, 1.0, np.nan], f32)
+    b = np.array([0.0, -0.0, -0.0, 0.0, 1.0, 0.0], f32)
+    rows = np.array([[-0.0, 0.0], [0.0, -0.0]], f32)
+    for fn, args in [(jnp.maximum, (a, b)), (jnp.minimum, (a, b)),
+                     (lambda r: jnp.max(r, axis=1), (rows,)),
+                     (lambda r: jnp.min(r, axis=1), (rows,))]:
+        want = np.asarray(jitviz.jit(fn, backend="interpret")(*args))
+        got = np.asarray(jitviz.jit(fn, backend="cuda")(*args))
+        np.testing.assert_array_equal(got, want)
+        assert (np.signbit(got) == np.signbit(want)).all(), (got, want)

@@ -22,6 +22,7 @@ _MATH = {
     "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh,
     "acosh": np.arccosh, "atanh": np.arctanh, "sqrt": np.sqrt, "floor": np.floor,
     "ceil": np.ceil, "fmod": np.fmod, "atan2": np.arctan2, "isfinite": np.isfinite,
+    "copysign": np.copysign,
 }
 # complex forms -> cmath on the GPU
 _CMATH = {"cexp": np.exp, "clog": np.log, "csqrt": np.sqrt, "casin": np.arcsin,

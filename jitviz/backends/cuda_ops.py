@@ -205,14 +205,17 @@ def _rem(args, dts, out, params):
 
 
 def minmax(kind, a, b, dtype) -> str:
-    """NumPy's maximum/minimum: NaN propagates; complex compares lexicographically."""
+    """maximum/minimum as the interpreter computes them: NaN propagates, zeros are ordered as
+    IEEE 754-2019 and XLA order them (max(-0.0, 0.0) is 0.0 whichever comes first),
+    complex compares lexicographically."""
     dt = np.dtype(dtype)
     cmp = ">" if kind == "max" else "<"
     if dt.kind == "c":
         return (f"({a} if ({a}.real {cmp} {b}.real or ({a}.real == {b}.real and "
                 f"{a}.imag {cmp}= {b}.imag) or {a} != {a}) else {b})")
     if dt.kind == "f":
-        return f"({a} if ({a} {cmp} {b} or {a} != {a}) else {b})"
+        return (f"({a} if ({a} {cmp} {b} or {a} != {a} or ({a} == {b} and "
+                f"copysign(1.0, {a}) {cmp} 0.0)) else {b})")
     return f"({a} if {a} {cmp} {b} else {b})"
 
 
