@@ -497,13 +497,19 @@ def _localize_into(program, m, d):
         m.key = class_key(kind, s.op, m.operands)
 
 
+def _culprit_alone(program, m):
+    """The culprit statement as a program of its own, fed JAX's values of its operands (None
+    where that cannot be set up: the statement is not there, or an operand is weak)."""
+    lines = [s.line() for s in program.stmts]
+    if m.stmt not in lines:
+        return None
+    return _materialize(program, lines.index(m.stmt))
+
+
 def statement_agrees_op_by_op(program, m):
     """Does jitviz agree with JAX op by op (no jit: no XLA rewrites across operations) on
     the culprit statement alone, fed JAX's values of its operands?"""
-    lines = [s.line() for s in program.stmts]
-    if m.stmt not in lines:
-        return False
-    q = _materialize(program, lines.index(m.stmt))
+    q = _culprit_alone(program, m)
     if q is None:
         return False
     eager = _run(q, "jax-eager")
@@ -513,10 +519,7 @@ def statement_agrees_op_by_op(program, m):
 def confirm(program, m):
     """Does the culprit statement alone, fed JAX's values of its operands, still differ?
     True / False, or None where that cannot be set up (a weak array operand)."""
-    lines = [s.line() for s in program.stmts]
-    if m.stmt not in lines:
-        return None
-    q = _materialize(program, lines.index(m.stmt))
+    q = _culprit_alone(program, m)
     if q is None:
         return None
     ref = _run(q, "jax")
