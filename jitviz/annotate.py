@@ -46,11 +46,9 @@ LEGEND = {
     "dead": ("#e4e4e4", "equations removed by the optimizer"),
     "recompile": ("#ffe08a", "an argument whose change caused a retrace"),
 }
-#: equations that only hold other equations (their bodies are counted instead)
-_CONTAINERS = frozenset({"jit", "fused"})
+
 #: generated lines listed under one source line in the HTML view (the data keeps them all)
 MAX_GENERATED_SHOWN = 12
-_REGIONS = frozenset({"cond", "while", "scan"})
 
 
 @dataclass(frozen=True)
@@ -185,7 +183,7 @@ class _Facts:
         self.file = file
         self.traced = _by_line(_leaf_eqns(all_eqns(closed.jaxpr)), file)
         self.regions = _by_line([e for e in all_eqns(closed.jaxpr)
-                                 if e.primitive.name in _REGIONS], file)
+                                 if _is_region(e.primitive)], file)
         # what the backend ran: the last stage, or the traced jaxpr on the interpreter
         final = list(_leaf_eqns(all_eqns(executable.jaxpr.jaxpr)))
         covered = _covered(kernels)
@@ -282,8 +280,20 @@ class _Facts:
         return None
 
 
+def _is_container(prim) -> bool:
+    """A call (`jit`) or a fusion group: it only holds other equations, whose own lines and
+    counts are what a line's fate is about."""
+    from .passes.fuse import fused_p
+    return prim is fused_p or getattr(prim, "call_param", None) is not None
+
+
+def _is_region(prim) -> bool:
+    """cond / while / scan: control flow that is not a mere call."""
+    return prim.kind == "control" and not _is_container(prim)
+
+
 def _leaf_eqns(eqns):
-    return (e for e in eqns if e.primitive.name not in _CONTAINERS)
+    return (e for e in eqns if not _is_container(e.primitive))
 
 
 def _line_of(eqn, file):

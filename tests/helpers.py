@@ -281,3 +281,40 @@ def x64_enabled():
         yield
     finally:
         jitviz.config.update("enable_x64", before)
+
+
+# --- the browser tests (Debian's Chromium driven by playwright-core from Node) --------------
+
+CHROMIUM = os.environ.get("JITVIZ_CHROMIUM", "/usr/bin/chromium")
+
+
+def browser_marks(what: str) -> list:
+    """Skip marks for a browser-test module: only Chromium or Node missing skips it."""
+    import shutil
+    from pathlib import Path
+
+    import pytest
+    return [
+        pytest.mark.skipif(not Path(CHROMIUM).exists() and shutil.which("chromium") is None,
+                           reason=f"{what} need Chromium (apt-get install chromium)"),
+        pytest.mark.skipif(shutil.which("node") is None,
+                           reason=f"{what} need Node.js to run playwright-core"),
+        pytest.mark.filterwarnings("ignore::jitviz.JitvizWarning"),
+    ]
+
+
+def playwright_env(labextension) -> dict:
+    """The environment for the Node drivers, with labextension/'s npm packages (playwright-core)
+    installed first if they are not there yet."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+    if not (Path(labextension) / "node_modules" / "playwright-core").is_dir():
+        npm = shutil.which("npm")
+        assert npm, "npm is needed to install playwright-core for the browser tests"
+        proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=labextension,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"npm ci failed:\n{proc.stdout}\n{proc.stderr}"
+    env = dict(os.environ)
+    env["JITVIZ_CHROMIUM"] = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    return env

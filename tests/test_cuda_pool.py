@@ -122,3 +122,17 @@ def test_out_of_memory_releases_idle_buffers_and_retries():
     assert big.size == 3 * GRANULE and pool.idle_bytes == 0
     with pytest.raises(driver.CudaAPIError):
         pool.empty((2 * GRANULE,), np.uint8)  # really out of memory: the error is the user's
+
+
+def test_other_allocation_errors_are_not_taken_for_out_of_memory():
+    pool, ctx = pool_of()
+    a = pool.empty((GRANULE,), np.uint8)
+    del a
+    gc.collect()
+
+    def broken(size):
+        raise driver.CudaAPIError(1, "CUDA_ERROR_INVALID_VALUE")
+    ctx.memalloc = broken
+    with pytest.raises(driver.CudaAPIError, match="INVALID_VALUE"):
+        pool.empty((4 * GRANULE,), np.uint8)
+    assert pool.idle_bytes == GRANULE  # nothing was released for it

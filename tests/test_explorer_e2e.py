@@ -33,37 +33,22 @@ import pytest
 
 import jitviz.numpy as jnp
 
-from helpers import XSS, unrolled, xss_function, xss_program
+from helpers import (XSS, browser_marks, playwright_env, unrolled,  # noqa: E402
+                     xss_function, xss_program)
 
 ROOT = Path(__file__).resolve().parent.parent
 LABEXTENSION = ROOT / "labextension"
 E2E = LABEXTENSION / "e2e"
 ARTIFACTS = ROOT / "test-artifacts"
 NOTEBOOK = ROOT / "demo_notebooks" / "05_explorer.ipynb"
-CHROMIUM = os.environ.get("JITVIZ_CHROMIUM", "/usr/bin/chromium")
-
-pytestmark = [
-    pytest.mark.skipif(not Path(CHROMIUM).exists() and shutil.which("chromium") is None,
-                       reason="end-to-end explorer tests need Chromium (apt-get install chromium)"),
-    pytest.mark.skipif(shutil.which("node") is None,
-                       reason="end-to-end explorer tests need Node.js to run playwright-core"),
-    pytest.mark.filterwarnings("ignore::jitviz.JitvizWarning"),
-]
+pytestmark = browser_marks("end-to-end explorer tests")
 
 
 @pytest.fixture(scope="module")
 def driver_env():
     """Environment for the Node drivers, with playwright-core installed."""
-    if not (LABEXTENSION / "node_modules" / "playwright-core").is_dir():
-        npm = shutil.which("npm")
-        assert npm, "npm is needed to install playwright-core for the end-to-end tests"
-        proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=LABEXTENSION,
-                              capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, f"npm ci failed:\n{proc.stdout}\n{proc.stderr}"
-    env = dict(os.environ)
-    env["JITVIZ_CHROMIUM"] = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
     ARTIFACTS.mkdir(exist_ok=True)
-    return env
+    return playwright_env(LABEXTENSION)
 
 
 def run_driver(script: str, args: list[str], env: dict, timeout: float) -> dict:

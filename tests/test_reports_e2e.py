@@ -9,9 +9,7 @@ follows a generated line into the kernel's source and back, and takes screenshot
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -20,30 +18,14 @@ import pytest
 
 import jitviz
 
+from helpers import browser_marks, playwright_env  # noqa: E402
 from test_annotate import everything  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LABEXTENSION = ROOT / "labextension"
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = os.environ.get("JITVIZ_CHROMIUM", "/usr/bin/chromium")
 
-pytestmark = [
-    pytest.mark.skipif(not Path(CHROMIUM).exists() and shutil.which("chromium") is None,
-                       reason="browser tests need Chromium (apt-get install chromium)"),
-    pytest.mark.skipif(shutil.which("node") is None,
-                       reason="browser tests need Node.js to run playwright-core"),
-    pytest.mark.filterwarnings("ignore::jitviz.JitvizWarning"),
-]
-
-
-def _playwright_env() -> dict:
-    if not (LABEXTENSION / "node_modules" / "playwright-core").is_dir():
-        proc = subprocess.run([shutil.which("npm") or "npm", "ci", "--no-audit", "--no-fund"],
-                              cwd=LABEXTENSION, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, f"npm ci failed:\n{proc.stdout}\n{proc.stderr}"
-    env = dict(os.environ)
-    env["JITVIZ_CHROMIUM"] = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    return env
+pytestmark = browser_marks("browser tests")
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +40,8 @@ def browsed(tmp_path_factory):
     ARTIFACTS.mkdir(exist_ok=True)
     proc = subprocess.run(["node", str(LABEXTENSION / "e2e" / "reports.mjs"), str(annotation),
                            str(function), str(ARTIFACTS / "reports")],
-                          cwd=LABEXTENSION / "e2e", env=_playwright_env(), capture_output=True,
-                          text=True, timeout=180)
+                          cwd=LABEXTENSION / "e2e", env=playwright_env(LABEXTENSION),
+                          capture_output=True, text=True, timeout=180)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("JITVIZ_RESULT ")]
     assert lines, f"reports.mjs printed no result:\n{proc.stdout}\n{proc.stderr}"
     result = json.loads(lines[-1][len("JITVIZ_RESULT "):])

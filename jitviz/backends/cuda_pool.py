@@ -92,7 +92,7 @@ class DevicePool:
         try:
             return ctx.memalloc(size)
         except Exception as e:
-            if "OUT_OF_MEMORY" not in str(e).upper():
+            if not _out_of_memory(e):
                 raise
             self.release()
             return ctx.memalloc(size)
@@ -104,6 +104,17 @@ class DevicePool:
             if self.idle_bytes + size <= self.max_cached:
                 self.idle.setdefault(size, []).append(raw)
                 self.idle_bytes += size
+
+
+#: CUresult CUDA_ERROR_OUT_OF_MEMORY, what numba's CudaAPIError carries as `.code`
+CUDA_ERROR_OUT_OF_MEMORY = 2
+
+
+def _out_of_memory(error) -> bool:
+    code = getattr(error, "code", None)  # an int, or a CUresult enum
+    if code is not None:
+        return int(code) == CUDA_ERROR_OUT_OF_MEMORY
+    return "OUT_OF_MEMORY" in str(error).upper()
 
 
 def _c_strides(shape, itemsize):
