@@ -283,7 +283,7 @@ class _Facts:
 def _is_container(prim) -> bool:
     """A call (`jit`) or a fusion group: it only holds other equations, whose own lines and
     counts are what a line's fate is about."""
-    from .passes.fuse import fused_p
+    from .core.fused import fused_p
     return prim is fused_p or getattr(prim, "call_param", None) is not None
 
 

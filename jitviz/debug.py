@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from .core.primitives import primitive
+from .core.registry import primitive
 
 
 def _debug_print_rule(*avals, fmt, names):

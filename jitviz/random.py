@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 
 from .core.ir import ShapedArray
-from .core.primitives import PRIMITIVES, primitive
+from .core.registry import PRIMITIVES, primitive
 from .core.trace import Tracer, current_trace
 from .errors import JitvizWarning
 from .lax import primitives as P
@@ -135,10 +135,7 @@ def _install_cuda_helper():
 
 
 threefry2x32_p = PRIMITIVES.get("threefry2x32") or primitive(
-    "threefry2x32", abstract_eval=_threefry_rule, impl=_threefry_impl,
-    scalar="threefry2x32({0}, {1}, {2}, {3}, {word})", kind="elementwise")
-threefry2x32_p.lowerings["cpu"] = _cpu_threefry
-threefry2x32_p.lowerings["cuda"] = _cuda_threefry
+    "threefry2x32", abstract_eval=_threefry_rule, impl=_threefry_impl, kind="elementwise")
 
 
 def register_lowerings():
@@ -149,7 +146,6 @@ def register_lowerings():
     cuda_ops.ELEMENTWISE.setdefault("threefry2x32", _cuda_threefry)
     cuda_codegen.LOWERINGS.setdefault("threefry2x32", "elementwise (Threefry-2x32 device "
                                                       "function)")
-    threefry2x32_p.lowerings.setdefault("cuda", _cuda_threefry)
     _install_cuda_helper()
 
 

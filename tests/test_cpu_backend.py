@@ -22,7 +22,7 @@ from jitviz.backends import cpu_kernels
 from jitviz.backends.cpu_cache import KernelCache
 from jitviz.backends.cpu_kernels import kernel_rule_names
 from jitviz.backends.cpu_program import statement_rule_names
-from jitviz.core.primitives import PRIMITIVES
+from jitviz.core.registry import PRIMITIVES
 from jitviz.errors import CompilationError
 from jitviz.passes import run_pipeline
 

@@ -26,13 +26,13 @@ import jitviz.debug  # noqa: F401  (registers debug_print)
 import jitviz.numpy as jnp
 from jitviz import lax
 from jitviz.core.ir import ClosedJaxpr
-from jitviz.core.primitives import PRIMITIVES
+from jitviz.core.registry import PRIMITIVES
 
 from test_primitives import CASES, Case, _case_id, closed  # noqa: E402
 
 try:  # the optimizer registers `fused`
     import jitviz.passes  # noqa: F401
-    from jitviz.passes.fuse import fused_p
+    from jitviz.core.fused import fused_p
 except ImportError:  # pragma: no cover - before the passes land
     fused_p = None
 

@@ -11,7 +11,8 @@ from jitviz import lax
 from jitviz.core.typecheck import typecheck_jaxpr
 from jitviz.passes import fuse as fuse_mod
 from jitviz.passes import run_pipeline
-from jitviz.passes.fuse import fused_p, is_fusable
+from jitviz.core.fused import fused_p
+from jitviz.passes.fuse import is_fusable
 
 from cpu_helpers import all_eqns, assert_same, compile_cpu, optimized, prim_names, run_interpret, \
     trace

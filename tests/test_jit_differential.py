@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 import jitviz
 import jitviz.numpy as jnp
 from jitviz import jit
-from jitviz.core.primitives import PRIMITIVES
+from jitviz.core.registry import PRIMITIVES
 
 from helpers import assert_close
 from test_hypothesis_programs import _reference, programs, run

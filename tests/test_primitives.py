@@ -19,7 +19,7 @@ import jitviz
 import jitviz.debug  # noqa: F401  (registers debug_print)
 from jitviz import lax
 from jitviz.core.ir import ClosedJaxpr, ShapedArray
-from jitviz.core.primitives import PRIMITIVES
+from jitviz.core.registry import PRIMITIVES
 from jitviz.core.trace import concrete_aval
 from jitviz.lax import primitives as P
 
@@ -428,7 +428,7 @@ def test_every_primitive_has_a_case():
 
 
 def test_primitive_defined_twice_is_an_error():
-    from jitviz.core.primitives import primitive
+    from jitviz.core.registry import primitive
     with pytest.raises(ValueError, match="defined twice"):
         primitive("add", abstract_eval=lambda x: x, impl=lambda x: x)
 

@@ -11,7 +11,7 @@ import pytest
 import jitviz
 import jitviz.passes  # noqa: F401  (registers `fused`)
 from jitviz import transforms
-from jitviz.core.primitives import PRIMITIVES
+from jitviz.core.registry import PRIMITIVES
 from jitviz.lax import primitives as P
 from jitviz.transforms.jvp import NON_DIFFERENTIABLE as NON_DIFF
 

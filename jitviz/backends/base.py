@@ -120,6 +120,13 @@ class Executable:
 class Backend:
     name = "abstract"
 
+    @property
+    def pipeline(self) -> list:
+        """The passes this backend's input goes through (`jitviz.passes.Pass`): the shared
+        ones, then its own planning stage (the CPU's is fusion)."""
+        from ..passes import PIPELINE
+        return PIPELINE
+
     def compile(self, closed: ClosedJaxpr, *, fastmath: bool = False,
                 parallel: bool = False, profile: bool = False) -> Executable:
         """`profile=True`: the executable times each kernel (`Executable.timings`)."""

@@ -33,7 +33,7 @@ from ..config import config
 from ..core.ir import ClosedJaxpr, Eqn, Literal, Var
 from ..errors import CompilationError, backend_message_head
 from ..passes._ir import describe_eqn, literal_key, literal_value, sub_jaxprs
-from ..passes.fuse import fused_p
+from ..core.fused import fused_p
 from . import cpu_buffers, cpu_runtime, register_backend
 from .base import Backend, Cost, Executable, Kernel, Timings
 from .cpu_cache import default_cache

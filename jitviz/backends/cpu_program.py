@@ -641,7 +641,7 @@ def _debug_print(fb, eqn):
 def _unfused(fb, eqn):
     """An elementwise/reduction equation outside any `fused` (the fusion pass wraps them all;
     this serves pipelines that skip it): compiled as a one-equation kernel."""
-    from ..passes.fuse import fused_p
+    from ..core.fused import fused_p
     body = Jaxpr((), [Var(a.aval) for a in eqn.invars if isinstance(a, Var)], [], [])
     env = {a.id: v for a, v in zip([a for a in eqn.invars if isinstance(a, Var)],
                                    body.invars)}

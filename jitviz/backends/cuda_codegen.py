@@ -89,17 +89,6 @@ LOWERINGS: dict[str, str] = {
 _CHEAP = STRUCTURAL_PULL | {"convert_element_type"}
 
 
-def register_lowerings():
-    """Record the CUDA lowering of each registered primitive in `Primitive.lowerings["cuda"]`
-    (the elementwise expression rule, or a description of the kernel template)."""
-    from ..core.primitives import PRIMITIVES
-    for name, how in LOWERINGS.items():
-        prim = PRIMITIVES.get(name)
-        if prim is not None:
-            prim.lowerings.setdefault("cuda", ops.ELEMENTWISE.get(name) or
-                                      (lambda *a, _how=how, **k: _how))
-
-
 class Conflict(Exception):
     """A kernel cannot compute this here (needs another kernel or the host)."""
 
@@ -1675,6 +1664,5 @@ def _label(eqns) -> str:
 
 
 def plan_program(closed: ClosedJaxpr, target: Target, name="k") -> Program:
-    register_lowerings()
     consts = dict(zip(closed.jaxpr.constvars, closed.consts))
     return Planner(closed.jaxpr, consts, target, name=name).plan()

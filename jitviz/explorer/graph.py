@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var, format_scalar
 from ..core.pretty import format_param
-from ..passes.fuse import fused_p
+from ..core.fused import fused_p
 
 #: Above this many nodes the explorer opens with every cluster collapsed.
 COLLAPSE_NODE_THRESHOLD = 300

@@ -14,7 +14,7 @@ from .. import dtypes
 from ..core import explain
 from ..core.interpreter import eval_jaxpr
 from ..core.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
-from ..core.primitives import primitive
+from ..core.registry import primitive
 from ..core.source import function_location
 from ..core.trace import Tracer, concrete_aval, trace_body
 from ..tree import LEAF as LEAF_TREE, tree_flatten, tree_unflatten

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..dtypes import highest, int_range_as_float, lowest
 from ..core.ir import ShapedArray
-from ..core.primitives import primitive
+from ..core.registry import primitive
 
 _KIND_NAMES = {"f": "floating", "c": "complexfloating", "i": "signedinteger",
                "u": "unsignedinteger", "b": "bool"}
@@ -44,14 +44,14 @@ def _real_dtype(dt):
     return np.dtype(np.float32) if dt == np.complex64 else np.dtype(np.float64)
 
 
-def unary(name, impl, accepts=ANY, scalar=None, out_dtype=None):
+def unary(name, impl, accepts=ANY, out_dtype=None):
     def rule(x):
         _check_kind(name, x.dtype, accepts)
         dt = out_dtype(x.dtype) if out_dtype else x.dtype
         # the operand's weak type carries over, also to a new dtype (JAX: is_finite of a
         # weak float is a weak bool, abs of a weak complex a weak float)
         return ShapedArray(x.shape, dt, x.weak_type)
-    return primitive(name, abstract_eval=rule, impl=_quiet(impl), scalar=scalar,
+    return primitive(name, abstract_eval=rule, impl=_quiet(impl),
                      kind="elementwise")
 
 
@@ -76,7 +76,7 @@ def broadcast_shapes_scalar(name, *shapes):
     return tuple(out)
 
 
-def binary(name, impl, accepts=ANY, scalar=None, compare=False):
+def binary(name, impl, accepts=ANY, compare=False):
     def rule(x, y):
         if x.dtype != y.dtype:
             raise TypeError(f"{name} requires arguments to have the same dtypes, got "
@@ -85,7 +85,7 @@ def binary(name, impl, accepts=ANY, scalar=None, compare=False):
         shape = broadcast_shapes_scalar(name, x.shape, y.shape)
         # weak only when both operands are (JAX: `1.0 < 2.0` is a weak bool)
         return ShapedArray(shape, np.bool_ if compare else x.dtype, x.weak_type and y.weak_type)
-    return primitive(name, abstract_eval=rule, impl=_quiet(impl), scalar=scalar,
+    return primitive(name, abstract_eval=rule, impl=_quiet(impl),
                      kind="elementwise")
 
 
@@ -148,46 +148,46 @@ def _integer_pow(x, *, y):
     return np.power(x, y)
 
 
-neg_p = unary("neg", np.negative, NUMERIC, "-({0})")
+neg_p = unary("neg", np.negative, NUMERIC)
 def _sign(x):
     """XLA's sign keeps a zero's sign (sign(-0.0) is -0.0); NumPy's gives +0.0."""
     x = np.asarray(x)
     return np.where(x == 0, x, np.sign(x))
 
 
-sign_p = unary("sign", _sign, NUMERIC, "(({0}) if ({0}) == 0 else np.sign({0}))")
-floor_p = unary("floor", np.floor, FLOAT, "np.floor({0})")
-ceil_p = unary("ceil", np.ceil, FLOAT, "np.ceil({0})")
-is_finite_p = unary("is_finite", np.isfinite, FLOAT, "np.isfinite({0})",
+sign_p = unary("sign", _sign, NUMERIC)
+floor_p = unary("floor", np.floor, FLOAT)
+ceil_p = unary("ceil", np.ceil, FLOAT)
+is_finite_p = unary("is_finite", np.isfinite, FLOAT,
                     out_dtype=lambda dt: np.dtype(bool))
-exp_p = unary("exp", np.exp, INEXACT, "np.exp({0})")
-exp2_p = unary("exp2", np.exp2, INEXACT, "np.exp2({0})")
-log_p = unary("log", np.log, INEXACT, "np.log({0})")
-log1p_p = unary("log1p", np.log1p, INEXACT, "np.log1p({0})")
-expm1_p = unary("expm1", np.expm1, INEXACT, "np.expm1({0})")
-tanh_p = unary("tanh", np.tanh, INEXACT, "np.tanh({0})")
-logistic_p = unary("logistic", _logistic, INEXACT, "1 / (1 + np.exp(-({0})))")
-sin_p = unary("sin", np.sin, INEXACT, "np.sin({0})")
-cos_p = unary("cos", np.cos, INEXACT, "np.cos({0})")
-tan_p = unary("tan", np.tan, INEXACT, "np.tan({0})")
-asin_p = unary("asin", np.arcsin, INEXACT, "np.arcsin({0})")
-acos_p = unary("acos", np.arccos, INEXACT, "np.arccos({0})")
-atan_p = unary("atan", np.arctan, INEXACT, "np.arctan({0})")
-sinh_p = unary("sinh", np.sinh, INEXACT, "np.sinh({0})")
-cosh_p = unary("cosh", np.cosh, INEXACT, "np.cosh({0})")
-asinh_p = unary("asinh", np.arcsinh, INEXACT, "np.arcsinh({0})")
-acosh_p = unary("acosh", np.arccosh, INEXACT, "np.arccosh({0})")
-atanh_p = unary("atanh", np.arctanh, INEXACT, "np.arctanh({0})")
-sqrt_p = unary("sqrt", np.sqrt, INEXACT, "np.sqrt({0})")
-rsqrt_p = unary("rsqrt", lambda x: 1 / np.sqrt(x), INEXACT, "1 / np.sqrt({0})")
-cbrt_p = unary("cbrt", np.cbrt, FLOAT, "np.cbrt({0})")
-square_p = unary("square", np.square, NUMERIC, "({0}) * ({0})")
-not_p = unary("not", np.invert, INTEGRAL, "~({0})")
-abs_p = unary("abs", np.abs, NUMERIC, "np.abs({0})",
+exp_p = unary("exp", np.exp, INEXACT)
+exp2_p = unary("exp2", np.exp2, INEXACT)
+log_p = unary("log", np.log, INEXACT)
+log1p_p = unary("log1p", np.log1p, INEXACT)
+expm1_p = unary("expm1", np.expm1, INEXACT)
+tanh_p = unary("tanh", np.tanh, INEXACT)
+logistic_p = unary("logistic", _logistic, INEXACT)
+sin_p = unary("sin", np.sin, INEXACT)
+cos_p = unary("cos", np.cos, INEXACT)
+tan_p = unary("tan", np.tan, INEXACT)
+asin_p = unary("asin", np.arcsin, INEXACT)
+acos_p = unary("acos", np.arccos, INEXACT)
+atan_p = unary("atan", np.arctan, INEXACT)
+sinh_p = unary("sinh", np.sinh, INEXACT)
+cosh_p = unary("cosh", np.cosh, INEXACT)
+asinh_p = unary("asinh", np.arcsinh, INEXACT)
+acosh_p = unary("acosh", np.arccosh, INEXACT)
+atanh_p = unary("atanh", np.arctanh, INEXACT)
+sqrt_p = unary("sqrt", np.sqrt, INEXACT)
+rsqrt_p = unary("rsqrt", lambda x: 1 / np.sqrt(x), INEXACT)
+cbrt_p = unary("cbrt", np.cbrt, FLOAT)
+square_p = unary("square", np.square, NUMERIC)
+not_p = unary("not", np.invert, INTEGRAL)
+abs_p = unary("abs", np.abs, NUMERIC,
               out_dtype=lambda dt: _real_dtype(dt) if dt.kind == "c" else dt)
-real_p = unary("real", np.real, COMPLEX, "({0}).real", out_dtype=_real_dtype)
-imag_p = unary("imag", np.imag, COMPLEX, "({0}).imag", out_dtype=_real_dtype)
-conj_p = unary("conj", np.conj, COMPLEX, "np.conj({0})")
+real_p = unary("real", np.real, COMPLEX, out_dtype=_real_dtype)
+imag_p = unary("imag", np.imag, COMPLEX, out_dtype=_real_dtype)
+conj_p = unary("conj", np.conj, COMPLEX)
 
 
 def _round_rule(x, *, rounding_method):
@@ -196,7 +196,7 @@ def _round_rule(x, *, rounding_method):
 
 
 round_p = primitive("round", abstract_eval=_round_rule, impl=_quiet(_round_half_even_or_away),
-                    scalar="np.round({0})", kind="elementwise")
+                    kind="elementwise")
 
 
 def _integer_pow_rule(x, *, y):
@@ -208,7 +208,8 @@ def _integer_pow_rule(x, *, y):
 
 
 integer_pow_p = primitive("integer_pow", abstract_eval=_integer_pow_rule,
-                          impl=_quiet(_integer_pow), scalar="({0}) ** {y}", kind="elementwise")
+                          impl=_quiet(_integer_pow), kind="elementwise")
+
 
 def _ieee_extremum(np_fn, positive):
     """np.maximum/np.minimum, with IEEE 754-2019's order of zeros (max(-0.0, 0.0) is 0.0,
@@ -224,28 +225,27 @@ def _ieee_extremum(np_fn, positive):
     return impl
 
 
-add_p = binary("add", np.add, NUMERIC, "({0}) + ({1})")
-sub_p = binary("sub", np.subtract, NUMERIC, "({0}) - ({1})")
-mul_p = binary("mul", np.multiply, NUMERIC, "({0}) * ({1})")
-div_p = binary("div", _int_div, NUMERIC, "({0}) / ({1})")
-rem_p = binary("rem", _rem, NUMERIC, "np.fmod({0}, {1})")
-pow_p = binary("pow", _pow, INEXACT, "({0}) ** ({1})")
-max_p = binary("max", _ieee_extremum(np.maximum, True), ANY, "max({0}, {1})")
-min_p = binary("min", _ieee_extremum(np.minimum, False), ANY, "min({0}, {1})")
-atan2_p = binary("atan2", np.arctan2, FLOAT, "np.arctan2({0}, {1})")
-nextafter_p = binary("nextafter", np.nextafter, FLOAT, "np.nextafter({0}, {1})")
-and_p = binary("and", np.bitwise_and, INTEGRAL, "({0}) & ({1})")
-or_p = binary("or", np.bitwise_or, INTEGRAL, "({0}) | ({1})")
-xor_p = binary("xor", np.bitwise_xor, INTEGRAL, "({0}) ^ ({1})")
-shift_left_p = binary("shift_left", np.left_shift, INT + UINT, "({0}) << ({1})")
-shift_right_arithmetic_p = binary("shift_right_arithmetic", np.right_shift, INT + UINT,
-                                  "({0}) >> ({1})")
-eq_p = binary("eq", np.equal, ANY, "({0}) == ({1})", compare=True)
-ne_p = binary("ne", np.not_equal, ANY, "({0}) != ({1})", compare=True)
-lt_p = binary("lt", np.less, ANY, "({0}) < ({1})", compare=True)
-le_p = binary("le", np.less_equal, ANY, "({0}) <= ({1})", compare=True)
-gt_p = binary("gt", np.greater, ANY, "({0}) > ({1})", compare=True)
-ge_p = binary("ge", np.greater_equal, ANY, "({0}) >= ({1})", compare=True)
+add_p = binary("add", np.add, NUMERIC)
+sub_p = binary("sub", np.subtract, NUMERIC)
+mul_p = binary("mul", np.multiply, NUMERIC)
+div_p = binary("div", _int_div, NUMERIC)
+rem_p = binary("rem", _rem, NUMERIC)
+pow_p = binary("pow", _pow, INEXACT)
+max_p = binary("max", _ieee_extremum(np.maximum, True), ANY)
+min_p = binary("min", _ieee_extremum(np.minimum, False), ANY)
+atan2_p = binary("atan2", np.arctan2, FLOAT)
+nextafter_p = binary("nextafter", np.nextafter, FLOAT)
+and_p = binary("and", np.bitwise_and, INTEGRAL)
+or_p = binary("or", np.bitwise_or, INTEGRAL)
+xor_p = binary("xor", np.bitwise_xor, INTEGRAL)
+shift_left_p = binary("shift_left", np.left_shift, INT + UINT)
+shift_right_arithmetic_p = binary("shift_right_arithmetic", np.right_shift, INT + UINT)
+eq_p = binary("eq", np.equal, ANY, compare=True)
+ne_p = binary("ne", np.not_equal, ANY, compare=True)
+lt_p = binary("lt", np.less, ANY, compare=True)
+le_p = binary("le", np.less_equal, ANY, compare=True)
+gt_p = binary("gt", np.greater, ANY, compare=True)
+ge_p = binary("ge", np.greater_equal, ANY, compare=True)
 
 
 def _convert_rule(x, *, new_dtype, weak_type):
@@ -275,7 +275,7 @@ def _convert_impl(x, *, new_dtype, weak_type):
 
 convert_element_type_p = primitive(
     "convert_element_type", abstract_eval=_convert_rule, impl=_quiet(_convert_impl),
-    scalar="{new_dtype_ctor}({0})", kind="elementwise")
+    kind="elementwise")
 
 
 def _select_n_rule(which, *cases):
@@ -303,7 +303,7 @@ def _select_n_impl(which, *cases):
 
 
 select_n_p = primitive("select_n", abstract_eval=_select_n_rule, impl=_select_n_impl,
-                       scalar="select_n", kind="elementwise")
+                       kind="elementwise")
 
 
 def _clamp_rule(lo, x, hi):
@@ -319,7 +319,7 @@ def _clamp_rule(lo, x, hi):
 
 clamp_p = primitive("clamp", abstract_eval=_clamp_rule,
                     impl=lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
-                    scalar="min(max({1}, {0}), {2})", kind="elementwise")
+                    kind="elementwise")
 
 
 # --- shape manipulation --------------------------------------------------------------------
@@ -682,21 +682,21 @@ def _zero_sign(r, x, axes, positive):
 
 reduce_sum_p = primitive("reduce_sum", abstract_eval=_reduce_rule("reduce_sum", NUMERIC),
                          impl=_quiet(_reduce_sum_impl), pp_params=_pp_with("out_sharding"),
-                         kind="reduction", scalar="+")
+                         kind="reduction")
 reduce_prod_p = primitive("reduce_prod", abstract_eval=_reduce_rule("reduce_prod", NUMERIC),
-                          impl=_quiet(_reduce_prod_impl), kind="reduction", scalar="*")
+                          impl=_quiet(_reduce_prod_impl), kind="reduction")
 reduce_max_p = primitive("reduce_max", abstract_eval=_reduce_rule("reduce_max", ANY),
-                         impl=_quiet(_reduce_max_impl), kind="reduction", scalar="max")
+                         impl=_quiet(_reduce_max_impl), kind="reduction")
 reduce_min_p = primitive("reduce_min", abstract_eval=_reduce_rule("reduce_min", ANY),
-                         impl=_quiet(_reduce_min_impl), kind="reduction", scalar="min")
+                         impl=_quiet(_reduce_min_impl), kind="reduction")
 reduce_and_p = primitive("reduce_and", abstract_eval=_reduce_rule("reduce_and", INTEGRAL, False),
                          impl=_identity_reduce(np.bitwise_and, lambda dt: highest(dt) if
                                                dt.kind != "i" else -1),
-                         kind="reduction", scalar="&")
+                         kind="reduction")
 reduce_or_p = primitive("reduce_or", abstract_eval=_reduce_rule("reduce_or", INTEGRAL, False),
                         impl=_identity_reduce(np.bitwise_or, lambda dt: 0 if dt.kind != "b"
                                               else False),
-                        kind="reduction", scalar="|")
+                        kind="reduction")
 
 
 def _arg_rule(name):
@@ -712,10 +712,10 @@ def _arg_rule(name):
 
 argmax_p = primitive("argmax", abstract_eval=_arg_rule("argmax"),
                      impl=lambda x, *, axes, index_dtype:
-                     np.argmax(x, axis=axes[0]).astype(index_dtype), kind="reduction")
+                     np.argmax(x, axis=axes[0]).astype(index_dtype), kind="arg_reduction")
 argmin_p = primitive("argmin", abstract_eval=_arg_rule("argmin"),
                      impl=lambda x, *, axes, index_dtype:
-                     np.argmin(x, axis=axes[0]).astype(index_dtype), kind="reduction")
+                     np.argmin(x, axis=axes[0]).astype(index_dtype), kind="arg_reduction")
 
 
 def _cum_rule(name):

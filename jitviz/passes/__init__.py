@@ -27,14 +27,17 @@ class Pass(NamedTuple):
     fastmath_only: bool = False
 
 
-PIPELINE: list[Pass] = [
+# the passes every backend runs; then each backend plans its own way (`Backend.pipeline`)
+SHARED: list[Pass] = [
     Pass("inline", inline.inline_calls),  # nested jit calls join the caller
     Pass("fold", fold.fold_constants),  # known operands -> literals and constants
     Pass("simplify", simplify.simplify, fastmath_only=True),  # reassociating algebra
     Pass("cse", cse.cse),  # equal equations computed once
     Pass("dce", dce.dce),  # unused results and constants dropped
-    Pass("fuse", fuse.fuse),  # elementwise/broadcast/reduction chains -> one kernel
 ]
+FUSE = Pass("fuse", fuse.fuse)  # elementwise/broadcast/reduction chains -> one kernel
+
+PIPELINE: list[Pass] = SHARED + [FUSE]  # the CPU backend's (and the default) pipeline
 
 
 def run_pipeline(closed: ClosedJaxpr, *, fastmath: bool = False, check: bool = True,
@@ -64,4 +67,4 @@ def optimize(closed: ClosedJaxpr, *, fastmath: bool = False) -> ClosedJaxpr:
     return stages[-1][1] if stages else closed
 
 
-__all__ = ["PIPELINE", "Pass", "PassError", "run_pipeline", "optimize"]
+__all__ = ["FUSE", "PIPELINE", "SHARED", "Pass", "PassError", "run_pipeline", "optimize"]

@@ -7,7 +7,7 @@ must run on every call. Bodies of control flow are cleaned too, keeping their in
 from __future__ import annotations
 
 from ..core.ir import ClosedJaxpr, Jaxpr, Var
-from ..core.primitives import PRIMITIVES
+from ..core.registry import PRIMITIVES
 from ._ir import is_effectful, map_sub_jaxprs
 
 

@@ -23,36 +23,12 @@ from __future__ import annotations
 import heapq
 from typing import NamedTuple
 
-from ..core.interpreter import eval_jaxpr
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
-from ..core.primitives import PRIMITIVES, Primitive
+from ..core.fused import fused_p
+from ..core.registry import PRIMITIVES
 from ._ir import Subst, is_effectful, map_sub_jaxprs
 
 MAX_KERNEL_EQNS = 256  # bounds Numba compile time of one kernel
-
-
-# --- the `fused` primitive -----------------------------------------------------------------
-
-def _fused_rule(*avals, name, jaxpr):
-    ins = jaxpr.jaxpr.in_avals
-    if len(ins) != len(avals) or not all(a.same_type(b) for a, b in zip(ins, avals)):
-        got = ", ".join(a.str_short() for a in avals)
-        want = ", ".join(a.str_short() for a in ins)
-        raise TypeError(f"fused kernel {name}: operands ({got}) do not match its body ({want})")
-    return jaxpr.jaxpr.out_avals
-
-
-def _fused_impl(*args, name, jaxpr):
-    return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
-
-
-def _fused_pp(params):
-    return [("name", params["name"]), ("jaxpr", params["jaxpr"])]
-
-
-fused_p = PRIMITIVES.get("fused") or Primitive(
-    "fused", abstract_eval=_fused_rule, impl=_fused_impl, multiple_results=True,
-    pp_params=_fused_pp, kind="other")
 
 
 # --- what fuses ----------------------------------------------------------------------------

@@ -3,7 +3,7 @@ later passes (CSE, folding, fusion) see across the call boundary."""
 from __future__ import annotations
 
 from ..core.ir import ClosedJaxpr, Jaxpr
-from ..core.primitives import PRIMITIVES
+from ..core.registry import PRIMITIVES
 from ._ir import Subst, map_sub_jaxprs, rename_jaxpr_copy
 
 

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
-from ..core.primitives import PRIMITIVES
+from ..core.registry import PRIMITIVES
 from ._ir import Subst, atom_key, literal_value, make_literal, map_sub_jaxprs, use_counts
 
 

@@ -35,7 +35,7 @@ def rules_of(name: str) -> dict:
 
 def missing_rules() -> dict:
     """{rule kind: [primitive names without it]} over the whole registry."""
-    from ..core.primitives import PRIMITIVES
+    from ..core.registry import PRIMITIVES
     register_call_rules()
     out = {"jvp": [], "vjp": [], "batch": []}
     for name in sorted(PRIMITIVES):

@@ -27,7 +27,7 @@ CALL_PRIMITIVES = ("jit", "fused")
 
 def add_call_rules(table: dict, make_rule) -> None:
     """Give every registered call primitive without one a rule `make_rule(primitive)`."""
-    from ..core.primitives import PRIMITIVES
+    from ..core.registry import PRIMITIVES
     for name in CALL_PRIMITIVES:
         prim = PRIMITIVES.get(name)
         if prim is not None and name not in table:
