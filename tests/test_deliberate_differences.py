@@ -1,0 +1,143 @@
+"""Each deliberate difference from JAX listed in README.md ("Where jitviz differs from JAX,
+deliberately") has one test here, named in the table's last column; the last test checks that
+the table and this file name the same differences, so neither can drift from the other.
+
+The five differences that change what a jitted program computes are also known to the JAX
+differential fuzzer (tests/jaxdiff/known.py), which checks each on its own example against
+JAX itself."""
+import math
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import jitviz
+import jitviz.numpy as jnp
+from jitviz import lax
+
+F32 = np.float32
+
+
+def _text(fn, *args):
+    return str(jitviz.make_jaxpr(fn)(*args))
+
+
+def test_todays_jaxpr_format():
+    assert _text(lambda x: x * 2, 1) == \
+        "{ lambda ; a:i32[]. let b:i32[] = mul a 2:i32[] in (b,) }"
+    inner = jitviz.jit(lambda x: x + 1.0)
+    text = _text(lambda x: inner(x) * 2.0, F32(1))
+    assert "= jit[\n      name=<lambda>\n      jaxpr={ lambda" in text and "pjit" not in text
+
+
+def test_no_sharding():
+    assert "reduce_sum[axes=(0,) out_sharding=None]" in \
+        _text(lambda x: x.sum(0), np.ones((2, 3), F32))
+
+
+def test_float64_stays_float64():
+    assert not jitviz.config.enable_x64
+    out = jitviz.jit(lambda x: x * 2 + 1)(np.ones(3, np.float64))
+    named = jitviz.jit(lambda x: jnp.float64(x) / 3)(F32(1))
+    assert out.dtype == np.float64 and named.dtype == np.float64
+    assert float(named) == 1 / 3
+
+
+def test_simpler_gather():
+    text = _text(lambda x, i: x[i], np.ones(3, F32), np.array([0, 1]))
+    assert "gather[axes=(0,)]" in text and "slice_sizes" not in text
+
+
+def test_where_is_a_plain_select_n():
+    text = _text(lambda c, x, y: jnp.where(c, x, y), np.ones(3, bool), np.ones(3, F32),
+                 np.zeros(3, F32))
+    assert "select_n" in text and "jit[" not in text
+
+
+def test_jnp_helpers_are_inlined():
+    x = np.ones(3, F32)
+    for fn in (lambda x: jnp.clip(x, 0, 1), jnp.var, jnp.round, jnp.cumsum):
+        assert "jit[" not in _text(fn, x)
+
+
+def test_tracer_repr_and_lax_messages(capsys):
+    jitviz.jit(lambda x: (print(x), x)[1])(1)
+    assert capsys.readouterr().out.strip() == \
+        "Traced<ShapedArray(int32[], weak_type=True)>with<DynamicJaxprTrace>"
+    with pytest.raises(TypeError, match=r"^add requires arguments to have the same dtypes, "
+                                        r"got int32, float32\."):
+        lax.add(1, 1.0)
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_integer_division_by_zero_follows_xla_on_the_cpu(backend):
+    x = np.array([7, -7, 0, np.iinfo(np.int32).min], np.int32)
+    zero, minus_one = np.zeros(4, np.int32), np.full(4, -1, np.int32)
+    div = jitviz.jit(lax.div, backend=backend)
+    assert div(x, zero).tolist() == [-1, -1, -1, -1]
+    assert div(x, minus_one)[3] == np.iinfo(np.int32).min
+    assert jitviz.jit(lax.rem, backend=backend)(x, zero).tolist() == x.tolist()
+    floor_div = jitviz.jit(jnp.floor_divide, backend=backend)(x[:3], zero[:3])
+    assert floor_div.tolist() == [-2, -2, -1]
+    to_int = jitviz.jit(lambda f: f.astype(jnp.int32), backend=backend)
+    assert to_int(np.array([np.inf, -np.inf, np.nan, 3e9], F32)).tolist() == \
+        [2**31 - 1, -2**31, 0, 2**31 - 1]
+
+
+def test_the_sign_of_a_nan_is_not_read():
+    negative_nan = -np.array([np.nan], F32)
+    assert np.signbit(negative_nan)[0]  # NumPy reads it; jitviz does not
+    assert not jitviz.jit(jnp.signbit)(negative_nan)[0]
+    assert jitviz.jit(jnp.signbit)(np.array([-0.0], F32))[0]  # -0.0's sign is read
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_subnormal_numbers_are_kept(backend):
+    tiny = np.array([1e-45], F32)
+    assert jitviz.jit(jnp.ceil, backend=backend)(tiny)[0] == 1.0
+    assert jitviz.jit(lambda x: x > 0, backend=backend)(tiny)[0]
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_a_product_with_a_boolean_is_ieee(backend):
+    out = jitviz.jit(lambda x, b: x * b, backend=backend)(np.array([np.inf], F32),
+                                                          np.array([False]))
+    assert math.isnan(out[0])
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_the_sign_of_a_zero_sum_is_not_specified(backend):
+    # documented choice: float sums start from -0.0, the additive identity
+    out = jitviz.jit(lambda x: (-x).sum(), backend=backend)(np.zeros(3, F32))
+    assert out == 0.0 and np.signbit(out)
+
+
+def test_a_python_float_argument_is_a_weak_float32():
+    out = jitviz.jit(lambda x, y: x + y)(np.zeros(1, np.float64), 0.1)
+    assert out.dtype == np.float64 and out[0] == np.float64(F32(0.1))
+    assert jitviz.jit(lambda x, y: x + y)(np.zeros(1, np.float64), np.float64(0.1))[0] == 0.1
+
+
+def test_results_are_jitviz_arrays_with_numpy_operators_outside_a_trace():
+    a = jnp.arange(3)
+    assert isinstance(a, np.ndarray) and isinstance(a, jitviz.Array)
+    assert (a + 1.5).dtype == np.float64  # eagerly NumPy's promotion
+    assert jitviz.jit(lambda a: a + 1.5)(a).dtype == np.float32  # traced: JAX's
+    assert repr(jnp.zeros(2)).startswith("Array([0., 0.]")
+
+
+def test_at_updates_are_one_scatter_over_the_flattened_operand():
+    text = _text(lambda x: x.at[0].set(1.0), np.ones(3, F32))
+    assert "scatter[axes=(0,) mode=set]" in text and "iota" in text
+    assert "ScatterDimensionNumbers" not in text
+
+
+def test_the_readme_table_lists_exactly_these_tests():
+    readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("## Where jitviz differs from JAX, deliberately")[1].split("\n## ")[0]
+    named = re.findall(r"`test_deliberate_differences.py::(\w+)`", section)
+    here = sorted(n for n in globals() if n.startswith("test_")
+                  and n != "test_the_readme_table_lists_exactly_these_tests")
+    assert sorted(named) == here
+    assert len(named) == len(set(named))
