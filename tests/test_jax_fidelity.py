@@ -324,3 +324,21 @@ def test_argmax_of_float16():
     h = F.astype(np.float16)
     same(run(lambda h: jnp.argmax(h, axis=1), h), [2, 1], np.int32)
     same(run(lambda h: h.argmin(), h), 2, np.int32)
+
+
+def test_average_with_weights_along_the_averaged_axes():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    w = np.arange(8, dtype=np.float32).reshape(4, 2)  # axes (2, 0): laid along them in order
+    avg, total = run(lambda x, w: jnp.average(x, axis=(2, 0), weights=w, returned=True), x, w)
+    expected = (x * w.T[:, None, :]).sum((0, 2)) / w.sum()
+    np.testing.assert_allclose(avg, expected, rtol=1e-6)
+    same(total, np.full(3, 28.0), np.float32)
+    one_d = run(lambda x, w: jnp.average(x, axis=0, weights=w, returned=True),
+                x[0], np.array([1.0, 2.0, 3.0], np.float32))
+    same(one_d[1], np.full(4, 6.0), np.float32)  # JAX broadcasts the sum to the result
+    plain = run(lambda x: jnp.average(x, axis=1, returned=True), np.ones((2, 2), np.int32))
+    same(plain[1], [2.0, 2.0], np.float32)
+    with pytest.raises(ValueError, match="Axis must be specified"):
+        jitviz.jit(lambda x, w: jnp.average(x, weights=w))(x, w)
+    with pytest.raises(ValueError, match="consistent with shape of a along specified axis"):
+        jitviz.jit(lambda x, w: jnp.average(x, axis=1, weights=w))(x, w)

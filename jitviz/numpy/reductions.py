@@ -284,16 +284,36 @@ def count_nonzero(a, axis=None, keepdims=False):
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
-    if weights is None:
-        r = mean(a, axis, keepdims=keepdims)
-        return (r, to_dtype(_count(a, canonical_axes(axis, aval(a).ndim)), aval(r).dtype)) \
-            if returned else r
     from .ufuncs import multiply, true_divide
-    a, w = promote(a, weights, inexact=True)
-    wsum = sum(w, axis, keepdims=keepdims) if aval(w).shape == aval(a).shape else sum(w)
-    num = sum(multiply(a, w), axis, keepdims=keepdims)
-    r = true_divide(num, wsum)
-    return (r, wsum) if returned else r
+    axes = canonical_axes(axis, aval(a).ndim)
+    if weights is None:
+        (a,) = promote(a, inexact=True)
+        r = mean(a, axis, keepdims=keepdims)
+        wsum = to_dtype(_count(a, axes), aval(r).dtype)
+    else:
+        a, w = promote(a, weights, inexact=True)
+        if aval(w).shape != aval(a).shape:
+            w = _weights_along(w, aval(a), axis, axes)
+        wsum = sum(w, axis, keepdims=keepdims)
+        r = true_divide(sum(multiply(a, w), axis, keepdims=keepdims), wsum)
+    if not returned:
+        return r
+    if aval(wsum).shape != aval(r).shape:
+        from .shape import broadcast_to
+        wsum = broadcast_to(wsum, aval(r).shape)
+    return r, wsum
+
+
+def _weights_along(w, a, axis, axes):
+    """Weights with the shape of `a` along the averaged axes, laid out along them (JAX)."""
+    if axis is None:
+        raise ValueError("Axis must be specified when shapes of a and weights differ.")
+    if aval(w).shape != tuple(a.shape[ax] for ax in axes):
+        raise ValueError("Shape of weights must be consistent with shape of a along "
+                         "specified axis.")
+    order = sorted(range(len(axes)), key=lambda k: axes[k])  # the axes in a's order
+    w = lax.transpose(w, order) if order != list(range(len(axes))) else w
+    return lax.reshape(w, tuple(d if i in axes else 1 for i, d in enumerate(a.shape)))
 
 
 def ptp(a, axis=None, keepdims=False):
