@@ -342,3 +342,24 @@ def test_average_with_weights_along_the_averaged_axes():
         jitviz.jit(lambda x, w: jnp.average(x, weights=w))(x, w)
     with pytest.raises(ValueError, match="consistent with shape of a along specified axis"):
         jitviz.jit(lambda x, w: jnp.average(x, axis=1, weights=w))(x, w)
+
+
+def test_linspace_computes_as_jax_and_floors_for_integer_dtypes():
+    same(run(lambda: jnp.linspace(0, -3.0, 5, dtype=jnp.int32)), [0, -1, -2, -3, -3], np.int32)
+    same(run(lambda: jnp.linspace(-1, 2, 6, dtype=jnp.uint8)), [0, 0, 0, 0, 1, 2], np.uint8)
+    lo, hi = np.zeros((2, 1), np.float32), np.ones(4, np.float32)
+    out = run(lambda a, b: jnp.linspace(a, b, 3, axis=1, endpoint=False), lo, hi)
+    same(out, np.broadcast_to(np.array([0, 1 / 3, 2 / 3], np.float32)[None, :, None],
+                              (2, 3, 4)), np.float32)
+    same(run(lambda a, b: jnp.linspace(a, b, 3, axis=-1), lo[:, 0], hi[:2]),
+         [[0, 0.5, 1]] * 2, np.float32)
+    step = run(lambda: jnp.linspace(0.0, 1.0, 7, endpoint=False, retstep=True)[1])
+    same(step, np.float32(1) / np.float32(7), np.float32)
+
+
+def test_cumulative_ops_check_the_axis_before_the_dtype():
+    for op in (lax.cumsum, lax.cumprod, lax.cummax, lax.cummin):
+        with pytest.raises(ValueError, match=r"axis 0 is out of bounds for array of shape \(\)"):
+            jitviz.jit(lambda x: op(x, axis=0))(True)
+        with pytest.raises(TypeError, match="does not accept dtype bool"):
+            jitviz.jit(lambda x: op(x, axis=0))(np.array([True]))

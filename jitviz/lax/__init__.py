@@ -270,19 +270,20 @@ def cumprod(x, axis=0, reverse=False):
     return P.cumprod_p.bind(x, axis=int(axis), reverse=bool(reverse))
 
 
-def _numeric_only(name, x):
+def _numeric_only(name, x, axis):
     """JAX's lax.cummax/cummin take numbers only (the primitives here also serve booleans,
-    for jitviz's own rules)."""
+    for jitviz's own rules); the axis is checked first, as JAX does."""
+    P._check_cumulative_axis(aval_of(x), int(axis))
     P._check_kind(name, aval_of(x).dtype, P.NUMERIC)
 
 
 def cummax(x, axis=0, reverse=False):
-    _numeric_only("cummax", x)
+    _numeric_only("cummax", x, axis)
     return P.cummax_p.bind(x, axis=int(axis), reverse=bool(reverse))
 
 
 def cummin(x, axis=0, reverse=False):
-    _numeric_only("cummin", x)
+    _numeric_only("cummin", x, axis)
     return P.cummin_p.bind(x, axis=int(axis), reverse=bool(reverse))
 
 

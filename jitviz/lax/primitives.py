@@ -718,11 +718,15 @@ argmin_p = primitive("argmin", abstract_eval=_arg_rule("argmin"),
                      np.argmin(x, axis=axes[0]).astype(index_dtype), kind="arg_reduction")
 
 
-def _cum_rule(name):
+def _check_cumulative_axis(x, axis):
+    if not 0 <= axis < x.ndim:  # JAX's ValueError (a 0-d operand has no axis 0)
+        raise ValueError(f"axis {axis} is out of bounds for array of shape {x.shape}")
+
+
+def _cum_rule(name, accepts=NUMERIC):
     def rule(x, *, axis, reverse):
-        _check_kind(name, x.dtype, NUMERIC if name != "cummax" and name != "cummin" else ANY)
-        if not 0 <= axis < x.ndim:  # JAX's ValueError (a 0-d operand has no axis 0)
-            raise ValueError(f"axis {axis} is out of bounds for array of shape {x.shape}")
+        _check_cumulative_axis(x, axis)  # before the dtype, as JAX checks them
+        _check_kind(name, x.dtype, accepts)
         return x
     return rule
 
@@ -741,9 +745,9 @@ cumsum_p = primitive("cumsum", abstract_eval=_cum_rule("cumsum"), impl=_cum_impl
                      kind="scan_op")
 cumprod_p = primitive("cumprod", abstract_eval=_cum_rule("cumprod"),
                       impl=_cum_impl(np.multiply), kind="scan_op")
-cummax_p = primitive("cummax", abstract_eval=_cum_rule("cummax"), impl=_cum_impl(np.maximum),
+cummax_p = primitive("cummax", abstract_eval=_cum_rule("cummax", ANY), impl=_cum_impl(np.maximum),
                      kind="scan_op")
-cummin_p = primitive("cummin", abstract_eval=_cum_rule("cummin"), impl=_cum_impl(np.minimum),
+cummin_p = primitive("cummin", abstract_eval=_cum_rule("cummin", ANY), impl=_cum_impl(np.minimum),
                      kind="scan_op")
 
 

@@ -216,28 +216,49 @@ def _bound_type(v):
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    """Evenly spaced numbers; `num` must be concrete, `start`/`stop` may be traced."""
+    """Evenly spaced numbers; `num` must be concrete, `start`/`stop` may be traced arrays.
+    Computed as JAX does (`start * (1 - t) + stop * t`, which recovers both ends exactly;
+    an integer dtype takes the floor), so integer results match JAX's."""
     num = int(explain.concrete_or_error(num, "It arose in the jnp.linspace argument 'num'."))
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    if axis != 0:
-        raise NotImplementedError("jnp.linspace supports axis=0 only")
-    from .ufuncs import add, multiply, subtract, true_divide
-    from .indexing import where
+    from .ufuncs import add, floor, multiply, subtract, true_divide
+    from .shape import concatenate, expand_dims
+    start, stop = (v if isinstance(v, Tracer) else _array(v) for v in (start, stop))
     # JAX's default: the inexact form of start's and stop's promoted type (an int32 start
     # gives float32 with x64 too; Python numbers the default float)
     dtype = dtypes.canonical_creation_dtype(dtype) or dtypes.to_inexact(
         dtypes.result_type(*[(aval(v).dtype, aval(v).weak_type) for v in (start, stop)])[0])
-    start, stop = to_dtype(_array(start) if not isinstance(start, Tracer) else start, dtype), \
-        to_dtype(_array(stop) if not isinstance(stop, Tracer) else stop, dtype)
+    computation = dtypes.to_inexact(dtype)
+    start, stop = to_dtype(start, computation), to_dtype(stop, computation)
+    bounds = np.broadcast_shapes(aval(start).shape, aval(stop).shape)
+    axis = len(bounds) + axis + 1 if axis < 0 else axis
+    shape = bounds[:axis] + (1,) + bounds[axis:]
     div = (num - 1) if endpoint else num
-    step = true_divide(subtract(stop, start), max(div, 1))
-    idx = lax.iota(dtype, num)
-    out = add(start, multiply(idx, step))
-    if endpoint and num > 1:
-        out = where(lax.eq(lax.iota(np.int32, num), np.int32(num - 1)), stop, out)
+    if num > 1:
+        delta = true_divide(subtract(stop, start), to_dtype(div, computation))
+        real = np.dtype(np.finfo(computation).dtype)
+        t = lax.reshape(lax.iota(real, div), (1,) * axis + (div,) + (1,) * len(bounds[axis:]))
+        t = to_dtype(true_divide(t, to_dtype(div, real)), computation)
+        out = add(multiply(_bounds_at(start, bounds, shape), subtract(1, t)),
+                  multiply(_bounds_at(stop, bounds, shape), t))
+        if endpoint:
+            out = concatenate([out, expand_dims(broadcast_to_shape(stop, bounds), axis)], axis)
+    elif num == 1:
+        delta = to_dtype(np.nan, computation) if endpoint else subtract(stop, start)
+        out = _bounds_at(start, bounds, shape)
+    else:
+        delta = to_dtype(np.nan, computation)
+        out = zeros(shape[:axis] + (0,) + shape[axis + 1:], dtype)
+    if np.dtype(dtype).kind in "iu" and aval(out).dtype.kind not in "iu":
+        out = floor(out)
     out = to_dtype(out, dtype)
-    return (out, step) if retstep else out
+    return (out, delta) if retstep else out
+
+
+def _bounds_at(x, bounds, shape):
+    """start or stop, broadcast to the common bounds shape with the new axis inserted."""
+    return lax.reshape(broadcast_to_shape(x, bounds), shape)
 
 
 def eye(N, M=None, k=0, dtype=None):
