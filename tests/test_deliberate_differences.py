@@ -2,7 +2,7 @@
 deliberately") has one test here, named in the table's last column; the last test checks that
 the table and this file name the same differences, so neither can drift from the other.
 
-The five differences that change what a jitted program computes are also known to the JAX
+The six differences that change what a jitted program computes are also known to the JAX
 differential fuzzer (tests/jaxdiff/known.py), which checks each on its own example against
 JAX itself."""
 import math
@@ -15,6 +15,8 @@ import pytest
 import jitviz
 import jitviz.numpy as jnp
 from jitviz import lax
+
+from helpers import x64_enabled  # noqa: E402
 
 F32 = np.float32
 
@@ -111,6 +113,15 @@ def test_the_sign_of_a_zero_sum_is_not_specified(backend):
     # documented choice: float sums start from -0.0, the additive identity
     out = jitviz.jit(lambda x: (-x).sum(), backend=backend)(np.zeros(3, F32))
     assert out == 0.0 and np.signbit(out)
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_an_index_beyond_int32_clamps(backend):
+    x = np.array([[0, 1]], np.int64)
+    with x64_enabled():
+        read = jitviz.jit(lambda x, i: x[0, i], backend=backend)
+        assert read(x, np.int64(2**62)) == 1 and read(x, np.int64(-2**62)) == 0
+        assert read(x, np.array([2**32], np.int64)).tolist() == [1]
 
 
 def test_a_python_float_argument_is_a_weak_float32():

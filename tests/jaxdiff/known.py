@@ -7,11 +7,11 @@ tests/test_jax_differential.py::test_known_difference_is_real_and_recognised, so
 that no longer matches anything (the difference is gone) or that hides more than it says
 fails the suite.
 
-Of README's list, five change what a jitted program computes: "float64 stays float64" (for
+Of README's list, six change what a jitted program computes: "float64 stays float64" (for
 inputs, and for dtypes named in the program), "the sign of a NaN is not read", "subnormal
-numbers are kept", "a product with a boolean is IEEE's" and "the sign of a zero sum is not
-specified". The others are about jaxpr text, tracer reprs, message
-wording, jitviz's own `lax.gather`/`lax.scatter` API (not generated, see generator.SKIPPED)
+numbers are kept", "a product with a boolean is IEEE's", "the sign of a zero sum is not
+specified" and "an index beyond int32 clamps". The others are about jaxpr text, tracer reprs,
+message wording, jitviz's own `lax.gather`/`lax.scatter` API (not generated, see generator.SKIPPED)
 and eager NumPy operators outside a trace (the fuzzer only runs jitted code).
 
 A predicate receives a `runner.Mismatch` (fields: backend, kind, op, stmt, operands, key,
@@ -95,6 +95,20 @@ def _sign_of_a_zero_sum(m):
     return m.op in SUMS or (m.op in _CONTROL_FLOW and bool(_SUM_CALL.search(m.stmt or "")))
 
 
+_INDEXING = {"getitem", "jnp.take", "method.take", "lax.dynamic_slice",
+             "lax.dynamic_index_in_dim", "jnp.take_along_axis"}
+_BEYOND_INT32 = re.compile(r"(?<![\d.e])-?\d{10,}(?![\d.])")  # |n| >= 2**31 has 10+ digits
+
+
+def _index_beyond_int32(m):
+    """A value difference at an indexing statement of a program passing an integer argument
+    beyond int32: JAX converts such an index to int32 first (it wraps), jitviz clamps it."""
+    if m.kind != "value" or m.op not in _INDEXING:
+        return False
+    return any(abs(int(n)) >= 2**31
+               for n in _BEYOND_INT32.findall((m.program or {}).get("args", "")))
+
+
 KNOWN_DIFFERENCES = [
     Entry("float64-stays-float64",
           "README 'float64 stays float64': NumPy float64/int64 inputs keep 64 bits without "
@@ -134,6 +148,13 @@ KNOWN_DIFFERENCES = [
           _sign_of_a_zero_sum,
           ([("v0 = jnp.dot(x0, 2.0)", "jnp.dot")],
            "args = (np.array([-0.0, -0.0], dtype=np.float32),)", False)),
+    Entry("index-beyond-int32",
+          "README 'An index beyond int32 clamps': jitviz clamps a 64-bit index as JAX "
+          "documents; JAX converts it to int32 first when the axis fits, so 2**62 wraps to 0",
+          _index_beyond_int32,
+          ([("v0 = x0[x1]", "getitem")],
+           "args = (np.array([0, 1], dtype=np.int64), np.array([4611686018427387904], "
+           "dtype=np.int64))", True)),
 ]
 
 
