@@ -36,6 +36,7 @@ class Materialize(Exception):
 
 
 def size(shape) -> int:
+    """The number of elements of `shape`."""
     return int(np.prod(shape, dtype=np.int64)) if shape else 1
 
 
@@ -341,6 +342,7 @@ def pull_select_n(r, eqn, idx):
 
 
 def pull_broadcast_in_dim(r, eqn, idx):
+    """The operand at the output index's broadcast dimensions (0 where it has size 1)."""
     x = eqn.invars[0]
     dims = eqn.params["broadcast_dimensions"]
     j = tuple("0" if x.aval.shape[k] == 1 else idx[d] for k, d in enumerate(dims))
@@ -348,6 +350,7 @@ def pull_broadcast_in_dim(r, eqn, idx):
 
 
 def pull_reshape(r, eqn, idx):
+    """Same index when only unit dimensions differ, else through the flat position."""
     x = eqn.invars[0]
     src, dst = x.aval.shape, eqn.outvars[0].aval.shape
     big_src = [d for d in src if d != 1]
@@ -360,14 +363,16 @@ def pull_reshape(r, eqn, idx):
 
 
 def pull_squeeze(r, eqn, idx):
+    """The output index with 0 at the squeezed dimensions."""
     x = eqn.invars[0]
     dims = set(eqn.params["dimensions"])
     it = iter(idx)
     return r.value(x, tuple("0" if k in dims else next(it)
-                               for k in range(x.aval.ndim)))
+                            for k in range(x.aval.ndim)))
 
 
 def pull_transpose(r, eqn, idx):
+    """The output index permuted back."""
     perm = eqn.params["permutation"]
     j = [None] * len(perm)
     for k, p in enumerate(perm):
@@ -376,6 +381,7 @@ def pull_transpose(r, eqn, idx):
 
 
 def pull_rev(r, eqn, idx):
+    """The index mirrored along the reversed dimensions."""
     x = eqn.invars[0]
     dims = set(eqn.params["dimensions"])
     j = tuple(r.index_local(f"{x.aval.shape[k] - 1} - {i}") if k in dims and
@@ -384,6 +390,7 @@ def pull_rev(r, eqn, idx):
 
 
 def pull_slice(r, eqn, idx):
+    """The index scaled by the strides and shifted by the starts."""
     p = eqn.params
     strides = p["strides"] or (1,) * len(idx)
     j = []
@@ -395,6 +402,7 @@ def pull_slice(r, eqn, idx):
 
 
 def _clamped_starts(r, shape, starts, sizes):
+    """Dynamic start indices clamped so the slice stays inside the operand (as XLA)."""
     out = []
     for s, d, z in zip(starts, shape, sizes):
         v = r.value(s, ())
@@ -403,6 +411,7 @@ def _clamped_starts(r, shape, starts, sizes):
 
 
 def pull_dynamic_slice(r, eqn, idx):
+    """The index shifted by the clamped starts."""
     x, *starts = eqn.invars
     st = _clamped_starts(r, x.aval.shape, starts, eqn.params["slice_sizes"])
     j = tuple(r.index_local(f"{s} + {i}") if s != "0" else i for s, i in zip(st, idx))
@@ -410,6 +419,7 @@ def pull_dynamic_slice(r, eqn, idx):
 
 
 def pull_dynamic_update_slice(r, eqn, idx):
+    """The update inside the window it is written to, the operand elsewhere."""
     x, u, *starts = eqn.invars
     ushape = u.aval.shape
     st = _clamped_starts(r, x.aval.shape, starts, ushape)
@@ -420,10 +430,11 @@ def pull_dynamic_update_slice(r, eqn, idx):
     def upd():
         return r.value(u, tuple(r.index_local(f"{i} - {s}") for s, i in zip(st, idx)))
     return r.assign_branches([inside, None], [upd, lambda: r.value(x, idx)],
-                                 x.aval.dtype)
+                             x.aval.dtype)
 
 
 def pull_concatenate(r, eqn, idx):
+    """The operand whose range along the axis holds the index, as if/elif/else."""
     dim = eqn.params["dimension"]
     conds, rends, off = [], [], 0
     for k, a in enumerate(eqn.invars):
@@ -442,6 +453,7 @@ def pull_concatenate(r, eqn, idx):
 
 
 def pull_stack(r, eqn, idx):
+    """The operand the index along the new axis picks."""
     axis = eqn.params["axis"]
     rest = idx[:axis] + idx[axis + 1:]
     n = len(eqn.invars)
@@ -453,6 +465,7 @@ def pull_stack(r, eqn, idx):
 
 
 def pull_iota(r, eqn, idx):
+    """The index along the iota's dimension, cast to its dtype."""
     t = r.fresh()
     dt = eqn.params["dtype"]
     i = idx[eqn.params["dimension"]]
@@ -461,6 +474,7 @@ def pull_iota(r, eqn, idx):
 
 
 def pull_gather(r, eqn, idx):
+    """The operand at the (clamped) indices read from the index arrays."""
     x, *indices = eqn.invars
     axes = eqn.params["axes"]
     bshape = np.broadcast_shapes(*[i.aval.shape for i in indices])

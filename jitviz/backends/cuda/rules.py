@@ -297,34 +297,49 @@ def _clamp(args, dts, out, params):
     return minmax("min", minmax("max", x, lo, out), hi, out)
 
 
-def _complex_fn(name):
-    """sin/cos/sinh/cosh/tan/tanh of a complex value from real functions (Numba's CUDA cmath
-    lacks them), acosh/log1p/expm1 from cmath's log/sqrt/exp."""
+# complex sin/cos/sinh/cosh/tan/tanh from real functions (Numba's CUDA cmath lacks them)
+def _csin(z):
+    return f"complex(sin({z}.real) * cosh({z}.imag), cos({z}.real) * sinh({z}.imag))"
+
+
+def _ccos(z):
+    return f"complex(cos({z}.real) * cosh({z}.imag), -sin({z}.real) * sinh({z}.imag))"
+
+
+def _csinh(z):
+    return f"complex(sinh({z}.real) * cos({z}.imag), cosh({z}.real) * sin({z}.imag))"
+
+
+def _ccosh(z):
+    return f"complex(cosh({z}.real) * cos({z}.imag), sinh({z}.real) * sin({z}.imag))"
+
+
+def _complex(form):
+    """A complex rule: `form(z, one)`, an expression of the operand `z` (and the literal 1 of
+    the result's dtype), cast to the result's dtype."""
     def rule(args, dts, out, params):
-        z = args[0]
-        a, b = f"{z}.real", f"{z}.imag"
-        c = ctor(out)
-        one = literal(1, out)
-        forms = {
-            "sin": f"complex(sin({a}) * cosh({b}), cos({a}) * sinh({b}))",
-            "cos": f"complex(cos({a}) * cosh({b}), -sin({a}) * sinh({b}))",
-            "sinh": f"complex(sinh({a}) * cos({b}), cosh({a}) * sin({b}))",
-            "cosh": f"complex(cosh({a}) * cos({b}), sinh({a}) * sin({b}))",
-        }
-        if name in forms:
-            return f"{c}({forms[name]})"
-        if name == "tan":
-            return f"{c}({forms['sin']} / {forms['cos']})"
-        if name == "tanh":
-            return f"{c}({forms['sinh']} / {forms['cosh']})"
-        if name == "acosh":
-            return f"clog({z} + csqrt({z} + {one}) * csqrt({z} - {one}))"
-        if name == "log1p":
-            return f"clog({z} + {one})"
-        if name == "expm1":
-            return f"cexp({z}) - {one}"
-        raise KeyError(name)
+        return f"{ctor(out)}({form(args[0], literal(1, out))})"
     return rule
+
+
+def _complex_raw(form):
+    """As `_complex`, without the cast (the cmath functions return the right dtype)."""
+    def rule(args, dts, out, params):
+        return form(args[0], literal(1, out))
+    return rule
+
+
+_COMPLEX_SIN = _complex(lambda z, one: _csin(z))
+_COMPLEX_COS = _complex(lambda z, one: _ccos(z))
+_COMPLEX_SINH = _complex(lambda z, one: _csinh(z))
+_COMPLEX_COSH = _complex(lambda z, one: _ccosh(z))
+_COMPLEX_TAN = _complex(lambda z, one: f"{_csin(z)} / {_ccos(z)}")
+_COMPLEX_TANH = _complex(lambda z, one: f"{_csinh(z)} / {_ccosh(z)}")
+# acosh/log1p/expm1 from cmath's log/sqrt/exp
+_COMPLEX_ACOSH = _complex_raw(lambda z, one: f"clog({z} + csqrt({z} + {one}) * "
+                                             f"csqrt({z} - {one}))")
+_COMPLEX_LOG1P = _complex_raw(lambda z, one: f"clog({z} + {one})")
+_COMPLEX_EXPM1 = _complex_raw(lambda z, one: f"cexp({z}) - {one}")
 
 
 def _unary(name, cmath_name=None, complex_rule=None):
@@ -357,19 +372,21 @@ declare_target(
     doc="rule(args, in_dtypes, out_dtype, params) -> one Python expression of the operand "
         "expressions `args` (in_dtypes: NumPy dtypes)")
 
-_C = _complex_fn
 # computed in float32 for float16 operands
 for _prim, _rule in {
     P.sign_p: _sign, P.floor_p: _unary("floor"), P.ceil_p: _unary("ceil"),
-    P.exp_p: _unary("exp", "cexp"), P.exp2_p: _exp2,
-    P.log_p: _unary("log", "clog"), P.log1p_p: _unary("log1p", None, _C("log1p")),
-    P.expm1_p: _unary("expm1", None, _C("expm1")), P.tanh_p: _unary("tanh", None, _C("tanh")),
-    P.logistic_p: _logistic, P.sin_p: _unary("sin", None, _C("sin")),
-    P.cos_p: _unary("cos", None, _C("cos")), P.tan_p: _unary("tan", None, _C("tan")),
+    P.exp_p: _unary("exp", "cexp"), P.exp2_p: _exp2, P.log_p: _unary("log", "clog"),
+    P.log1p_p: _unary("log1p", complex_rule=_COMPLEX_LOG1P),
+    P.expm1_p: _unary("expm1", complex_rule=_COMPLEX_EXPM1),
+    P.tanh_p: _unary("tanh", complex_rule=_COMPLEX_TANH), P.logistic_p: _logistic,
+    P.sin_p: _unary("sin", complex_rule=_COMPLEX_SIN),
+    P.cos_p: _unary("cos", complex_rule=_COMPLEX_COS),
+    P.tan_p: _unary("tan", complex_rule=_COMPLEX_TAN),
     P.asin_p: _unary("asin", "casin"), P.acos_p: _unary("acos", "cacos"),
-    P.atan_p: _unary("atan", "catan"), P.sinh_p: _unary("sinh", None, _C("sinh")),
-    P.cosh_p: _unary("cosh", None, _C("cosh")), P.asinh_p: _unary("asinh", "casinh"),
-    P.acosh_p: _unary("acosh", None, _C("acosh")), P.atanh_p: _unary("atanh", "catanh"),
+    P.atan_p: _unary("atan", "catan"), P.sinh_p: _unary("sinh", complex_rule=_COMPLEX_SINH),
+    P.cosh_p: _unary("cosh", complex_rule=_COMPLEX_COSH), P.asinh_p: _unary("asinh", "casinh"),
+    P.acosh_p: _unary("acosh", complex_rule=_COMPLEX_ACOSH),
+    P.atanh_p: _unary("atanh", "catanh"),
     P.sqrt_p: _unary("sqrt", "csqrt"), P.rsqrt_p: _rsqrt, P.cbrt_p: _libm("cbrt"),
     P.square_p: _square, P.not_p: _not, P.round_p: _round,
     P.integer_pow_p: _integer_pow, P.add_p: _bin("+"), P.sub_p: _bin("-"), P.mul_p: _bin("*"),

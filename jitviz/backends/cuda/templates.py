@@ -32,6 +32,9 @@ class HostControl(Exception):
 
 
 def control_kernel(planner, e):
+    """One thread per element of the carry, the branch or loop in registers; scan outputs
+    stacked over the steps are stored as the steps run. Raises HostControl when the body
+    cannot run in one kernel."""
     r = Renderer(planner, print_guard="i == 0")
     r.ind = 2
     try:
@@ -64,12 +67,15 @@ def control_kernel(planner, e):
         raise HostControl(e) from None
     r.members.update(e.outvars)
     planner.finish("control", r, e.outvars[0] if e.outvars else None, list(e.outvars), n,
-                 ["for i in range(cuda.grid(1), %d, cuda.gridsize(1)):" % n],
+                   ["for i in range(cuda.grid(1), %d, cuda.gridsize(1)):" % n],
                  planner.grid1(n), planner.block1(n), eqns=r.eqns)
     planner.available.update(e.outvars)
 
 
 def block_reduction(planner, e):
+    """A reduction over more than `serial_reduce_max` elements: coalesced over the kept
+    elements when the fastest dimension is kept, else a shared-memory tree per block (and a
+    second pass when one output needs several blocks)."""
     x = e.invars[0]
     shape = x.aval.shape
     axes = tuple(e.params["axes"])
@@ -139,18 +145,20 @@ def _column_reduce(planner, e, x, shape, axes, K, R, arg):
         r.emit(f"{rv} = {rules.ctor(e.params['index_dtype'])}(acci)" if arg else
                f"{rv} = acc")
         planner.open_epilogue(e, r, kept, rv, flat="k", head=head, grid=planner.grid1(n),
-                            block=planner.block1(n), n=K)
+                              block=planner.block1(n), n=K)
         return
     r.emit(f"o0[k * {C} + c] = acc")
     if arg:
         r.emit(f"o1[k * {C} + c] = acci")
     planner.finish("reduce", r, outs[0], outs, n, head, planner.grid1(n), planner.block1(n),
-                 eqns=[e])
+                   eqns=[e])
     planner.available.update(outs)
     _reduce_pass2(planner, e, outs, K, C, out, arg)
 
 
 def _reduce_kernel(planner, e, x, shape, axes, K, R, P, outs, arg):
+    """One block per (output, part): each thread accumulates a strided share, then the
+    block's tree; with P == 1 the result stays open for an epilogue, else partials are stored."""
     t = planner.target
     nt = t.reduce_threads
     op = rules.monoid(e.primitive)
@@ -178,7 +186,7 @@ def _reduce_kernel(planner, e, x, shape, axes, K, R, P, outs, arg):
     it = iter(kept)
     kept_map = {a: next(it) for a in range(len(shape)) if a not in axes}
     _accumulate(r, x, op, dt, shape, axes, kept_map, rshape,
-                     f"{start}, {R}, {step}", arg)
+                f"{start}, {R}, {step}", arg)
     _tree(r, op, dt, nt, arg)
     grid = (max(1, min(K * P, t.max_blocks)),)
     r.emit("if tid == 0:")
@@ -189,7 +197,7 @@ def _reduce_kernel(planner, e, x, shape, axes, K, R, P, outs, arg):
         r.emit(f"{rv} = {rules.ctor(e.params['index_dtype'])}(si[0])" if arg else
                f"{rv} = sv[0]")
         planner.open_epilogue(e, r, kept, rv, flat="o", head=[], grid=grid, block=(nt,),
-                            tail=[(loop_ind, "cuda.syncthreads()")], n=K)
+                              tail=[(loop_ind, "cuda.syncthreads()")], n=K)
         return
     r.emit("    o0[blk] = sv[0]")
     if arg:
@@ -255,7 +263,7 @@ def _reduce_pass2(planner, e, partials, K, P, out, arg):
     r.emit(f"for p in range(tid, {P}, {nt}):")
     r.ind += 1
     merge_into(r, op, dt, arg, f"{pv}[o * {P} + p]", f"{pi}[o * {P} + p]" if arg else None,
-                "acc", "acci")
+               "acc", "acci")
     r.ind -= 1
     _tree(r, op, dt, nt, arg)
     r.emit("if tid == 0:")
@@ -268,7 +276,7 @@ def _reduce_pass2(planner, e, partials, K, P, out, arg):
            f"{rv} = sv[0]")
     grid = (max(1, min(K, t.max_blocks)),)
     planner.open_epilogue(e, r, kept, rv, flat="o", head=[], grid=grid, block=(nt,),
-                        tail=[(loop_ind, "cuda.syncthreads()")], n=K)
+                          tail=[(loop_ind, "cuda.syncthreads()")], n=K)
 
 
 
@@ -392,11 +400,12 @@ def tiled_dot(planner, e):
     grid = (max(1, min(NB, lim)), max(1, min(MB, lim)), max(1, min(B, lim)))
     # elementwise work on the product (ReLU, a bias) joins as the kernel's epilogue
     planner.open_epilogue(e, r, oidx, rv, kind="dot", flat="fo", head=[], grid=grid,
-                        block=(T, T), n=B * M * N)
+                          block=(T, T), n=B * M * N)
 
 
 
 def cumulative_scan(planner, e):
+    """One thread per line along the scanned axis, the running value in a register."""
     x = e.invars[0]
     out = e.outvars[0]
     axis, reverse = e.params["axis"], e.params["reverse"]
@@ -422,13 +431,15 @@ def cumulative_scan(planner, e):
     r.emit(f"o0[{r.linear(idx, shape) if shape else '0'}] = acc")
     r.pop()
     planner.finish("cumulative", r, out, [out], size(shape),
-                 [f"for line in range(cuda.grid(1), {L}, cuda.gridsize(1)):"],
+                   [f"for line in range(cuda.grid(1), {L}, cuda.gridsize(1)):"],
                  planner.grid1(L), planner.block1(L), eqns=[e])
     planner.available.add(out)
 
 
 
 def ordered_scatter(planner, e):
+    """One thread per slice outside the indexed axes: copy the operand's slice, then apply
+    the updates in order (deterministic, and NumPy's order for repeated indices)."""
     x, upd, *indices = e.invars
     out = e.outvars[0]
     axes, mode = e.params["axes"], e.params["mode"]
@@ -484,7 +495,7 @@ def ordered_scatter(planner, e):
     r.pop()
     NS = size(list(pre) + list(post))
     planner.finish("scatter", r, out, [out], size(shape),
-                 [f"for sl in range(cuda.grid(1), {NS}, cuda.gridsize(1)):"],
+                   [f"for sl in range(cuda.grid(1), {NS}, cuda.gridsize(1)):"],
                  planner.grid1(NS), planner.block1(NS), eqns=[e])
     planner.available.add(out)
 
