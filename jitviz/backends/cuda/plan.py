@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-
 from ...core.fused import fused_p
 from ...core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from ...core.registry import declare_target, lowering_rule, register_lowering
@@ -85,6 +84,7 @@ register_lowering(fused_p, "cuda.kernel", "inline")
 
 
 def kernel_template(prim) -> str | None:
+    """Which kernel template equations of `prim` become (None: CUDA cannot lower it)."""
     return lowering_rule(prim, "cuda.kernel") or _TEMPLATE_OF_KIND.get(prim.kind)
 
 
@@ -126,6 +126,7 @@ def _inline(eqns, consts):
 
 
 def _reduced_size(eqn) -> int:
+    """How many elements each output of a reduction combines."""
     shape = eqn.invars[0].aval.shape
     return size([shape[a] for a in eqn.params["axes"]])
 
