@@ -206,8 +206,10 @@ class Renderer:
         return name
 
     # -- equations ---------------------------------------------------------------------------
-    # -- equations ---------------------------------------------------------------------------
     def render_eqn(self, eqn, out, idx) -> str:
+        """A local holding `out` (an output of `eqn`) at `idx`: by the equation's loop rule
+        (control flow), pull rule (index remaps, selections, small reductions) or expression
+        rule (elementwise); anything else needs a kernel of its own."""
         self.note_eqn(eqn)
         prim = eqn.primitive
         if lowering_rule(prim, "cuda.loop") is not None:
