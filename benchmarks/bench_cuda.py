@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import jitviz  # noqa: E402
-from jitviz.backends import cuda as jcuda  # noqa: E402
+from jitviz.backends.cuda.runtime import runtime as cuda_runtime  # noqa: E402
 
 
 # --- the workloads (as the seeds write them) -----------------------------------------------------
@@ -136,7 +136,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=20)
     args = ap.parse_args(argv)
 
-    rt = jcuda.runtime()
+    rt = cuda_runtime()
     if rt.mode is None:
         print(f"no CUDA device: {rt.why}.\nThis benchmark needs an NVIDIA GPU; it has not been run "
               "here. (NUMBA_ENABLE_CUDASIM=1 ... --smoke checks the script in the simulator.)")

@@ -22,13 +22,12 @@ Reusing a key inside a jitted function (two draws from the same key value) is re
 from __future__ import annotations
 
 import math
-import sys
 import warnings
 
 import numpy as np
 
 from .core.ir import ShapedArray
-from .core.registry import PRIMITIVES, primitive
+from .core.registry import PRIMITIVES, primitive, register_lowering
 from .core.trace import Tracer, current_trace
 from .errors import JitvizWarning
 from .lax import primitives as P
@@ -115,23 +114,9 @@ def _cpu_threefry(eqn, a):
 
 
 def _cuda_threefry(args, dts, out, params):
-    """The CUDA backend's elementwise rule: a device function in the kernels' namespace."""
-    _install_cuda_helper()
+    """The CUDA backend's elementwise rule: a call of the hash, a device function in the
+    kernels' namespace (the helper registered with the rule)."""
     return f"threefry2x32({args[0]}, {args[1]}, {args[2]}, {args[3]}, {int(params['word'])})"
-
-
-def _install_cuda_helper():
-    """The device function, registered with the CUDA backend's helper table (and added to
-    the kernels' namespace if the CUDA runtime is already loaded)."""
-    from .backends import cuda_device
-    if getattr(cuda_device, "register_helper", None) is not None:
-        if "threefry2x32" not in cuda_device.HELPERS:
-            cuda_device.register_helper("threefry2x32", threefry2x32_scalar)
-    cuda_mod = sys.modules.get("jitviz.backends.cuda")
-    rt = getattr(cuda_mod, "_RT", None)
-    if rt is not None and rt.ns is not None and "threefry2x32" not in rt.ns:
-        rt.ns["threefry2x32"] = threefry2x32_scalar if rt.mode == "sim" else \
-            rt.cuda.jit(device=True)(threefry2x32_scalar)
 
 
 threefry2x32_p = PRIMITIVES.get("threefry2x32") or primitive(
@@ -141,12 +126,10 @@ threefry2x32_p = PRIMITIVES.get("threefry2x32") or primitive(
 def register_lowerings():
     """Put the lowerings into the backends' elementwise tables (the way they look rules up),
     so `threefry2x32` fuses into kernels like any elementwise primitive."""
-    from .backends import cpu_kernels, cuda_codegen, cuda_ops
+    from .backends import cpu_kernels
     cpu_kernels.ELEMENTWISE.setdefault("threefry2x32", _cpu_threefry)
-    cuda_ops.ELEMENTWISE.setdefault("threefry2x32", _cuda_threefry)
-    cuda_codegen.LOWERINGS.setdefault("threefry2x32", "elementwise (Threefry-2x32 device "
-                                                      "function)")
-    _install_cuda_helper()
+    register_lowering(threefry2x32_p, "cuda.expr", _cuda_threefry,
+                      helpers=[("threefry2x32", threefry2x32_scalar)])
 
 
 register_lowerings()

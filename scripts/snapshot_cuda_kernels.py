@@ -5,10 +5,7 @@ warnings.simplefilter("ignore")
 sys.path.insert(0, "tests")
 import jitviz
 from jitviz.passes import optimize
-try:
-    from jitviz.backends.cuda.plan import plan_program, Target, SIMULATOR_TARGET
-except ImportError:
-    from jitviz.backends.cuda_codegen import plan_program, Target, SIMULATOR_TARGET
+from jitviz.backends.cuda.plan import plan_program, Target, SIMULATOR_TARGET
 from test_cuda_backend import DIFF_CASES, PROGRAMS, case_jaxpr
 from test_primitives import _case_id
 

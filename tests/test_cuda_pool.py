@@ -1,4 +1,4 @@
-"""The CUDA backend's pool of device buffers (jitviz/backends/cuda_pool.py), without a GPU.
+"""The CUDA backend's pool of device buffers (jitviz/backends/cuda/pool.py), without a GPU.
 
 Numba's device arrays and memory pointers are real; only the context is a stand-in that hands
 out fake addresses, so what is tested is exactly the bookkeeping a GPU run relies on: a buffer
@@ -15,7 +15,7 @@ import pytest
 
 driver = pytest.importorskip("numba.cuda.cudadrv.driver")
 
-from jitviz.backends.cuda_pool import GRANULE, DevicePool  # noqa: E402
+from jitviz.backends.cuda.pool import GRANULE, DevicePool  # noqa: E402
 
 
 class FakeContext:

@@ -94,7 +94,7 @@ def test_seed_programs_compile_to_ptx():
 
 
 def _unique_kernels(cases, target):
-    from jitviz.backends.cuda_codegen import plan_program
+    from jitviz.backends.cuda.plan import plan_program
     from test_cuda_backend import case_jaxpr
     seen = {}
     for case in cases:
@@ -109,7 +109,7 @@ def test_every_differential_kernel_compiles_to_ptx():
     serial reductions all occur on the table's small arrays) with GPU semantics; the seed
     programs above cover GPU-sized launch parameters."""
     from jitviz.backends.cuda import kernel_ptx
-    from jitviz.backends.cuda_codegen import SIMULATOR_TARGET
+    from jitviz.backends.cuda.plan import SIMULATOR_TARGET
     from test_cuda_backend import DIFF_CASES
     from test_primitives import _case_id
     tiny = SIMULATOR_TARGET.__class__(**{**SIMULATOR_TARGET.__dict__, "simulator": False})
@@ -136,7 +136,7 @@ def test_kernels_planned_for_the_hardware_target_compile_to_ptx():
     an IndentationError. Every kernel of the program table and the differential table,
     planned for that target, must compile to sm_90 PTX."""
     from jitviz.backends.cuda import kernel_ptx
-    from jitviz.backends.cuda_codegen import Target, plan_program
+    from jitviz.backends.cuda.plan import Target, plan_program
     from jitviz.passes import optimize
     from test_cuda_backend import DIFF_CASES, PROGRAMS, case_jaxpr
     from test_primitives import _case_id

@@ -345,7 +345,7 @@ def test_cuda_simulator_agrees():
 @sim
 @pytest.mark.parametrize("mode", TRACED, ids=[c.id for c in TRACED], indirect=True)
 def test_cuda_matches_jax(mode):
-    from jitviz.backends.cuda import runtime
+    from jitviz.backends.cuda.runtime import runtime
     assert runtime().mode == "sim"
     assert_like_jax(run_jitviz(mode, "cuda"), mode)
 

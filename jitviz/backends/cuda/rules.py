@@ -1,10 +1,15 @@
-"""Per-element CUDA expressions of the elementwise primitives (the CUDA twin of `scalar`).
+"""The CUDA backend's registered rules for values: per-element expressions ("cuda.expr") and
+the monoids of reductions and cumulative scans ("cuda.reduce"), with typed literals and casts.
 
-Each rule turns operand expressions into one Python expression that Numba's CUDA target
-compiles (`math.*`, casts with `np.<dtype>(...)`, and the helpers of `cuda_device.py`, which
+    register_lowering(exp_p, "cuda.expr", rule)   # rule(args, in_dtypes, out_dtype, params)
+    register_lowering(reduce_sum_p, "cuda.reduce", "sum")
+
+Each expression rule turns operand expressions into one Python expression that Numba's CUDA
+target compiles (`math.*`, casts with `np.<dtype>(...)`, and the names of `runtime.py`, which
 the simulator replaces with NumPy scalar versions). Numba promotes small integers to int64 in
 arithmetic, so integer results are cast back to the primitive's dtype: they wrap exactly as
-NumPy's do. float16 is computed in float32 and rounded, as NumPy does.
+NumPy's do. float16 is computed in float32 and rounded, as NumPy does, except by the rules
+that are exact in half precision.
 
 No import of numba here: rendering works without the toolkit.
 """
@@ -14,9 +19,11 @@ import math
 
 import numpy as np
 
-from ..dtypes import highest, lowest
-from .cpu_kernels import ctor, float_text  # the CPU backend's constant texts
-from .cpu_kernels import saturating_float_to_int
+from ...core.registry import declare_target, has_lowering, lowering_rule, register_lowering
+from ...dtypes import highest, lowest
+from ...lax import primitives as P
+from ..cpu_kernels import ctor, float_text  # the CPU backend's constant texts
+from ..cpu_kernels import saturating_float_to_int
 
 # --- literals and casts ----------------------------------------------------------------------
 
@@ -95,9 +102,20 @@ def _wrap_int(expr, dt):
     return f"{ctor(dt)}({expr})" if dt.kind in "iub" or dt == np.float16 else expr
 
 
-REDUCE_OPS = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max",
-              "reduce_min": "min", "reduce_and": "and", "reduce_or": "or"}
-CUMULATIVE_OPS = {"cumsum": "sum", "cumprod": "prod", "cummax": "max", "cummin": "min"}
+declare_target(
+    "cuda.reduce", needs=lambda prim: prim.kind in ("reduction", "arg_reduction", "scan_op"),
+    doc="the monoid a reduction or cumulative scan combines with: 'sum', 'prod', 'max', 'min', "
+        "'and' or 'or' (argmax/argmin: the extreme they look for, 'max' or 'min')")
+for _prim, _op in [(P.reduce_sum_p, "sum"), (P.reduce_prod_p, "prod"), (P.reduce_max_p, "max"),
+                   (P.reduce_min_p, "min"), (P.reduce_and_p, "and"), (P.reduce_or_p, "or"),
+                   (P.argmax_p, "max"), (P.argmin_p, "min"), (P.cumsum_p, "sum"),
+                   (P.cumprod_p, "prod"), (P.cummax_p, "max"), (P.cummin_p, "min")]:
+    register_lowering(_prim, "cuda.reduce", _op)
+
+
+def monoid(prim) -> str:
+    """The monoid `prim` (a reduction, arg-reduction or cumulative scan) combines with."""
+    return lowering_rule(prim, "cuda.reduce")
 
 
 # --- elementwise rules -----------------------------------------------------------------------
@@ -279,34 +297,49 @@ def _clamp(args, dts, out, params):
     return minmax("min", minmax("max", x, lo, out), hi, out)
 
 
-def _complex_fn(name):
-    """sin/cos/sinh/cosh/tan/tanh of a complex value from real functions (Numba's CUDA cmath
-    lacks them), acosh/log1p/expm1 from cmath's log/sqrt/exp."""
+# complex sin/cos/sinh/cosh/tan/tanh from real functions (Numba's CUDA cmath lacks them)
+def _csin(z):
+    return f"complex(sin({z}.real) * cosh({z}.imag), cos({z}.real) * sinh({z}.imag))"
+
+
+def _ccos(z):
+    return f"complex(cos({z}.real) * cosh({z}.imag), -sin({z}.real) * sinh({z}.imag))"
+
+
+def _csinh(z):
+    return f"complex(sinh({z}.real) * cos({z}.imag), cosh({z}.real) * sin({z}.imag))"
+
+
+def _ccosh(z):
+    return f"complex(cosh({z}.real) * cos({z}.imag), sinh({z}.real) * sin({z}.imag))"
+
+
+def _complex(form):
+    """A complex rule: `form(z, one)`, an expression of the operand `z` (and the literal 1 of
+    the result's dtype), cast to the result's dtype."""
     def rule(args, dts, out, params):
-        z = args[0]
-        a, b = f"{z}.real", f"{z}.imag"
-        c = ctor(out)
-        one = literal(1, out)
-        forms = {
-            "sin": f"complex(sin({a}) * cosh({b}), cos({a}) * sinh({b}))",
-            "cos": f"complex(cos({a}) * cosh({b}), -sin({a}) * sinh({b}))",
-            "sinh": f"complex(sinh({a}) * cos({b}), cosh({a}) * sin({b}))",
-            "cosh": f"complex(cosh({a}) * cos({b}), sinh({a}) * sin({b}))",
-        }
-        if name in forms:
-            return f"{c}({forms[name]})"
-        if name == "tan":
-            return f"{c}({forms['sin']} / {forms['cos']})"
-        if name == "tanh":
-            return f"{c}({forms['sinh']} / {forms['cosh']})"
-        if name == "acosh":
-            return f"clog({z} + csqrt({z} + {one}) * csqrt({z} - {one}))"
-        if name == "log1p":
-            return f"clog({z} + {one})"
-        if name == "expm1":
-            return f"cexp({z}) - {one}"
-        raise KeyError(name)
+        return f"{ctor(out)}({form(args[0], literal(1, out))})"
     return rule
+
+
+def _complex_raw(form):
+    """As `_complex`, without the cast (the cmath functions return the right dtype)."""
+    def rule(args, dts, out, params):
+        return form(args[0], literal(1, out))
+    return rule
+
+
+_COMPLEX_SIN = _complex(lambda z, one: _csin(z))
+_COMPLEX_COS = _complex(lambda z, one: _ccos(z))
+_COMPLEX_SINH = _complex(lambda z, one: _csinh(z))
+_COMPLEX_COSH = _complex(lambda z, one: _ccosh(z))
+_COMPLEX_TAN = _complex(lambda z, one: f"{_csin(z)} / {_ccos(z)}")
+_COMPLEX_TANH = _complex(lambda z, one: f"{_csinh(z)} / {_ccosh(z)}")
+# acosh/log1p/expm1 from cmath's log/sqrt/exp
+_COMPLEX_ACOSH = _complex_raw(lambda z, one: f"clog({z} + csqrt({z} + {one}) * "
+                                             f"csqrt({z} - {one}))")
+_COMPLEX_LOG1P = _complex_raw(lambda z, one: f"clog({z} + {one})")
+_COMPLEX_EXPM1 = _complex_raw(lambda z, one: f"cexp({z}) - {one}")
 
 
 def _unary(name, cmath_name=None, complex_rule=None):
@@ -319,46 +352,63 @@ def _unary(name, cmath_name=None, complex_rule=None):
     return rule
 
 
-_C = _complex_fn
-ELEMENTWISE = {
-    "neg": _neg, "sign": _sign, "floor": _unary("floor"), "ceil": _unary("ceil"),
-    "is_finite": _tmpl("isfinite({0})"), "exp": _unary("exp", "cexp"), "exp2": _exp2,
-    "log": _unary("log", "clog"), "log1p": _unary("log1p", None, _C("log1p")),
-    "expm1": _unary("expm1", None, _C("expm1")), "tanh": _unary("tanh", None, _C("tanh")),
-    "logistic": _logistic, "sin": _unary("sin", None, _C("sin")),
-    "cos": _unary("cos", None, _C("cos")), "tan": _unary("tan", None, _C("tan")),
-    "asin": _unary("asin", "casin"), "acos": _unary("acos", "cacos"),
-    "atan": _unary("atan", "catan"), "sinh": _unary("sinh", None, _C("sinh")),
-    "cosh": _unary("cosh", None, _C("cosh")), "asinh": _unary("asinh", "casinh"),
-    "acosh": _unary("acosh", None, _C("acosh")), "atanh": _unary("atanh", "catanh"),
-    "sqrt": _unary("sqrt", "csqrt"), "rsqrt": _rsqrt, "cbrt": _libm("cbrt"),
-    "square": _square, "not": _not, "abs": _abs, "real": _tmpl("({0}).real"),
-    "imag": _tmpl("({0}).imag"), "conj": _tmpl("({0}).conjugate()"), "round": _round,
-    "integer_pow": _integer_pow, "add": _bin("+"), "sub": _bin("-"), "mul": _bin("*"),
-    "div": _div, "rem": _rem, "pow": _tmpl("{0} ** {1}"), "max": _minmax("max"),
-    "min": _minmax("min"), "atan2": _tmpl("atan2({0}, {1})"), "nextafter": _libm("nextafter"),
-    "and": _bin("&"), "or": _bin("|"), "xor": _bin("^"), "shift_left": _shift("shl"),
-    "shift_right_arithmetic": _shift("sar"), "eq": _cmp("=="), "ne": _cmp("!="),
-    "lt": _cmp("<"), "le": _cmp("<="), "gt": _cmp(">"), "ge": _cmp(">="),
-    "convert_element_type": _convert, "clamp": _clamp,
-}
-# select_n is rendered as a conditional by the code generator (only the chosen case loads).
-
-# ops whose float16 form is computed in float32 (NumPy's float16 loops do the same)
-_NO_F16_UPCAST = {"convert_element_type", "neg", "abs", "eq", "ne", "lt", "le", "gt", "ge",
-                  "max", "min", "clamp", "is_finite", "real", "imag", "conj"}
-
-
-def elementwise_expr(name, args, in_dtypes, out_dtype, params) -> str:
-    """The expression of one elementwise primitive applied to operand expressions."""
-    in_dtypes = [np.dtype(d) for d in in_dtypes]
-    out = np.dtype(out_dtype)
-    rule = ELEMENTWISE[name]
-    if np.dtype(np.float16) in in_dtypes and name not in _NO_F16_UPCAST:
+def _in_float32(rule):
+    """`rule` with float16 operands computed in float32 and the result rounded back to
+    float16 (NumPy's float16 loops do the same)."""
+    def rule_in_float32(args, in_dtypes, out, params):
+        if np.dtype(np.float16) not in in_dtypes:
+            return rule(args, in_dtypes, out, params)
         f32 = np.dtype(np.float32)
         args = [f"np.float32({a})" if d == np.float16 else a for a, d in zip(args, in_dtypes)]
         in_dtypes = [f32 if d == np.float16 else d for d in in_dtypes]
-        res_dt = f32 if out == np.float16 else out
-        expr = rule(args, in_dtypes, res_dt, params)
+        expr = rule(args, in_dtypes, f32 if out == np.float16 else out, params)
         return f"np.float16({expr})" if out == np.float16 else expr
-    return rule(args, in_dtypes, out, params)
+    return rule_in_float32
+
+
+declare_target(
+    "cuda.expr",
+    needs=lambda prim: prim.kind == "elementwise" and not has_lowering(prim, "cuda.pull"),
+    doc="rule(args, in_dtypes, out_dtype, params) -> one Python expression of the operand "
+        "expressions `args` (in_dtypes: NumPy dtypes)")
+
+# computed in float32 for float16 operands
+for _prim, _rule in {
+    P.sign_p: _sign, P.floor_p: _unary("floor"), P.ceil_p: _unary("ceil"),
+    P.exp_p: _unary("exp", "cexp"), P.exp2_p: _exp2, P.log_p: _unary("log", "clog"),
+    P.log1p_p: _unary("log1p", complex_rule=_COMPLEX_LOG1P),
+    P.expm1_p: _unary("expm1", complex_rule=_COMPLEX_EXPM1),
+    P.tanh_p: _unary("tanh", complex_rule=_COMPLEX_TANH), P.logistic_p: _logistic,
+    P.sin_p: _unary("sin", complex_rule=_COMPLEX_SIN),
+    P.cos_p: _unary("cos", complex_rule=_COMPLEX_COS),
+    P.tan_p: _unary("tan", complex_rule=_COMPLEX_TAN),
+    P.asin_p: _unary("asin", "casin"), P.acos_p: _unary("acos", "cacos"),
+    P.atan_p: _unary("atan", "catan"), P.sinh_p: _unary("sinh", complex_rule=_COMPLEX_SINH),
+    P.cosh_p: _unary("cosh", complex_rule=_COMPLEX_COSH), P.asinh_p: _unary("asinh", "casinh"),
+    P.acosh_p: _unary("acosh", complex_rule=_COMPLEX_ACOSH),
+    P.atanh_p: _unary("atanh", "catanh"),
+    P.sqrt_p: _unary("sqrt", "csqrt"), P.rsqrt_p: _rsqrt, P.cbrt_p: _libm("cbrt"),
+    P.square_p: _square, P.not_p: _not, P.round_p: _round,
+    P.integer_pow_p: _integer_pow, P.add_p: _bin("+"), P.sub_p: _bin("-"), P.mul_p: _bin("*"),
+    P.div_p: _div, P.rem_p: _rem, P.pow_p: _tmpl("{0} ** {1}"),
+    P.atan2_p: _tmpl("atan2({0}, {1})"), P.nextafter_p: _libm("nextafter"),
+    P.and_p: _bin("&"), P.or_p: _bin("|"), P.xor_p: _bin("^"), P.shift_left_p: _shift("shl"),
+    P.shift_right_arithmetic_p: _shift("sar"),
+}.items():
+    register_lowering(_prim, "cuda.expr", _in_float32(_rule))
+# exact in float16 (conversions, sign flips, comparisons, selections, parts)
+for _prim, _rule in {
+    P.convert_element_type_p: _convert, P.neg_p: _neg, P.abs_p: _abs, P.eq_p: _cmp("=="),
+    P.ne_p: _cmp("!="), P.lt_p: _cmp("<"), P.le_p: _cmp("<="), P.gt_p: _cmp(">"),
+    P.ge_p: _cmp(">="), P.max_p: _minmax("max"), P.min_p: _minmax("min"), P.clamp_p: _clamp,
+    P.is_finite_p: _tmpl("isfinite({0})"), P.real_p: _tmpl("({0}).real"),
+    P.imag_p: _tmpl("({0}).imag"), P.conj_p: _tmpl("({0}).conjugate()"),
+}.items():
+    register_lowering(_prim, "cuda.expr", _rule)
+# select_n is read through a conditional by the renderer (only the chosen case loads).
+
+
+def elementwise_expr(prim, args, in_dtypes, out_dtype, params) -> str:
+    """The expression of one elementwise primitive applied to operand expressions."""
+    rule = lowering_rule(prim, "cuda.expr")
+    return rule(args, [np.dtype(d) for d in in_dtypes], np.dtype(out_dtype), params)

@@ -1,0 +1,306 @@
+"""The CUDA runtime: `numba.cuda`, imported once and lazily, the names generated kernels call,
+and the in-process cache of compiled kernels.
+
+`numba.cuda` is imported on first use (so `NUMBA_ENABLE_CUDASIM=1` set at the top of a notebook
+still selects Numba's simulator). Kernels are self-contained Python: arithmetic, conditional
+expressions, typed literals (`np.float32(0.5)`) and a few math names. On a GPU those names are
+`math`/`cmath` functions and libdevice intrinsics (`rintf`, `cbrtf`, `exp2f`, `nextafterf`),
+which Numba's CUDA target compiles without asking a device (so PTX can be produced on a machine
+without a GPU). In Numba's CUDA simulator kernels run as Python threads on NumPy scalars, where
+`math.log(-1.0)` raises and `math.nextafter` works in double precision: there the same names
+are NumPy's ufuncs, with the interpreter's semantics. The generated source is identical in
+both. The helpers of registered rules (`register_lowering(..., helpers=[fn])`, such as
+jitviz.random's Threefry hash) join the namespace as device functions (the plain function in
+the simulator) when a kernel is built, so rules registered after the runtime loaded are found.
+"""
+from __future__ import annotations
+
+import cmath
+import functools
+import linecache
+import math
+import os
+import sys
+import threading
+
+import numpy as np
+
+from ...core.registry import lowering_helpers
+from ...errors import CompilationError, JitvizError, backend_message_head
+from .plan import SIMULATOR_TARGET, Target
+
+INSTALL_HINT = 'pip install "jitviz[cuda]"  (that is numba-cuda[cu13]: Numba\'s CUDA target ' \
+               'with the CUDA 13 toolkit wheels, NVVM included)'
+
+
+class CudaUnavailableError(JitvizError, RuntimeError):
+    """`backend="cuda"` cannot run here: no GPU and no simulator (or no toolkit)."""
+
+
+class CudaToolkitError(JitvizError, RuntimeError):
+    """numba-cuda or NVVM (the CUDA toolkit's compiler) is missing."""
+
+
+# --- the runtime: numba.cuda, imported once, lazily -------------------------------------------
+
+class _Runtime:
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.loaded = False
+        self.cuda = None
+        self.mode = None  # "gpu" | "sim" | None
+        self.why = ""
+        self._base_ns = None
+        self._helpers: dict = {}  # name -> (plain function, what kernels call)
+        self._target = None
+        self.kernels: dict = {}  # (source, fastmath) -> (pyfunc, dispatcher)
+
+    def load(self):
+        if self.loaded:
+            return self
+        with self.lock:
+            if self.loaded:
+                return self
+            try:
+                cuda = _import_numba_cuda()
+            except ImportError as e:
+                self.why = f"numba.cuda cannot be imported ({e}); install it with {INSTALL_HINT}"
+                self.loaded = True
+                return self
+            self.cuda = cuda
+            if _is_simulator(cuda):
+                self.mode = "sim"
+            else:
+                try:
+                    ok = cuda.is_available()
+                except Exception as e:  # a broken driver install
+                    ok, self.why = False, f"{type(e).__name__}: {e}"
+                if ok:
+                    self.mode = "gpu"
+                else:
+                    self.why = self.why or "no CUDA GPU or driver was found"
+                    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+                        self.why += (" (NUMBA_ENABLE_CUDASIM is set, but numba.cuda had been "
+                                     "imported before it was: restart the process or kernel)")
+            self._base_ns = _base_namespace(cuda, self.mode == "sim")
+            self.loaded = True
+        return self
+
+    def namespace(self) -> dict:
+        """The globals generated kernels are executed in: the base names and every helper
+        the CUDA rules call (compiled once each, as a device function on a GPU)."""
+        ns = dict(self._base_ns)
+        for name, fn in lowering_helpers("cuda.expr").items():
+            have = self._helpers.get(name)
+            if have is None or have[0] is not fn:
+                have = self._helpers[name] = (fn, fn if self.simulator else
+                                              self.cuda.jit(device=True)(fn))
+            ns[name] = have[1]
+        return ns
+
+    @property
+    def simulator(self):
+        return self.mode == "sim"
+
+    def target(self) -> Target:
+        if self._target is None:
+            self.load()
+            if self.mode == "sim":
+                self._target = SIMULATOR_TARGET
+            elif self.mode == "gpu":
+                self._target = _device_target(self.cuda)
+            else:
+                self._target = Target()
+        return self._target
+
+    def require(self):
+        self.load()
+        if self.mode is None:
+            raise CudaUnavailableError(
+                "backend='cuda' cannot run here: " + self.why + ". Two ways out:\n"
+                "  * run on a machine with an NVIDIA GPU and driver, with the toolkit: "
+                + INSTALL_HINT + "\n"
+                "  * or use Numba's CUDA simulator (slow, for testing): set the environment "
+                "variable NUMBA_ENABLE_CUDASIM=1 before numba.cuda is first imported, e.g. "
+                "`NUMBA_ENABLE_CUDASIM=1 python ...`, or `os.environ['NUMBA_ENABLE_CUDASIM'] = "
+                "'1'` in the first cell of a notebook.\n"
+                "Kernel sources and PTX (`f.lower(x).compile().kernels[i].ptx()`) work without "
+                "either.")
+        return self
+
+    def synchronize(self):
+        if self.mode is not None:
+            self.cuda.synchronize()
+
+    @functools.cached_property
+    def pool(self):
+        """Recycled device buffers (pool.py); None in the simulator."""
+        from .pool import DevicePool
+        return DevicePool(self.cuda) if self.mode == "gpu" else None
+
+    def empty(self, shape, dtype):
+        """An uninitialized C-contiguous device array, from the pool on a GPU."""
+        if self.pool is None:
+            return self.cuda.device_array(shape, dtype)
+        return self.pool.empty(shape, dtype)
+
+    def to_device(self, host: np.ndarray):
+        if self.pool is None:
+            return self.cuda.to_device(host)
+        return self.pool.to_device(host)
+
+
+_RT = _Runtime()
+
+
+def runtime() -> _Runtime:
+    return _RT.load()
+
+
+def _import_numba_cuda():
+    """`numba.cuda`, honouring NUMBA_ENABLE_CUDASIM even when set after `import numba`."""
+    want_sim = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+    if "numba.cuda" not in sys.modules:
+        import numba  # noqa: F401
+        from numba.core import config
+        if bool(config.ENABLE_CUDASIM) != want_sim:
+            config.reload_config()
+    from numba import cuda
+    return cuda
+
+
+def _is_simulator(cuda) -> bool:
+    return getattr(cuda, "compile_ptx", None) is None or \
+        type(cuda).__name__ == "FakeCUDAModule" or "simulator" in getattr(cuda.jit, "__module__",
+                                                                          "")
+
+
+def _device_target(cuda) -> Target:
+    """Launch sizes from the current device: SM count, threads per block and per SM, grid
+    limits (the defaults, an H100's, if the driver does not say)."""
+    dev = cuda.get_current_device()
+
+    def attr(name, default):
+        try:
+            return int(getattr(dev, name))
+        except Exception:
+            return default
+    sm = attr("MULTIPROCESSOR_COUNT", 132)
+    max_threads = attr("MAX_THREADS_PER_BLOCK", 1024)
+    threads = min(256, max_threads)
+    per_sm = attr("MAX_THREADS_PER_MULTI_PROCESSOR", 2048)
+    return Target(simulator=False, sm_count=sm, max_threads=max_threads, threads=threads,
+                  reduce_threads=threads, tile=16 if max_threads >= 256 else 8,
+                  blocks_per_sm=max(1, per_sm // threads) * 4,
+                  max_grid=attr("MAX_GRID_DIM_Y", 65535))
+
+
+def gpu_present() -> bool:
+    """Is an NVIDIA driver with at least one GPU here? (Does not import numba.cuda, so a
+    notebook can decide to set NUMBA_ENABLE_CUDASIM=1 before anything imports it.)"""
+    import ctypes
+    for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll", "libcuda.dylib"):
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        try:
+            if lib.cuInit(0) != 0:
+                return False
+            n = ctypes.c_int(0)
+            return lib.cuDeviceGetCount(ctypes.byref(n)) == 0 and n.value > 0
+        except AttributeError:
+            return False
+    return False
+
+
+
+# name in kernels -> (GPU: attribute of `math`, simulator: NumPy function)
+_MATH = {
+    "exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "tanh": np.tanh,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
+    "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh,
+    "acosh": np.arccosh, "atanh": np.arctanh, "sqrt": np.sqrt, "floor": np.floor,
+    "ceil": np.ceil, "fmod": np.fmod, "atan2": np.arctan2, "isfinite": np.isfinite,
+    "copysign": np.copysign,
+}
+# complex forms -> cmath on the GPU
+_CMATH = {"cexp": np.exp, "clog": np.log, "csqrt": np.sqrt, "casin": np.arcsin,
+          "cacos": np.arccos, "catan": np.arctan, "casinh": np.arcsinh, "catanh": np.arctanh}
+# libdevice intrinsics (float32 names end in f)
+_LIBDEVICE = {"rint": np.rint, "cbrt": np.cbrt, "exp2": np.exp2, "nextafter": np.nextafter}
+
+
+def _base_namespace(cuda, simulator: bool) -> dict:
+    """The names every generated kernel may call (before the rules' helpers)."""
+    ns = {"np": np, "math": math, "cmath": cmath, "cuda": cuda}
+    if simulator:
+        ns.update(_MATH)
+        ns.update(_CMATH)
+        for name, fn in _LIBDEVICE.items():
+            ns[name] = ns[name + "f"] = fn
+        return ns
+    for name in _MATH:
+        ns[name] = getattr(math, name)
+    for name in _CMATH:
+        ns[name] = getattr(cmath, name[1:])
+    from numba.cuda import libdevice
+    for name in _LIBDEVICE:
+        ns[name] = getattr(libdevice, name)
+        ns[name + "f"] = getattr(libdevice, name + "f")
+    return ns
+
+
+# --- kernels: compile, cache, PTX -----------------------------------------------------------------
+
+def _exec_source(source: str, fn_name: str, ns: dict):
+    filename = f"<jitviz-cuda {fn_name}>"
+    lines = source.splitlines(True)
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    glb = dict(ns)
+    exec(compile(source, filename, "exec"), glb)
+    return glb[fn_name]
+
+
+def _numba_argtypes(arg_types):
+    from numba import types
+    from numba.np.numpy_support import from_dtype
+    return tuple(types.Array(from_dtype(np.dtype(dt)), nd, "C") for dt, nd in arg_types)
+
+
+def _kernel_error(spec, err) -> CompilationError:
+    head, whole = backend_message_head(err)
+    lines = []
+    for e in spec.eqns:
+        src = f"  {e.source.file}:{e.source.line}: {e.source.code}" if e.source else ""
+        lines.append(f"  {e.primitive.name}{src}")
+    more = f"\n  ... ({len(lines) - 12} more)" if len(lines) > 12 else ""
+    summary = (f"Numba CUDA could not compile kernel {spec.name}.\nequations:\n"
+               + "\n".join(lines[:12]) + more + "\nNumba said:\n  " + head.replace("\n", "\n  "))
+    out = CompilationError(summary, generated_source=spec.source, backend_message=whole,
+                           eqn=next(iter(spec.eqns), None), kernel=spec.name)
+    out.eqns = list(spec.eqns)
+    return out
+
+
+def get_kernel(spec, fastmath=False):
+    """(dispatcher, reused?) for a kernel spec, from the in-process cache by source."""
+    rt = runtime()
+    key = (spec.source, bool(fastmath), rt.mode)
+    hit = rt.kernels.get(key)
+    if hit is not None:
+        return hit[1], True
+    pyfunc = _exec_source(spec.source, spec.name, rt.namespace())
+    if rt.mode == "sim":
+        disp = rt.cuda.jit(pyfunc)
+    else:
+        disp = rt.cuda.jit(fastmath=bool(fastmath))(pyfunc)
+        if rt.mode == "gpu":
+            try:
+                disp.compile(_numba_argtypes(spec.arg_types()))
+            except Exception as e:
+                raise _kernel_error(spec, e) from e
+    rt.kernels[key] = (pyfunc, disp)
+    return disp, False
+
+
