@@ -20,15 +20,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import budget, diagnostics
+from . import budget
 from .api import ArgSpec, SplitArgs, arg_spec, leaf_avals, merge_static, split_args, \
     trace_to_jaxpr
 from .array import Array
+from .backends import check_backend_name
 from .config import config
 from .core.ir import ClosedJaxpr
 from .core.report import TraceReport, fingerprint, read_binding
 from .core.source import function_location, function_name, user_source_info
-from .core.trace import JaxprTrace, Tracer, current_trace, host_array, is_device_array, \
+from .core.trace import JaxprTrace, current_trace, host_array, is_device_array, \
     push_trace, to_array
 from .diagnostics import Event, EventLog, describe_code_location, describe_line
 from .tree import tree_flatten, tree_unflatten
@@ -350,8 +351,7 @@ class JitFunction:
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
         self.__wrapped__ = fun
-        if backend not in ("cpu", "cuda", "interpret"):
-            raise ValueError(f"unknown backend {backend!r}; choose 'cpu', 'cuda' or 'interpret'")
+        check_backend_name(backend)
         self._spec: ArgSpec = arg_spec(fun, static_argnums, static_argnames)
         self.backend = backend
         self.fastmath = bool(fastmath)
@@ -753,10 +753,7 @@ def _side_effect_message(report: TraceReport) -> str:
 # --- pipeline and backends -----------------------------------------------------------------
 
 def _run_pipeline(closed: ClosedJaxpr, fastmath: bool):
-    try:
-        from .passes import run_pipeline
-    except ImportError:  # the optimizer is optional until it lands
-        return [("traced", closed)]
+    from .passes import run_pipeline
     return [("traced", closed)] + list(run_pipeline(closed, fastmath=fastmath))
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import sys
-import warnings
 
 import numpy as np
 
@@ -345,7 +344,7 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
 
 
 def _bshape(x, shape):
-    from .transforms._util import aval_of, broadcast_to
+    from .transforms._util import aval_of
     av = aval_of(x)
     if av.shape == tuple(shape) or av.ndim == 0:
         return x

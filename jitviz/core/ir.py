@@ -211,6 +211,3 @@ class ClosedJaxpr:
     def _repr_pretty_(self, p, cycle):  # IPython shows the jaxpr, not an object address
         p.text(str(self))
 
-
-def atom_aval(a) -> ShapedArray:
-    return a.aval

@@ -98,11 +98,8 @@ def kernel_stage(spec: Specialization) -> int:
 
 
 def _pipeline(closed):
-    """The optimizer's stages after 'traced' (none until jitviz.passes lands)."""
-    try:
-        from ..passes import run_pipeline
-    except ImportError:
-        return [("traced", closed)]
+    """The traced program and the optimizer's stages after it."""
+    from ..passes import run_pipeline
     return [("traced", closed)] + list(run_pipeline(closed, fastmath=False))
 
 

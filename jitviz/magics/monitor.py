@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 import weakref
 
-from .render import COLORS, esc, fmt_time, html_table, text_table
+from ..html_blocks import COLORS, esc, fmt_time, html_table, text_table
 
 __all__ = ["Monitor", "summarize"]
 
