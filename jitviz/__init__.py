@@ -7,12 +7,12 @@
 from __future__ import annotations
 
 from . import errors
-from .api import ShapeDtypeStruct, eval_shape, make_jaxpr
 from .array import Array
 from .config import config, disable_jit
 from .core.interpreter import eval_jaxpr
 from .core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from .core.typecheck import typecheck_jaxpr
+from .staging import ShapeDtypeStruct, eval_shape, make_jaxpr
 from .tree import (register_pytree_node, tree_flatten, tree_leaves, tree_map,
                    tree_structure, tree_unflatten)
 from . import tree, tree_util  # noqa: E402  (jax.tree, jax.tree_util)

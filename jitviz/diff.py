@@ -314,7 +314,7 @@ def _jitted_program(f, args, kwargs, stage):
 
 
 def _traced_program(fun, args, kwargs, stage, static_argnums, static_argnames):
-    from .api import make_jaxpr
+    from .staging import make_jaxpr
     closed = make_jaxpr(fun, static_argnums=static_argnums,
                         static_argnames=static_argnames)(*args, **kwargs)
     stages = [("traced", closed)]

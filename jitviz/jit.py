@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import budget
-from .api import ArgSpec, SplitArgs, arg_spec, leaf_avals, merge_static, split_args, \
+from .staging import ArgSpec, SplitArgs, arg_spec, leaf_avals, merge_static, split_args, \
     trace_to_jaxpr
 from .array import Array
 from .backends import check_backend_name

@@ -1,5 +1,5 @@
 """The explorer widgets: `Explorer` (one function's graph, stages, specializations and events)
-and `Monitor` (live jit events), anywidgets whose front end is `jitviz/static/explorer.js`,
+and `MonitorWidget` (live jit events), anywidgets whose front end is `jitviz/static/explorer.js`,
 built from `labextension/`.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import weakref
 import anywidget
 import traitlets
 
-from .. import api
+from .. import staging
 from ..diagnostics import subscribe
 from ..jit import JitFunction
 from . import dot as dotlib
@@ -115,7 +115,7 @@ class Subject:
         self.args, self.kwargs = args, kwargs
         self.extra: Specialization | None = None  # traced here, not (yet) in the jit cache
         if self.jitted is None:
-            closed = api.make_jaxpr(fun)(*args, **kwargs)
+            closed = staging.make_jaxpr(fun)(*args, **kwargs)
             self.extra = Specialization("traced for explore()", _pipeline(closed),
                                         compiled=False)
         elif args or kwargs:
@@ -126,7 +126,7 @@ class Subject:
                                             lowered.stages, compiled=False)
 
     def _key_of(self, args, kwargs):
-        split = api.split_args(self.jitted._spec, args, kwargs)
+        split = staging.split_args(self.jitted._spec, args, kwargs)
         return self.jitted._key(split)
 
     def specializations(self) -> list[Specialization]:
@@ -566,7 +566,7 @@ def static_text(title: str, stage: str, jaxpr: str, max_lines: int = MAX_TEXT_LI
 
 # --- the monitor widget -------------------------------------------------------------------------
 
-class Monitor(_JitvizWidget):
+class MonitorWidget(_JitvizWidget):
     """Jit events as they happen, for the given functions or all of them (`jitviz.monitor`)."""
 
     _view = "monitor"
@@ -725,7 +725,7 @@ def _weak_event_callback(widget, throttle: _Throttle):
     return on_event
 
 
-def _weak_global_callback(widget: Monitor):
+def _weak_global_callback(widget: MonitorWidget):
     ref = weakref.ref(widget)
 
     def on_event(cache, event):
@@ -745,9 +745,9 @@ def explore(fun, *args, **kwargs) -> Explorer:
     return Explorer(Subject(fun, args, kwargs))
 
 
-def monitor(*fns) -> Monitor:
+def monitor(*fns) -> MonitorWidget:
     """Live jit events of `fns` (jitted functions), or of every jitted function."""
     for f in fns:
         if not isinstance(f, JitFunction):
             raise TypeError(f"monitor expects jitviz.jit functions, got {f!r}")
-    return Monitor(fns)
+    return MonitorWidget(fns)

@@ -1,5 +1,5 @@
 """The IPython side: `%%jit`, `%jaxpr`, `%jitbench` as thin layers over the plain APIs
-(`transform.jit_cell`, `jaxpr.jaxpr_view`, `jitviz.bench.jitbench`, `monitor.Monitor`).
+(`transform.jit_cell`, `jaxpr.jaxpr_view`, `jitviz.bench.jitbench`, `cell_monitor.CellMonitor`).
 
 Loading the extension also shows jitviz's tracing errors compactly (the offending cell line
 highlighted and jitviz's explanation; `%tb` still gives the full traceback): a custom
@@ -24,7 +24,7 @@ from .. import bench
 from ..backends import BACKEND_NAMES
 from .errorview import ErrorView, jitviz_error_types
 from .jaxpr import STAGES, jaxpr_view
-from .monitor import Monitor
+from .cell_monitor import CellMonitor
 from .transform import HELPER, CellOptions, JitDefs, cell_jit, end_run, new_run, parse_static
 
 __all__ = ["JitvizMagics", "CellFailed", "load", "unload", "split_options", "eval_call"]
@@ -139,7 +139,7 @@ class _Defined:
 class _State:
     def __init__(self, shell):
         self.shell = shell
-        self.monitors: list[Monitor] = []
+        self.monitors: list[CellMonitor] = []
         self.defined: dict[str, _Defined] = {}  # %%jit function name -> where it came from
         self.prev_exc = None
         self.handler = None
@@ -214,7 +214,7 @@ class JitvizMagics(Magics):
         count = current_cell_number(shell)
         live = in_kernel(shell)
         explorer_monitor = _explorer("monitor") if live and not args.quiet else None
-        monitor = Monitor(title=f"%%jit monitor — In [{count}]", live=live)
+        monitor = CellMonitor(title=f"%%jit monitor — In [{count}]", live=live)
         replaced = []
         widget = {}  # "shown": the explorer's monitor widget, or None if it failed
 
