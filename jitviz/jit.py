@@ -21,10 +21,10 @@ from typing import NamedTuple
 import numpy as np
 
 from . import budget
-from .staging import ArgSpec, SplitArgs, arg_spec, leaf_avals, merge_static, split_args, \
-    trace_to_jaxpr
 from .array import Array
 from .backends import check_backend_name
+from .cache_keys import (Key, check_hashable, describe_key_change, fast_key, key_change_kinds,
+                         nearest, signature_text)
 from .config import config
 from .core.ir import ClosedJaxpr
 from .core.report import TraceReport, fingerprint, read_binding
@@ -32,6 +32,8 @@ from .core.source import function_location, function_name, user_source_info
 from .core.trace import JaxprTrace, current_trace, host_array, is_device_array, \
     push_trace, to_array
 from .diagnostics import Event, EventLog, describe_code_location, describe_line
+from .staging import ArgSpec, SplitArgs, arg_spec, leaf_avals, merge_static, split_args, \
+    trace_to_jaxpr
 from .tree import tree_flatten, tree_unflatten
 
 
@@ -45,125 +47,7 @@ class CacheInfo(NamedTuple):
     compile_seconds: float
 
 
-# --- signatures ---------------------------------------------------------------------------
-
-class Key(NamedTuple):
-    treedef: object
-    avals: tuple
-    statics: tuple
-
-
-def _signature_text(paths, avals, statics) -> str:
-    parts = [f"{p}:{a.str_short()}{'~' if a.weak_type else ''}" for p, a in zip(paths, avals)]
-    parts += [f"{name}={value!r}" for name, value in statics]
-    return ", ".join(parts)
-
-
-def _check_hashable(statics, fun):
-    for name, value in statics:
-        try:
-            hash(value)
-        except TypeError:
-            raise ValueError(
-                f"static argument {name!r} of {function_name(fun)} is a "
-                f"{type(value).__name__} ({_short(value)}), which is not hashable: jit keys its "
-                "cache on static values, so they must be hashable. Pass a tuple instead of a "
-                "list, or make the argument traced (not static).") from None
-
-
-def _short(v):
-    r = repr(v)
-    return r if len(r) <= 60 else r[:57] + "..."
-
-
-def describe_key_change(old: Key, new: Key, old_paths, new_paths) -> str:
-    """Why `new` missed the cache, relative to the closest entry `old`, in words."""
-    if old.treedef != new.treedef:
-        return _tree_change(old, new)
-    reasons = []
-    for path, a, b in zip(new_paths, old.avals, new.avals):
-        if a == b:
-            continue
-        if a.same_type(b):
-            reasons.append(f"argument '{path}' changed from "
-                           f"{'weakly typed ' if a.weak_type else ''}{a.str_short()} to "
-                           f"{'weakly typed ' if b.weak_type else ''}{b.str_short()}")
-        else:
-            reasons.append(f"argument '{path}' changed from {a.str_short()} to {b.str_short()}")
-    olds = dict(old.statics)
-    for name, value in new.statics:
-        if name not in olds:
-            reasons.append(f"static argument '{name}' is new ({_short(value)})")
-        elif olds[name] != value or type(olds[name]) is not type(value):
-            reasons.append(f"static argument '{name}' changed from {_short(olds[name])} to "
-                           f"{_short(value)}")
-    return "; ".join(reasons) or "the cache entry was evicted or cleared"
-
-
-def key_change_kinds(old: Key, new: Key) -> tuple:
-    """What kind of change made `new` miss the cache next to `old`: some of "pytree",
-    "shape", "dtype", "weak_type", "static"; ("evicted",) when nothing differs."""
-    if old.treedef != new.treedef:
-        return ("pytree",)
-    kinds = set()
-    for a, b in zip(old.avals, new.avals):
-        if a.shape != b.shape:
-            kinds.add("shape")
-        if a.dtype != b.dtype:
-            kinds.add("dtype")
-        if a.shape == b.shape and a.dtype == b.dtype and a.weak_type != b.weak_type:
-            kinds.add("weak_type")
-    if dict(old.statics) != dict(new.statics) or \
-            [type(v) for _, v in old.statics] != [type(v) for _, v in new.statics]:
-        kinds.add("static")
-    order = ("shape", "dtype", "weak_type", "static")
-    return tuple(k for k in order if k in kinds) or ("evicted",)
-
-
-def _tree_change(old: Key, new: Key) -> str:
-    diff = old.treedef.describe_difference(new.treedef)
-    return f"pytree structure of the arguments changed: {diff}"
-
-
-def _distance(a: Key, b: Key) -> int:
-    if a.treedef != b.treedef:
-        return 1 << 20
-    d = sum((x.shape != y.shape) + (x.dtype != y.dtype) + (x.weak_type != y.weak_type)
-            for x, y in zip(a.avals, b.avals))
-    return d + sum(x != y for x, y in zip(a.statics, b.statics))
-
-
 # --- cache entries -------------------------------------------------------------------------
-
-def _fast_key(args, static_pos=frozenset()):
-    """A cheap cache key for plain positional arrays and scalars (None: take the slow path).
-
-    It determines the full key: the pytree is a flat tuple, each leaf's (shape, dtype,
-    weak_type) follows from the entries below, and static values are part of it.
-    """
-    out = []
-    for i, a in enumerate(args):
-        t = type(a)
-        if static_pos and i in static_pos:
-            try:
-                hash(a)
-            except TypeError:
-                return None  # the slow path raises the error naming the argument
-            out.append(("static", t, a))
-        elif t is np.ndarray:
-            out.append((a.shape, a.dtype))
-        elif t is Array:
-            out.append((a.shape, a.dtype, a.weak_type))
-        elif t is float or t is int or t is bool or t is complex:
-            out.append(t)
-        elif isinstance(a, np.generic):
-            out.append(a.dtype)
-        elif is_device_array(a):
-            out.append((tuple(a.shape), np.dtype(a.dtype), bool(getattr(a, "weak_type", False))))
-        else:
-            return None
-    return tuple(out)
-
 
 class _BindingCheck(NamedTuple):
     name: str
@@ -180,7 +64,7 @@ class Entry:
     def __init__(self, key, paths, closed, stages, executable, backend_name):
         self.key = key
         self.paths = paths
-        self.signature = _signature_text(paths, key.avals, key.statics)
+        self.signature = signature_text(paths, key.avals, key.statics)
         self.closed = closed
         self.stages = stages
         self.executable = executable
@@ -271,7 +155,7 @@ class FunctionCache:
         self.options = options
         self.entries: "collections.OrderedDict[Key, Entry]" = collections.OrderedDict()
         self.pending: dict[Key, threading.Event] = {}
-        self.fast: dict[tuple, tuple[Key, "Entry"]] = {}  # see _fast_key
+        self.fast: dict[tuple, tuple[Key, "Entry"]] = {}  # see fast_key
         self.lock = threading.RLock()
         self.events = EventLog(self)
         self.hits = self.misses = self.traces = self.compiles = self.kernels_reused = 0
@@ -400,7 +284,7 @@ class JitFunction:
         if config.disable_jit:  # jax.disable_jit(): plain Python, op by op
             return self.__wrapped__(*args, **kwargs)
         if not kwargs and self._fast_ok:
-            fast = _fast_key(args, self._static_pos)
+            fast = fast_key(args, self._static_pos)
             hit = self._cache.fast.get(fast) if fast is not None else None
             if hit is not None and current_trace() is None:
                 key, entry = hit
@@ -419,7 +303,7 @@ class JitFunction:
         else:
             self._hit(entry, key)
         if not kwargs and self._fast_ok:
-            fast = _fast_key(args, self._static_pos)
+            fast = fast_key(args, self._static_pos)
             if fast is not None:
                 cache.fast[fast] = (entry.key, entry)
         return entry.run(split.dyn_leaves)
@@ -467,7 +351,7 @@ class JitFunction:
     # -- cache hits ------------------------------------------------------------------------
     def _key(self, split: SplitArgs) -> Key:
         if split.statics:
-            _check_hashable(split.statics, self.__wrapped__)
+            check_hashable(split.statics, self.__wrapped__)
         return Key(split.treedef, tuple(leaf_avals(split)), split.statics)
 
     def _hit(self, entry: Entry, key: Key):
@@ -539,7 +423,7 @@ class JitFunction:
         cache = self._cache
         cache.misses += 1
         fun = self.__wrapped__
-        signature = _signature_text(split.leaf_paths, key.avals, key.statics)
+        signature = signature_text(split.leaf_paths, key.avals, key.statics)
         reason, kinds = self._recompile_reason(key, split)
         call_site = user_source_info()
         budget.charge(self, signature, reason, kinds, call_site)
@@ -595,7 +479,7 @@ class JitFunction:
         entries = list(self._cache.entries.values())
         if entries:
             # the nearest entry; among equals, the most recently used
-            closest = min(reversed(entries), key=lambda e: _distance(e.key, key))
+            closest = nearest(entries, key)
             return (describe_key_change(closest.key, key, closest.paths, split.leaf_paths),
                     key_change_kinds(closest.key, key))
         if self._cache.compiles:
@@ -679,7 +563,7 @@ class JitFunction:
         fun = self.__wrapped__
         split = split_args(self._spec, args, kwargs)
         if split.statics:
-            _check_hashable(split.statics, fun)
+            check_hashable(split.statics, fun)
         avals = leaf_avals(split)
         name = function_name(fun)
         parent = current_trace()

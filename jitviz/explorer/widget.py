@@ -15,6 +15,7 @@ import anywidget
 import traitlets
 
 from .. import staging
+from ..cache_keys import nearest
 from ..diagnostics import subscribe
 from ..jit import JitFunction
 from . import dot as dotlib
@@ -404,7 +405,6 @@ class Explorer(_JitvizWidget):
     def previous_of(self, index: int) -> int | None:
         """The specialization that `index` was recompiled from (as `jitviz.diff_with_previous`
         picks it: the nearest earlier one by argument types and static values), or None."""
-        from ..jit import _distance
         target = self._specs[index] if 0 <= index < len(self._specs) else None
         if target is None or target.created is None or target.key is None:
             return None
@@ -413,8 +413,7 @@ class Explorer(_JitvizWidget):
         if not earlier:
             return None
         earlier.sort(key=lambda i: self._specs[i].created)
-        return min(reversed(earlier),
-                   key=lambda i: _distance(self._specs[i].key, target.key))
+        return nearest(earlier, target.key, key_of=lambda i: self._specs[i].key)
 
     def _program(self, index, stage):
         if not isinstance(index, int) or not 0 <= index < len(self._specs):
