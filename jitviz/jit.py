@@ -227,6 +227,9 @@ def registry() -> list[FunctionCache]:
 # --- the jitted function -------------------------------------------------------------------
 
 class JitFunction:
+    """What `jit(fun, ...)` returns: calls `fun` through a cache of compiled specializations
+    (see `jit` for the options and what it offers)."""
+
     def __init__(self, fun, *, static_argnums=(), static_argnames=(), backend="cpu",
                  fastmath=False, parallel=None, max_compiles=None, strict=False):
         if isinstance(fun, JitFunction):
@@ -673,6 +676,9 @@ class Lowered:
 
 
 class Compiled:
+    """A compiled function (`f.lower(*args).compile()`): call it with arguments of the
+    lowered types; `.kernels` are the backend's kernels and `.cost` their cost estimates."""
+
     def __init__(self, executable, closed: ClosedJaxpr):
         self.executable = executable
         self.kernels = executable.kernels
@@ -693,23 +699,36 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="cpu", fastm
         parallel=None, max_compiles=None, strict=False):
     """Compile `fun`, as `jax.jit`: `jit(f)`, `@jit`, or `functools.partial(jit, ...)`.
 
-    static_argnums, static_argnames: arguments that are Python values, not traced: each new
-        value (compared by `==` and type) is a new specialization, traced and compiled anew.
-    backend: "cpu" (Numba, the default), "cuda" (Numba CUDA) or "interpret" (NumPy, op by op:
-        the reference the others are tested against).
+    The first call with a new signature (pytree structure, each array's shape, dtype and
+    weak type, the static values) runs `fun` once to trace it, optimizes the traced program,
+    compiles it and runs the result; later calls with that signature run only the compiled
+    code. Options (all keyword-only):
+
+    static_argnums: positions (an int or a sequence; negative counts from the end) of
+        arguments that are Python values, not traced: each new value (compared by `==` and
+        type, so it must be hashable) is a new specialization, traced and compiled anew.
+    static_argnames: the same by parameter name; each of the two implies the other where the
+        signature of `fun` names the position.
+    backend: "cpu" (Numba, the default), "cuda" (Numba CUDA) or "interpret" (NumPy, op by op,
+        on the traced program: the reference the others are tested against); the names are
+        `jitviz.backends.BACKEND_NAMES`.
     fastmath: let the compiler reassociate floating-point arithmetic (and simplify `x + y - x`
-        to `y`): faster, not bit-identical to NumPy.
+        to `y`): faster, not bit-identical to NumPy. Default False.
     parallel: None (the default) runs a CPU kernel's outer loop on every core (Numba's
         prange) when the kernel is big enough to pay for waking the threads (about
         `jitviz.config.parallel_min_ops` operations, 2**23), and on one core otherwise; True
         threads every kernel that can be split, False none. Each kernel's source says which
         it got and why. Results do not depend on it: a reduction never splits its own axis.
-    max_compiles: warn (`CompileBudgetWarning`, once) when the function is about to compile
-        more than this many times; with `strict=True` raise `UnexpectedCompileError` instead.
-        `jitviz.expect_compiles(n)` sets such a budget for a block of code.
+    max_compiles: a compile budget: warn (`CompileBudgetWarning`, once) when the function is
+        about to compile more than this many times (None, the default: no budget).
+        `jitviz.expect_compiles(n)` sets such a budget for a block of code instead.
+    strict: with `max_compiles`, raise `UnexpectedCompileError` instead of warning.
 
-    The result has `.events` (every trace, compile, cache hit, recompile with its reason,
-    lost side effect, stale global), `.cache_info()`, `.clear_cache()` and `.lower(...)`.
+    The result calls like `fun` and has `.events` (every trace, compile, cache hit, recompile
+    with its reason, lost side effect, stale global), `.cache_info()`, `.clear_cache()`,
+    `.specializations`, `.lower(*args)` (a `Lowered`: the optimizer's stages, then
+    `.compile()`) and `.time_kernels(*args)`. Inside another trace (`jit`, `grad`, `vmap`) it
+    is staged as one `jit` equation. Under `jitviz.disable_jit()` it runs `fun` as plain Python.
     """
     options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
                    backend=backend, fastmath=fastmath, parallel=parallel,

@@ -157,6 +157,9 @@ class Eqn:
 
 
 class Jaxpr:
+    """A program: `constvars` and `invars` in, `eqns` in order, `outvars` out (a
+    `ClosedJaxpr` pairs it with the constants' values)."""
+
     __slots__ = ("constvars", "invars", "outvars", "eqns")
 
     def __init__(self, constvars, invars, outvars, eqns):
