@@ -36,13 +36,14 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .backends import check_backend_name
+from .backends import check_backend_name, get_backend
 from .errors import JitvizWarning
 from .html_blocks import (COLORS, Raw, box, esc, fmt_time, html_table, svg_bars, svg_stacked,
                           text_table)
 
 __all__ = ["jitbench", "BenchResult", "Timing", "ColdCall", "autorange", "isolated_jit",
-           "bypass_kernel_cache", "forget_compiles", "MIN_REPEAT_S", "SPREAD_WARNING"]
+           "bypass_kernel_cache", "forget_compiles", "backend_list", "check_backend_available",
+           "MIN_REPEAT_S", "SPREAD_WARNING"]
 
 MIN_REPEAT_S = 0.2  # autorange: loops so that one repeat takes at least this long
 SPREAD_WARNING = 1.5  # warn when the slowest repeat is this many times the fastest
@@ -296,7 +297,6 @@ def bypass_kernel_cache(backend_name: str):
     `disable_kernel_cache`), or a `kernel_cache` attribute with a `disabled()` context manager.
     (None as the description: this backend offers no way; the compile may still reuse kernels.)
     """
-    from .backends import get_backend
     backend = get_backend(backend_name)
     for attr in ("bypass_kernel_cache", "no_kernel_cache", "disable_kernel_cache"):
         fn = getattr(backend, attr, None)
@@ -459,14 +459,12 @@ def backend_list(backends, default) -> list[str]:
         raise ValueError("no backend given")
     for b in out:
         check_backend_name(b)
-    for b in out:
         check_backend_available(b)
     return out
 
 
 def check_backend_available(name: str) -> None:
     """Raise ValueError, saying why, unless backend `name` can compile on this machine."""
-    from .backends import get_backend
     try:
         backend = get_backend(name)
     except (ImportError, ValueError) as err:

@@ -38,6 +38,8 @@ from .tree import tree_flatten, tree_unflatten
 
 
 class CacheInfo(NamedTuple):
+    """`f.cache_info()`: calls that hit and missed the cache, cached entries, traces,
+    compiles, kernels the backend reused from its kernel cache, and seconds spent compiling."""
     hits: int
     misses: int
     entries: int

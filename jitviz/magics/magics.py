@@ -22,9 +22,9 @@ from IPython.display import display
 
 from .. import bench
 from ..backends import BACKEND_NAMES
+from .cell_monitor import CellMonitor
 from .errorview import ErrorView, jitviz_error_types
 from .jaxpr import STAGES, jaxpr_view
-from .cell_monitor import CellMonitor
 from .transform import HELPER, CellOptions, JitDefs, cell_jit, end_run, new_run, parse_static
 
 __all__ = ["JitvizMagics", "CellFailed", "load", "unload", "split_options", "eval_call"]
