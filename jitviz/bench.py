@@ -36,10 +36,14 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from .backends import check_backend_name, get_backend
 from .errors import JitvizWarning
+from .html_blocks import (COLORS, Raw, box, esc, fmt_time, html_table, svg_bars, svg_stacked,
+                          text_table)
 
 __all__ = ["jitbench", "BenchResult", "Timing", "ColdCall", "autorange", "isolated_jit",
-           "bypass_kernel_cache", "forget_compiles", "MIN_REPEAT_S", "SPREAD_WARNING"]
+           "bypass_kernel_cache", "forget_compiles", "backend_list", "check_backend_available",
+           "MIN_REPEAT_S", "SPREAD_WARNING"]
 
 MIN_REPEAT_S = 0.2  # autorange: loops so that one repeat takes at least this long
 SPREAD_WARNING = 1.5  # warn when the slowest repeat is this many times the fastest
@@ -173,7 +177,7 @@ class BenchResult:
         for b in self.backends:
             t = self.timings.get(b)
             if t is not None:
-                parts.append(f"{b} {_fmt(t.median)}/call,")
+                parts.append(f"{b} {fmt_time(t.median)}/call,")
         if self.speedup is not None:
             parts.append(f"{self.speedup:.2f}x vs baseline, break-even "
                          f"{_fmt_calls(self.break_even_calls)}")
@@ -293,7 +297,6 @@ def bypass_kernel_cache(backend_name: str):
     `disable_kernel_cache`), or a `kernel_cache` attribute with a `disabled()` context manager.
     (None as the description: this backend offers no way; the compile may still reuse kernels.)
     """
-    from .backends import get_backend
     backend = get_backend(backend_name)
     for attr in ("bypass_kernel_cache", "no_kernel_cache", "disable_kernel_cache"):
         fn = getattr(backend, attr, None)
@@ -400,17 +403,15 @@ def jitbench(fn, *args, n: int | None = None, r: int = 7, warmup: int = 1,
         jit_opts["static_argnums"] = static_argnums
     if static_argnames is not None:
         jit_opts["static_argnames"] = static_argnames
-    backend_list = _backend_list(backends, jit_opts.get("backend"))
-    for b in backend_list:
-        _check_backend(b)
+    backends = backend_list(backends, jit_opts.get("backend"))
     name = getattr(base, "__name__", "fun")
     result = BenchResult(function=name, call=call or f"{name}(...)", signature="",
-                         backends=backend_list, baseline=baseline)
+                         backends=backends, baseline=baseline)
 
     with warnings.catch_warnings():
         # the copies' diagnostics would repeat the user's (lost prints, ...): report, not warn
         warnings.simplefilter("ignore", JitvizWarning)
-        for b in backend_list:
+        for b in backends:
             iso = isolated_jit(base, **{**jit_opts, "backend": b})
             jf = iso.jitted
             try:
@@ -446,7 +447,9 @@ def jitbench(fn, *args, n: int | None = None, r: int = 7, warmup: int = 1,
     return result
 
 
-def _backend_list(backends, default) -> list[str]:
+def backend_list(backends, default) -> list[str]:
+    """The backends to measure: `backends` (names, or "cpu,interpret"), else `default`, else
+    "cpu"; each one checked to exist and to run here."""
     if backends is None:
         backends = [default or "cpu"]
     elif isinstance(backends, str):
@@ -455,13 +458,13 @@ def _backend_list(backends, default) -> list[str]:
     if not out:
         raise ValueError("no backend given")
     for b in out:
-        if b not in ("cpu", "cuda", "interpret"):
-            raise ValueError(f"unknown backend {b!r}; choose from 'cpu', 'cuda', 'interpret'")
+        check_backend_name(b)
+        check_backend_available(b)
     return out
 
 
-def _check_backend(name: str) -> None:
-    from .backends import get_backend
+def check_backend_available(name: str) -> None:
+    """Raise ValueError, saying why, unless backend `name` can compile on this machine."""
     try:
         backend = get_backend(name)
     except (ImportError, ValueError) as err:
@@ -565,11 +568,6 @@ def _derive(result: BenchResult) -> None:
 
 # --- rendering -----------------------------------------------------------------------------------
 
-def _fmt(seconds) -> str:
-    from .magics.render import fmt_time
-    return fmt_time(seconds)
-
-
 def _fmt_calls(v) -> str:
     if v is None:
         return "—"
@@ -580,16 +578,16 @@ def _fmt_calls(v) -> str:
 
 def _cold_line(c: ColdCall) -> str:
     if c.kernels_reused and not c.kernels_built:
-        comp = f"kernel cache {_fmt(c.compile_s)} ({c.kernels_reused} kernel(s) reused, " \
+        comp = f"kernel cache {fmt_time(c.compile_s)} ({c.kernels_reused} kernel(s) reused, " \
                "nothing compiled)"
     elif c.kernels_reused:
-        comp = f"compile {_fmt(c.compile_s)} ({c.kernels_built} built, {c.kernels_reused} " \
+        comp = f"compile {fmt_time(c.compile_s)} ({c.kernels_built} built, {c.kernels_reused} " \
                "from the kernel cache)"
     else:
-        comp = f"compile {_fmt(c.compile_s)}"
+        comp = f"compile {fmt_time(c.compile_s)}"
     forced = " [kernel cache bypassed]" if c.forced and c.bypass else ""
-    return (f"{_fmt(c.total_s)} = trace {_fmt(c.trace_s)} + {comp} + first run "
-            f"{_fmt(c.run_s)}{forced}")
+    return (f"{fmt_time(c.total_s)} = trace {fmt_time(c.trace_s)} + {comp} + first run "
+            f"{fmt_time(c.run_s)}{forced}")
 
 
 def _timing_rows(result: BenchResult):
@@ -600,7 +598,7 @@ def _timing_rows(result: BenchResult):
             continue
         shown = "baseline (python)" if label == "baseline" else f"jit ({label})"
         sp = result.speedups.get(label)
-        rows.append([shown, _fmt(t.median), _fmt(t.min), _fmt(t.iqr),
+        rows.append([shown, fmt_time(t.median), fmt_time(t.min), fmt_time(t.iqr),
                      f"{t.loops:,} x {t.repeats}",
                      "" if label == "baseline" or sp is None else f"{sp:.2f}x",
                      "" if label == "baseline" else _fmt_calls(result.break_evens.get(label))])
@@ -626,7 +624,6 @@ def _verdicts(result: BenchResult):
 
 
 def _text_report(result: BenchResult) -> str:
-    from .magics.render import text_table
     lines = [f"jitbench {_title(result)}"]
     for b, c in result.colds.items():
         lines.append(f"  cold call ({b}, fresh cache): {_cold_line(c)}")
@@ -647,7 +644,6 @@ def _text_report(result: BenchResult) -> str:
 
 
 def _html_report(result: BenchResult) -> str:
-    from .magics.render import (COLORS, Raw, box, esc, html_table, svg_bars, svg_stacked)
     parts = [f'<div><b>jitbench</b> <code>{esc(_title(result))}</code></div>']
     for b, c in result.colds.items():
         parts.append(f"<div>cold call (<b>{esc(b)}</b>, fresh cache): {esc(_cold_line(c))}</div>")

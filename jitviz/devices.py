@@ -77,18 +77,22 @@ def local_devices(process_index=None, backend=None):
 
 
 def device_count(backend=None) -> int:
+    """`jax.device_count()`: 1 (the CPU)."""
     return len(devices(backend))
 
 
 def local_device_count(backend=None) -> int:
+    """`jax.local_device_count()`: 1 (the CPU)."""
     return len(devices(backend))
 
 
 def process_index() -> int:
+    """`jax.process_index()`: 0 (one process)."""
     return 0
 
 
 def process_count() -> int:
+    """`jax.process_count()`: 1 (one process)."""
     return 1
 
 

@@ -15,7 +15,7 @@ class JAXTypeError(TypeError):
 
 
 class JAXIndexError(IndexError):
-    pass
+    """Base of the indexing errors, an IndexError as in JAX."""
 
 
 class ConcretizationTypeError(JAXTypeError):
@@ -126,23 +126,33 @@ class CompileBudgetWarning(JitvizWarning):
 
 
 class SideEffectWarning(JitvizWarning):
-    pass
+    """A `print` or a mutation of outside state ran only while tracing: later calls run the
+    compiled code and skip it (`jitviz.debug.print` prints on every call). Switched off by
+    `config.warn_side_effects`."""
 
 
 class StaleGlobalWarning(JitvizWarning):
-    pass
+    """A global or closed-over variable changed after the trace baked its value into the
+    compiled code, which still uses the old value. Switched off by
+    `config.warn_stale_globals`."""
 
 
 class RetraceWarning(JitvizWarning):
-    pass
+    """The same code was traced and compiled again and again for new function objects
+    (`jit` of a lambda or nested def inside a loop), so nothing is reused. Switched off by
+    `config.warn_retrace`."""
 
 
 class UnrolledLoopWarning(JitvizWarning):
-    pass
+    """One source line produced `config.unrolled_loop_threshold` equations or more: a Python
+    loop is being unrolled into the program (`lax.fori_loop` / `lax.scan` trace it once).
+    Switched off by `config.warn_unrolled_loops`."""
 
 
 class TracerLeakWarning(JitvizWarning):
-    pass
+    """A tracer was stored outside the function while tracing (a global, an attribute): using
+    it after the trace raises `UnexpectedTracerError`. Switched off by
+    `config.warn_side_effects`."""
 
 
 class KernelCacheWarning(JitvizWarning):

@@ -20,21 +20,26 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import budget, diagnostics
-from .api import ArgSpec, SplitArgs, arg_spec, leaf_avals, merge_static, split_args, \
-    trace_to_jaxpr
+from . import budget
 from .array import Array
+from .backends import check_backend_name
+from .cache_keys import (Key, check_hashable, describe_key_change, fast_key, key_change_kinds,
+                         nearest, signature_text)
 from .config import config
 from .core.ir import ClosedJaxpr
 from .core.report import TraceReport, fingerprint, read_binding
 from .core.source import function_location, function_name, user_source_info
-from .core.trace import JaxprTrace, Tracer, current_trace, host_array, is_device_array, \
+from .core.trace import JaxprTrace, current_trace, host_array, is_device_array, \
     push_trace, to_array
 from .diagnostics import Event, EventLog, describe_code_location, describe_line
+from .staging import ArgSpec, SplitArgs, arg_spec, leaf_avals, merge_static, split_args, \
+    trace_to_jaxpr
 from .tree import tree_flatten, tree_unflatten
 
 
 class CacheInfo(NamedTuple):
+    """`f.cache_info()`: calls that hit and missed the cache, cached entries, traces,
+    compiles, kernels the backend reused from its kernel cache, and seconds spent compiling."""
     hits: int
     misses: int
     entries: int
@@ -44,125 +49,7 @@ class CacheInfo(NamedTuple):
     compile_seconds: float
 
 
-# --- signatures ---------------------------------------------------------------------------
-
-class Key(NamedTuple):
-    treedef: object
-    avals: tuple
-    statics: tuple
-
-
-def _signature_text(paths, avals, statics) -> str:
-    parts = [f"{p}:{a.str_short()}{'~' if a.weak_type else ''}" for p, a in zip(paths, avals)]
-    parts += [f"{name}={value!r}" for name, value in statics]
-    return ", ".join(parts)
-
-
-def _check_hashable(statics, fun):
-    for name, value in statics:
-        try:
-            hash(value)
-        except TypeError:
-            raise ValueError(
-                f"static argument {name!r} of {function_name(fun)} is a "
-                f"{type(value).__name__} ({_short(value)}), which is not hashable: jit keys its "
-                "cache on static values, so they must be hashable. Pass a tuple instead of a "
-                "list, or make the argument traced (not static).") from None
-
-
-def _short(v):
-    r = repr(v)
-    return r if len(r) <= 60 else r[:57] + "..."
-
-
-def describe_key_change(old: Key, new: Key, old_paths, new_paths) -> str:
-    """Why `new` missed the cache, relative to the closest entry `old`, in words."""
-    if old.treedef != new.treedef:
-        return _tree_change(old, new)
-    reasons = []
-    for path, a, b in zip(new_paths, old.avals, new.avals):
-        if a == b:
-            continue
-        if a.same_type(b):
-            reasons.append(f"argument '{path}' changed from "
-                           f"{'weakly typed ' if a.weak_type else ''}{a.str_short()} to "
-                           f"{'weakly typed ' if b.weak_type else ''}{b.str_short()}")
-        else:
-            reasons.append(f"argument '{path}' changed from {a.str_short()} to {b.str_short()}")
-    olds = dict(old.statics)
-    for name, value in new.statics:
-        if name not in olds:
-            reasons.append(f"static argument '{name}' is new ({_short(value)})")
-        elif olds[name] != value or type(olds[name]) is not type(value):
-            reasons.append(f"static argument '{name}' changed from {_short(olds[name])} to "
-                           f"{_short(value)}")
-    return "; ".join(reasons) or "the cache entry was evicted or cleared"
-
-
-def key_change_kinds(old: Key, new: Key) -> tuple:
-    """What kind of change made `new` miss the cache next to `old`: some of "pytree",
-    "shape", "dtype", "weak_type", "static"; ("evicted",) when nothing differs."""
-    if old.treedef != new.treedef:
-        return ("pytree",)
-    kinds = set()
-    for a, b in zip(old.avals, new.avals):
-        if a.shape != b.shape:
-            kinds.add("shape")
-        if a.dtype != b.dtype:
-            kinds.add("dtype")
-        if a.shape == b.shape and a.dtype == b.dtype and a.weak_type != b.weak_type:
-            kinds.add("weak_type")
-    if dict(old.statics) != dict(new.statics) or \
-            [type(v) for _, v in old.statics] != [type(v) for _, v in new.statics]:
-        kinds.add("static")
-    order = ("shape", "dtype", "weak_type", "static")
-    return tuple(k for k in order if k in kinds) or ("evicted",)
-
-
-def _tree_change(old: Key, new: Key) -> str:
-    diff = old.treedef.describe_difference(new.treedef)
-    return f"pytree structure of the arguments changed: {diff}"
-
-
-def _distance(a: Key, b: Key) -> int:
-    if a.treedef != b.treedef:
-        return 1 << 20
-    d = sum((x.shape != y.shape) + (x.dtype != y.dtype) + (x.weak_type != y.weak_type)
-            for x, y in zip(a.avals, b.avals))
-    return d + sum(x != y for x, y in zip(a.statics, b.statics))
-
-
 # --- cache entries -------------------------------------------------------------------------
-
-def _fast_key(args, static_pos=frozenset()):
-    """A cheap cache key for plain positional arrays and scalars (None: take the slow path).
-
-    It determines the full key: the pytree is a flat tuple, each leaf's (shape, dtype,
-    weak_type) follows from the entries below, and static values are part of it.
-    """
-    out = []
-    for i, a in enumerate(args):
-        t = type(a)
-        if static_pos and i in static_pos:
-            try:
-                hash(a)
-            except TypeError:
-                return None  # the slow path raises the error naming the argument
-            out.append(("static", t, a))
-        elif t is np.ndarray:
-            out.append((a.shape, a.dtype))
-        elif t is Array:
-            out.append((a.shape, a.dtype, a.weak_type))
-        elif t is float or t is int or t is bool or t is complex:
-            out.append(t)
-        elif isinstance(a, np.generic):
-            out.append(a.dtype)
-        elif is_device_array(a):
-            out.append((tuple(a.shape), np.dtype(a.dtype), bool(getattr(a, "weak_type", False))))
-        else:
-            return None
-    return tuple(out)
-
 
 class _BindingCheck(NamedTuple):
     name: str
@@ -179,7 +66,7 @@ class Entry:
     def __init__(self, key, paths, closed, stages, executable, backend_name):
         self.key = key
         self.paths = paths
-        self.signature = _signature_text(paths, key.avals, key.statics)
+        self.signature = signature_text(paths, key.avals, key.statics)
         self.closed = closed
         self.stages = stages
         self.executable = executable
@@ -270,7 +157,7 @@ class FunctionCache:
         self.options = options
         self.entries: "collections.OrderedDict[Key, Entry]" = collections.OrderedDict()
         self.pending: dict[Key, threading.Event] = {}
-        self.fast: dict[tuple, tuple[Key, "Entry"]] = {}  # see _fast_key
+        self.fast: dict[tuple, tuple[Key, "Entry"]] = {}  # see fast_key
         self.lock = threading.RLock()
         self.events = EventLog(self)
         self.hits = self.misses = self.traces = self.compiles = self.kernels_reused = 0
@@ -342,6 +229,9 @@ def registry() -> list[FunctionCache]:
 # --- the jitted function -------------------------------------------------------------------
 
 class JitFunction:
+    """What `jit(fun, ...)` returns: calls `fun` through a cache of compiled specializations
+    (see `jit` for the options and what it offers)."""
+
     def __init__(self, fun, *, static_argnums=(), static_argnames=(), backend="cpu",
                  fastmath=False, parallel=None, max_compiles=None, strict=False):
         if isinstance(fun, JitFunction):
@@ -350,8 +240,7 @@ class JitFunction:
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
         self.__wrapped__ = fun
-        if backend not in ("cpu", "cuda", "interpret"):
-            raise ValueError(f"unknown backend {backend!r}; choose 'cpu', 'cuda' or 'interpret'")
+        check_backend_name(backend)
         self._spec: ArgSpec = arg_spec(fun, static_argnums, static_argnames)
         self.backend = backend
         self.fastmath = bool(fastmath)
@@ -400,7 +289,7 @@ class JitFunction:
         if config.disable_jit:  # jax.disable_jit(): plain Python, op by op
             return self.__wrapped__(*args, **kwargs)
         if not kwargs and self._fast_ok:
-            fast = _fast_key(args, self._static_pos)
+            fast = fast_key(args, self._static_pos)
             hit = self._cache.fast.get(fast) if fast is not None else None
             if hit is not None and current_trace() is None:
                 key, entry = hit
@@ -419,7 +308,7 @@ class JitFunction:
         else:
             self._hit(entry, key)
         if not kwargs and self._fast_ok:
-            fast = _fast_key(args, self._static_pos)
+            fast = fast_key(args, self._static_pos)
             if fast is not None:
                 cache.fast[fast] = (entry.key, entry)
         return entry.run(split.dyn_leaves)
@@ -467,7 +356,7 @@ class JitFunction:
     # -- cache hits ------------------------------------------------------------------------
     def _key(self, split: SplitArgs) -> Key:
         if split.statics:
-            _check_hashable(split.statics, self.__wrapped__)
+            check_hashable(split.statics, self.__wrapped__)
         return Key(split.treedef, tuple(leaf_avals(split)), split.statics)
 
     def _hit(self, entry: Entry, key: Key):
@@ -539,7 +428,7 @@ class JitFunction:
         cache = self._cache
         cache.misses += 1
         fun = self.__wrapped__
-        signature = _signature_text(split.leaf_paths, key.avals, key.statics)
+        signature = signature_text(split.leaf_paths, key.avals, key.statics)
         reason, kinds = self._recompile_reason(key, split)
         call_site = user_source_info()
         budget.charge(self, signature, reason, kinds, call_site)
@@ -595,7 +484,7 @@ class JitFunction:
         entries = list(self._cache.entries.values())
         if entries:
             # the nearest entry; among equals, the most recently used
-            closest = min(reversed(entries), key=lambda e: _distance(e.key, key))
+            closest = nearest(entries, key)
             return (describe_key_change(closest.key, key, closest.paths, split.leaf_paths),
                     key_change_kinds(closest.key, key))
         if self._cache.compiles:
@@ -679,7 +568,7 @@ class JitFunction:
         fun = self.__wrapped__
         split = split_args(self._spec, args, kwargs)
         if split.statics:
-            _check_hashable(split.statics, fun)
+            check_hashable(split.statics, fun)
         avals = leaf_avals(split)
         name = function_name(fun)
         parent = current_trace()
@@ -753,10 +642,7 @@ def _side_effect_message(report: TraceReport) -> str:
 # --- pipeline and backends -----------------------------------------------------------------
 
 def _run_pipeline(closed: ClosedJaxpr, fastmath: bool):
-    try:
-        from .passes import run_pipeline
-    except ImportError:  # the optimizer is optional until it lands
-        return [("traced", closed)]
+    from .passes import run_pipeline
     return [("traced", closed)] + list(run_pipeline(closed, fastmath=fastmath))
 
 
@@ -792,6 +678,9 @@ class Lowered:
 
 
 class Compiled:
+    """A compiled function (`f.lower(*args).compile()`): call it with arguments of the
+    lowered types; `.kernels` are the backend's kernels and `.cost` their cost estimates."""
+
     def __init__(self, executable, closed: ClosedJaxpr):
         self.executable = executable
         self.kernels = executable.kernels
@@ -812,23 +701,36 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="cpu", fastm
         parallel=None, max_compiles=None, strict=False):
     """Compile `fun`, as `jax.jit`: `jit(f)`, `@jit`, or `functools.partial(jit, ...)`.
 
-    static_argnums, static_argnames: arguments that are Python values, not traced: each new
-        value (compared by `==` and type) is a new specialization, traced and compiled anew.
-    backend: "cpu" (Numba, the default), "cuda" (Numba CUDA) or "interpret" (NumPy, op by op:
-        the reference the others are tested against).
+    The first call with a new signature (pytree structure, each array's shape, dtype and
+    weak type, the static values) runs `fun` once to trace it, optimizes the traced program,
+    compiles it and runs the result; later calls with that signature run only the compiled
+    code. Options (all keyword-only):
+
+    static_argnums: positions (an int or a sequence; negative counts from the end) of
+        arguments that are Python values, not traced: each new value (compared by `==` and
+        type, so it must be hashable) is a new specialization, traced and compiled anew.
+    static_argnames: the same by parameter name; each of the two implies the other where the
+        signature of `fun` names the position.
+    backend: "cpu" (Numba, the default), "cuda" (Numba CUDA) or "interpret" (NumPy, op by op,
+        on the traced program: the reference the others are tested against); the names are
+        `jitviz.backends.BACKEND_NAMES`.
     fastmath: let the compiler reassociate floating-point arithmetic (and simplify `x + y - x`
-        to `y`): faster, not bit-identical to NumPy.
+        to `y`): faster, not bit-identical to NumPy. Default False.
     parallel: None (the default) runs a CPU kernel's outer loop on every core (Numba's
         prange) when the kernel is big enough to pay for waking the threads (about
         `jitviz.config.parallel_min_ops` operations, 2**23), and on one core otherwise; True
         threads every kernel that can be split, False none. Each kernel's source says which
         it got and why. Results do not depend on it: a reduction never splits its own axis.
-    max_compiles: warn (`CompileBudgetWarning`, once) when the function is about to compile
-        more than this many times; with `strict=True` raise `UnexpectedCompileError` instead.
-        `jitviz.expect_compiles(n)` sets such a budget for a block of code.
+    max_compiles: a compile budget: warn (`CompileBudgetWarning`, once) when the function is
+        about to compile more than this many times (None, the default: no budget).
+        `jitviz.expect_compiles(n)` sets such a budget for a block of code instead.
+    strict: with `max_compiles`, raise `UnexpectedCompileError` instead of warning.
 
-    The result has `.events` (every trace, compile, cache hit, recompile with its reason,
-    lost side effect, stale global), `.cache_info()`, `.clear_cache()` and `.lower(...)`.
+    The result calls like `fun` and has `.events` (every trace, compile, cache hit, recompile
+    with its reason, lost side effect, stale global), `.cache_info()`, `.clear_cache()`,
+    `.specializations`, `.lower(*args)` (a `Lowered`: the optimizer's stages, then
+    `.compile()`) and `.time_kernels(*args)`. Inside another trace (`jit`, `grad`, `vmap`) it
+    is staged as one `jit` equation. Under `jitviz.disable_jit()` it runs `fun` as plain Python.
     """
     options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
                    backend=backend, fastmath=fastmath, parallel=parallel,

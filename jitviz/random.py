@@ -22,7 +22,6 @@ Reusing a key inside a jitted function (two draws from the same key value) is re
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -328,7 +327,7 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
 
 
 def _bshape(x, shape):
-    from .transforms._util import aval_of, broadcast_to
+    from .transforms._util import aval_of
     av = aval_of(x)
     if av.shape == tuple(shape) or av.ndim == 0:
         return x

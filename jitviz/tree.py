@@ -419,14 +419,17 @@ def _flatten(x, leaves, is_leaf):
 
 
 def tree_unflatten(treedef: TreeDef, leaves):
+    """The pytree of structure `treedef` with `leaves` in flattening order."""
     return treedef.unflatten(leaves)
 
 
 def tree_leaves(tree, is_leaf=None):
+    """The leaves of `tree`, in flattening order."""
     return tree_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree, is_leaf=None):
+    """The `TreeDef` of `tree` (its structure without the leaves)."""
     return tree_flatten(tree, is_leaf)[1]
 
 

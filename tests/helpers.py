@@ -78,7 +78,7 @@ def check_origins(closed):
 
 def dynamic_leaves(f, args, kwargs=None, static_argnums=(), static_argnames=()):
     """The traced leaves of a call, as make_jaxpr splits them (static arguments removed)."""
-    from jitviz.api import arg_spec, split_args
+    from jitviz.staging import arg_spec, split_args
     spec = arg_spec(f, static_argnums, static_argnames)
     return split_args(spec, args, kwargs or {}).dyn_leaves
 

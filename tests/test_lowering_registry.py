@@ -4,12 +4,12 @@ import pytest
 
 import jitviz  # noqa: F401  (registers every primitive)
 import jitviz.random  # noqa: F401  (threefry2x32 brings its own rules)
-from jitviz.backends import get_backend
+from jitviz.backends import BACKEND_NAMES, get_backend
 from jitviz.core import registry
 from jitviz.core.registry import (PRIMITIVES, declare_target, lowering_helpers, lowering_rule,
                                   missing_lowerings, register_lowering)
 
-for _name in ("interpret", "cpu", "cuda"):  # importing a backend declares its tables
+for _name in BACKEND_NAMES:  # importing a backend declares its tables
     get_backend(_name)
 
 

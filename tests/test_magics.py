@@ -19,7 +19,7 @@ import jitviz.numpy as jnp  # noqa: E402
 from jitviz.bench import BenchResult, jitbench  # noqa: E402
 from jitviz.jit import JitFunction  # noqa: E402
 from jitviz.magics import magics as M  # noqa: E402
-from jitviz.magics.monitor import Monitor  # noqa: E402
+from jitviz.magics.cell_monitor import CellMonitor  # noqa: E402
 from jitviz.magics.transform import HELPER, jit_cell, parse_static  # noqa: E402
 
 from helpers import XSS_PAYLOADS, assert_inert, xss_program  # noqa: E402
@@ -281,7 +281,7 @@ def test_monitor_escapes_user_strings():
 
     jf = jitviz.jit(f, static_argnames="tag", backend=B)
     jf(1.0, evil)  # (by keyword it hits a jit bug: static argnames passed as keywords)
-    mon = Monitor(jf, names=[evil], live=False)
+    mon = CellMonitor(jf, names=[evil], live=False)
     html = mon._repr_html_()
     assert evil not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert evil in repr(mon)  # plain text is plain
@@ -303,7 +303,7 @@ def test_monitor_html_keeps_every_payload_inert(index):
                 jf({payload: np.ones(4, np.float32)}, **{payload: np.ones(2, np.float32)})
     kinds = [e.kind for e in jf.events]
     assert "recompile" in kinds and "error" in kinds
-    html = Monitor(jf, live=False)._repr_html_()
+    html = CellMonitor(jf, live=False)._repr_html_()
     assert_inert(html, payload, also=[f"d[{payload!r}]:f32[4]"])
     assert any(payload in e.message for e in jf.events if e.kind == "error")
 
@@ -457,7 +457,7 @@ def test_monitor_redraws_are_throttled_and_flushed():
             repr(obj)
 
     jf = jitviz.jit(lambda x: x + 1, backend=B)
-    mon = Monitor(jf, names=["inc"], live=True, interval=3600)
+    mon = CellMonitor(jf, names=["inc"], live=True, interval=3600)
     mon.handle = Handle()
     for _ in range(500):
         jf(1.0)

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from .base import Backend, Executable, Kernel
 
+#: The built-in backends, each a module of this package imported on first use.
+BACKEND_NAMES = ("cpu", "cuda", "interpret")
+
 _BACKENDS: dict[str, Backend] = {}
 
 
@@ -17,18 +20,23 @@ def register_backend(backend: Backend) -> Backend:
 
 def get_backend(name: str) -> Backend:
     if name not in _BACKENDS:
+        check_backend_name(name)
         _load(name)
-    try:
-        return _BACKENDS[name]
-    except KeyError:
-        raise ValueError(f"unknown backend {name!r}; choose one of 'cpu', 'cuda', "
-                         "'interpret'") from None
+    return _BACKENDS[name]
+
+
+def check_backend_name(name: str) -> None:
+    """Raise ValueError unless `name` is a built-in or a registered backend (without
+    importing it: `jit(f, backend="cuda")` is fine on a machine without CUDA)."""
+    if name not in BACKEND_NAMES and name not in _BACKENDS:
+        choices = ", ".join(repr(n) for n in BACKEND_NAMES)
+        raise ValueError(f"unknown backend {name!r}; choose one of {choices}")
 
 
 def _load(name):
     import importlib
-    if name in ("interpret", "cpu", "cuda"):
-        importlib.import_module(f"{__name__}.{name}")
+    importlib.import_module(f"{__name__}.{name}")
 
 
-__all__ = ["Backend", "Executable", "Kernel", "get_backend", "register_backend"]
+__all__ = ["BACKEND_NAMES", "Backend", "Executable", "Kernel", "check_backend_name",
+           "get_backend", "register_backend"]

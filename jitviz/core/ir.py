@@ -157,6 +157,9 @@ class Eqn:
 
 
 class Jaxpr:
+    """A program: `constvars` and `invars` in, `eqns` in order, `outvars` out (a
+    `ClosedJaxpr` pairs it with the constants' values)."""
+
     __slots__ = ("constvars", "invars", "outvars", "eqns")
 
     def __init__(self, constvars, invars, outvars, eqns):
@@ -211,6 +214,3 @@ class ClosedJaxpr:
     def _repr_pretty_(self, p, cycle):  # IPython shows the jaxpr, not an object address
         p.text(str(self))
 
-
-def atom_aval(a) -> ShapedArray:
-    return a.aval

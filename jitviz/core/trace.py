@@ -364,10 +364,6 @@ def is_tracer_of(x, trace) -> bool:
     return False
 
 
-def live_trace_count() -> int:
-    return len(_state.stack)
-
-
 def _literal_val(x, value):
     """The value a literal prints: a Python scalar keeps its own value (JAX prints `0.1`,
     `1e+100`, not the float32 it becomes), as does `jnp.array(0.1)` made inside the trace."""

@@ -11,6 +11,8 @@ class JaxprTypeError(TypeError):
 
 
 def typecheck_jaxpr(jaxpr, where: str = "") -> None:
+    """Check a (closed) jaxpr's types, equation by equation: raises `JaxprTypeError`
+    (prefixed by `where`) at the first mismatch."""
     if isinstance(jaxpr, ClosedJaxpr):
         if len(jaxpr.consts) != len(jaxpr.jaxpr.constvars):
             raise JaxprTypeError(f"{where}: {len(jaxpr.consts)} consts for "

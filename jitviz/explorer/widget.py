@@ -1,5 +1,5 @@
 """The explorer widgets: `Explorer` (one function's graph, stages, specializations and events)
-and `Monitor` (live jit events), anywidgets whose front end is `jitviz/static/explorer.js`,
+and `MonitorWidget` (live jit events), anywidgets whose front end is `jitviz/static/explorer.js`,
 built from `labextension/`.
 """
 from __future__ import annotations
@@ -14,7 +14,8 @@ import weakref
 import anywidget
 import traitlets
 
-from .. import api
+from .. import staging
+from ..cache_keys import nearest
 from ..diagnostics import subscribe
 from ..jit import JitFunction
 from . import dot as dotlib
@@ -98,11 +99,8 @@ def kernel_stage(spec: Specialization) -> int:
 
 
 def _pipeline(closed):
-    """The optimizer's stages after 'traced' (none until jitviz.passes lands)."""
-    try:
-        from ..passes import run_pipeline
-    except ImportError:
-        return [("traced", closed)]
+    """The traced program and the optimizer's stages after it."""
+    from ..passes import run_pipeline
     return [("traced", closed)] + list(run_pipeline(closed, fastmath=False))
 
 
@@ -118,7 +116,7 @@ class Subject:
         self.args, self.kwargs = args, kwargs
         self.extra: Specialization | None = None  # traced here, not (yet) in the jit cache
         if self.jitted is None:
-            closed = api.make_jaxpr(fun)(*args, **kwargs)
+            closed = staging.make_jaxpr(fun)(*args, **kwargs)
             self.extra = Specialization("traced for explore()", _pipeline(closed),
                                         compiled=False)
         elif args or kwargs:
@@ -129,7 +127,7 @@ class Subject:
                                             lowered.stages, compiled=False)
 
     def _key_of(self, args, kwargs):
-        split = api.split_args(self.jitted._spec, args, kwargs)
+        split = staging.split_args(self.jitted._spec, args, kwargs)
         return self.jitted._key(split)
 
     def specializations(self) -> list[Specialization]:
@@ -407,7 +405,6 @@ class Explorer(_JitvizWidget):
     def previous_of(self, index: int) -> int | None:
         """The specialization that `index` was recompiled from (as `jitviz.diff_with_previous`
         picks it: the nearest earlier one by argument types and static values), or None."""
-        from ..jit import _distance
         target = self._specs[index] if 0 <= index < len(self._specs) else None
         if target is None or target.created is None or target.key is None:
             return None
@@ -416,8 +413,7 @@ class Explorer(_JitvizWidget):
         if not earlier:
             return None
         earlier.sort(key=lambda i: self._specs[i].created)
-        return min(reversed(earlier),
-                   key=lambda i: _distance(self._specs[i].key, target.key))
+        return nearest(earlier, target.key, key_of=lambda i: self._specs[i].key)
 
     def _program(self, index, stage):
         if not isinstance(index, int) or not 0 <= index < len(self._specs):
@@ -569,7 +565,7 @@ def static_text(title: str, stage: str, jaxpr: str, max_lines: int = MAX_TEXT_LI
 
 # --- the monitor widget -------------------------------------------------------------------------
 
-class Monitor(_JitvizWidget):
+class MonitorWidget(_JitvizWidget):
     """Jit events as they happen, for the given functions or all of them (`jitviz.monitor`)."""
 
     _view = "monitor"
@@ -728,7 +724,7 @@ def _weak_event_callback(widget, throttle: _Throttle):
     return on_event
 
 
-def _weak_global_callback(widget: Monitor):
+def _weak_global_callback(widget: MonitorWidget):
     ref = weakref.ref(widget)
 
     def on_event(cache, event):
@@ -748,9 +744,9 @@ def explore(fun, *args, **kwargs) -> Explorer:
     return Explorer(Subject(fun, args, kwargs))
 
 
-def monitor(*fns) -> Monitor:
+def monitor(*fns) -> MonitorWidget:
     """Live jit events of `fns` (jitted functions), or of every jitted function."""
     for f in fns:
         if not isinstance(f, JitFunction):
             raise TypeError(f"monitor expects jitviz.jit functions, got {f!r}")
-    return Monitor(fns)
+    return MonitorWidget(fns)

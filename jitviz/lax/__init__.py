@@ -10,7 +10,6 @@ import enum
 
 import numpy as np
 
-from .. import dtypes
 from ..core.ir import ShapedArray
 from ..core.trace import Tracer
 from . import primitives as P

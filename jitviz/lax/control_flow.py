@@ -6,12 +6,10 @@ explicit leading operands of the equation, so every sub-jaxpr is closed, as in J
 from __future__ import annotations
 
 import inspect
-import operator
 
 import numpy as np
 
 from .. import dtypes
-from ..core import explain
 from ..core.interpreter import eval_jaxpr
 from ..core.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
 from ..core.registry import primitive

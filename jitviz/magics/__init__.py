@@ -4,7 +4,7 @@ Importing this package does not import IPython; `load_ipython_extension` does. E
 thin layer over a plain API that works without IPython:
 
 - `%%jit`     -> `jitviz.magics.transform.jit_cell(source, namespace, ...)` and
-                 `jitviz.magics.monitor.Monitor(*jitted_functions)`
+                 `jitviz.magics.cell_monitor.CellMonitor(*jitted_functions)`
 - `%jaxpr`    -> `jitviz.magics.jaxpr.jaxpr_view(f, *args, stage=...)`
 - `%jitbench` -> `jitviz.bench.jitbench(f, *args, ...)` (a `BenchResult`)
 - `%jitledger` -> `jitviz.ledger()` (a `Ledger`; `--live` keeps it up to date)
@@ -13,11 +13,11 @@ Tracing errors raised in cells are shown as `jitviz.magics.errorview.ErrorView`s
 """
 from __future__ import annotations
 
-__all__ = ["load_ipython_extension", "unload_ipython_extension", "Monitor", "jit_cell",
+__all__ = ["load_ipython_extension", "unload_ipython_extension", "CellMonitor", "jit_cell",
            "jaxpr_view", "ErrorView", "JitvizMagics"]
 
 _LAZY = {
-    "Monitor": ("monitor", "Monitor"),
+    "CellMonitor": ("cell_monitor", "CellMonitor"),
     "jit_cell": ("transform", "jit_cell"),
     "jaxpr_view": ("jaxpr", "jaxpr_view"),
     "ErrorView": ("errorview", "ErrorView"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import linecache
 
 from ..core.source import notebook_cell_of
-from .render import COLORS, code_excerpt, esc
+from ..html_blocks import COLORS, code_excerpt, esc
 
 __all__ = ["ErrorView", "jitviz_error_types", "location"]
 

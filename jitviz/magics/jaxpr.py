@@ -8,7 +8,7 @@ generated source; compiling is not running).
 """
 from __future__ import annotations
 
-from .render import esc
+from ..html_blocks import esc
 
 __all__ = ["JaxprView", "jaxpr_view", "lower", "STAGES"]
 

@@ -1,5 +1,5 @@
 """The IPython side: `%%jit`, `%jaxpr`, `%jitbench` as thin layers over the plain APIs
-(`transform.jit_cell`, `jaxpr.jaxpr_view`, `jitviz.bench.jitbench`, `monitor.Monitor`).
+(`transform.jit_cell`, `jaxpr.jaxpr_view`, `jitviz.bench.jitbench`, `cell_monitor.CellMonitor`).
 
 Loading the extension also shows jitviz's tracing errors compactly (the offending cell line
 highlighted and jitviz's explanation; `%tb` still gives the full traceback): a custom
@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
-import importlib
 import re
 import sys
 import weakref
@@ -22,14 +21,13 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from .. import bench
+from ..backends import BACKEND_NAMES
+from .cell_monitor import CellMonitor
 from .errorview import ErrorView, jitviz_error_types
 from .jaxpr import STAGES, jaxpr_view
-from .monitor import Monitor
 from .transform import HELPER, CellOptions, JitDefs, cell_jit, end_run, new_run, parse_static
 
 __all__ = ["JitvizMagics", "CellFailed", "load", "unload", "split_options", "eval_call"]
-
-BACKENDS = ("cpu", "cuda", "interpret")
 
 
 class CellFailed(Exception):
@@ -119,13 +117,9 @@ def eval_call(text: str, namespace: dict):
 
 
 def _explorer(attr: str):
-    """`jitviz.explorer.<attr>` when the explorer exists and imports cleanly, else None."""
-    try:
-        mod = importlib.import_module("jitviz.explorer")
-    except Exception:  # noqa: BLE001 - absent or half-written: fall back to our own views
-        return None
-    fn = getattr(mod, attr, None)
-    return fn if callable(fn) else None
+    """`jitviz.explorer.<attr>` (`explore` or `monitor`); tests swap this for a stand-in."""
+    from .. import explorer
+    return getattr(explorer, attr)
 
 
 def in_kernel(shell) -> bool:
@@ -145,7 +139,7 @@ class _Defined:
 class _State:
     def __init__(self, shell):
         self.shell = shell
-        self.monitors: list[Monitor] = []
+        self.monitors: list[CellMonitor] = []
         self.defined: dict[str, _Defined] = {}  # %%jit function name -> where it came from
         self.prev_exc = None
         self.handler = None
@@ -188,7 +182,7 @@ class JitvizMagics(Magics):
     """`%%jit`, `%jaxpr`, `%jitbench` (see `%jitbench?` etc.)."""
 
     @magic_arguments()
-    @argument("--backend", choices=BACKENDS, default=None,
+    @argument("--backend", choices=BACKEND_NAMES, default=None,
               help="jit backend (default: jit's default, cpu)")
     @argument("--static", default="", metavar="NAMES",
               help="comma-separated parameter names to make static in every function having them")
@@ -220,7 +214,7 @@ class JitvizMagics(Magics):
         count = current_cell_number(shell)
         live = in_kernel(shell)
         explorer_monitor = _explorer("monitor") if live and not args.quiet else None
-        monitor = Monitor(title=f"%%jit monitor — In [{count}]", live=live)
+        monitor = CellMonitor(title=f"%%jit monitor — In [{count}]", live=live)
         replaced = []
         widget = {}  # "shown": the explorer's monitor widget, or None if it failed
 
@@ -318,7 +312,7 @@ class JitvizMagics(Magics):
     @argument("--text", action="store_true", help="plain jaxpr text, not the explorer widget")
     @argument("--static", default="", metavar="NAMES",
               help="comma-separated parameter names to treat as static")
-    @argument("--backend", choices=BACKENDS, default=None,
+    @argument("--backend", choices=BACKEND_NAMES, default=None,
               help="backend for --stage kernels (default: the function's, else cpu)")
     @line_magic
     def jaxpr(self, line):
@@ -387,11 +381,9 @@ class JitvizMagics(Magics):
         if not callable(fn):
             raise UsageError(f"{call.split('(')[0]!r} is not callable")
         try:
-            backends = bench._backend_list(opts.backend, getattr(fn, "backend", None))
+            backends = bench.backend_list(opts.backend, getattr(fn, "backend", None))
         except ValueError as err:
             raise UsageError(str(err)) from None
-        for b in backends:
-            self._check_backend(b)
         result = bench.jitbench(fn, *args, kwargs=kwargs, n=opts.n, r=opts.r,
                                 warmup=opts.warmup, backends=backends, baseline=opts.baseline,
                                 cold=opts.cold, call=call)
@@ -437,7 +429,7 @@ class JitvizMagics(Magics):
     @staticmethod
     def _check_backend(name: str) -> None:
         try:
-            bench._check_backend(name)
+            bench.check_backend_available(name)
         except ValueError as err:
             raise UsageError(str(err)) from None
 

@@ -126,8 +126,8 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     from ._core import to_dtype
     a, b = _promote_inexact(a, b)
     dt = result_type(a)
-    real = _np.real(_np.zeros((), dt)).dtype
-    tol = add(to_dtype(atol, real), multiply(to_dtype(rtol, real), absolute(b)))
+    real_dtype = _np.real(_np.zeros((), dt)).dtype
+    tol = add(to_dtype(atol, real_dtype), multiply(to_dtype(rtol, real_dtype), absolute(b)))
     out = less_equal(absolute(subtract(a, b)), tol)
     a_inf, b_inf = isinf(a), isinf(b)
     out = logical_and(out, logical_not(logical_or(a_inf, b_inf)))

@@ -1,8 +1,6 @@
 """Array creation: `array`, `asarray`, `zeros`, `ones`, `full`, `arange`, `linspace`, `eye`."""
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from .. import dtypes, lax

@@ -1,12 +1,13 @@
 """Transformations of the IR, Autodidax-style: forward mode (`jvp.py`), reverse mode
-(`vjp.py`), vectorization (`batching.py`), and their user API (`api.py`).
+(`vjp.py`), vectorization (`batching.py`), and the function transformations users call
+(`function_transforms.py`: `grad`, `value_and_grad`, `jvp`, `vjp`, `vmap`).
 
 Each rule table is keyed by primitive name; `rules_of(name)` collects a primitive's rules and
 `missing_rules()` lists primitives without them (tests fail on any).
 """
 from __future__ import annotations
 
-from .api import TransformError, grad, jvp, value_and_grad, vjp, vmap
+from .function_transforms import TransformError, grad, jvp, value_and_grad, vjp, vmap
 import importlib as _importlib
 
 # the submodules `jvp`/`vjp` share their names with the functions exported here

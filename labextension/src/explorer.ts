@@ -9,13 +9,13 @@ import { boxInSvg, PanZoom } from "./panzoom";
 import { graphvizLoader } from "./graphvizLoader";
 import { type GraphvizLoader, renderGraph } from "./render";
 import { renderTimeline } from "./timeline";
-import type { DiffData, DiffPick, Graph, GraphView, JitEvent, SpecializationRow, StageRow,
-  WidgetModel } from "./types";
+import type { DiffData, DiffPick, ExplorerModel, Graph, GraphView, JitEvent, SpecializationRow,
+  StageRow } from "./types";
 
 /** Above this many nodes "expand all" is refused (lay clusters out one at a time). */
 export const EXPAND_ALL_LIMIT = 1500;
 
-export function renderExplorer(model: WidgetModel, host: HTMLElement,
+export function renderExplorer(model: ExplorerModel, host: HTMLElement,
                                loadGraphviz: GraphvizLoader = graphvizLoader(model)): () => void {
   const ui = buildLayout();
   host.appendChild(ui.root);
@@ -306,7 +306,7 @@ export function renderExplorer(model: WidgetModel, host: HTMLElement,
 
   // -- compare: two specializations or stages, the diff sent by the kernel on request --
   function stageNames(): string[] {
-    return ((model.get("stages") ?? []) as StageRow[]).map((s) => s.name);
+    return (model.get("stages") ?? []).map((s) => s.name);
   }
 
   function fillPickers(a?: DiffPick, b?: DiffPick): void {

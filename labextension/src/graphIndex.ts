@@ -1,7 +1,7 @@
 // Lookups over the graph model and the current view: who produces and consumes a node,
 // which clusters enclose it, what a search matches.
 
-import type { Graph, GraphNode, GraphView } from "./types";
+import type { AnyNodeFields, Graph, GraphNode, GraphView, SourceLine } from "./types";
 
 export interface Neighbours {
   producers: string[];
@@ -75,13 +75,13 @@ export class GraphIndex {
     const line = /^(?:line|l)\s*:?\s*(\d+)$/.exec(q);
     if (line) {
       const n = Number(line[1]);
-      return { nodes: nodes.filter((node) => node.source?.line === n), mode: "line" };
+      return { nodes: nodes.filter((node) => sourceOf(node)?.line === n), mode: "line" };
     }
     const src = /^(?:src|source)\s*:\s*(.*)$/.exec(q);
     if (src) {
       const text = src[1].trim();
       return { nodes: text ? nodes.filter((node) =>
-        (node.source?.code ?? "").toLowerCase().includes(text)) : [], mode: "source" };
+        (sourceOf(node)?.code ?? "").toLowerCase().includes(text)) : [], mode: "source" };
     }
     if (!this.keys) this.keys = nodes.map(searchKeys);
     const exact: GraphNode[] = [];
@@ -139,7 +139,13 @@ function lower(values: unknown[]): string[] {
     .map((v) => String(v).toLowerCase());
 }
 
-export function searchKeys(node: GraphNode): SearchKeys {
+/** The user's source line of a node, for the kinds that have one. */
+export function sourceOf(node: GraphNode): SourceLine | null | undefined {
+  return "source" in node ? node.source : undefined;
+}
+
+export function searchKeys(graphNode: GraphNode): SearchKeys {
+  const node: AnyNodeFields = graphNode; // every kind's fields, absent ones undefined
   const outputs = (node.outputs ?? []).map((o) => o.name);
   const inputs = (node.inputs ?? []).filter((o) => !o.literal).map((o) => o.name);
   const exact = lower([node.primitive, node.var, node.name, ...outputs,
@@ -151,7 +157,8 @@ export function searchKeys(node: GraphNode): SearchKeys {
 }
 
 /** Everything searchable about a node, source line included (for `src:`). */
-export function searchText(node: GraphNode): string {
+export function searchText(graphNode: GraphNode): string {
+  const node: AnyNodeFields = graphNode;
   const parts: unknown[] = [node.label, node.primitive, node.var, node.name, node.value,
     node.text, node.kernel, node.source?.code, node.source?.line && `line ${node.source.line}`,
     ...(node.outputs ?? []).map((o) => o.name), ...(node.inputs ?? []).map((o) => o.name)];

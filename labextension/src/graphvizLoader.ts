@@ -3,12 +3,12 @@
 // not synced, so saved notebooks do not carry it).
 
 import type { GraphvizModule } from "./render";
-import type { WidgetModel } from "./types";
+import type { AnyModel } from "@anywidget/types";
 
 const CACHE_KEY = "__jitvizGraphviz";
 type Cache = { [CACHE_KEY]?: Promise<GraphvizModule> };
 
-export function graphvizLoader(model: WidgetModel, timeoutMs = 60000): () => Promise<GraphvizModule> {
+export function graphvizLoader(model: AnyModel, timeoutMs = 60000): () => Promise<GraphvizModule> {
   return () => {
     const cache = globalThis as unknown as Cache;
     if (!cache[CACHE_KEY]) {
@@ -21,7 +21,7 @@ export function graphvizLoader(model: WidgetModel, timeoutMs = 60000): () => Pro
   };
 }
 
-function fetchModule(model: WidgetModel, timeoutMs: number): Promise<GraphvizModule> {
+function fetchModule(model: AnyModel, timeoutMs: number): Promise<GraphvizModule> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       model.off("msg:custom", onMessage);
@@ -38,7 +38,7 @@ function fetchModule(model: WidgetModel, timeoutMs: number): Promise<GraphvizMod
       }
       importCode(code).then(resolve, reject);
     }
-    model.on("msg:custom", onMessage as () => void);
+    model.on("msg:custom", onMessage);
     model.send({ type: "graphviz" });
   });
 }

@@ -2,7 +2,9 @@
 // the user's source line, and the kernel it was compiled into (with the generated source).
 
 import { append, el } from "./dom";
-import type { Graph, GraphNode, KernelInfo, Operand } from "./types";
+import { sourceOf } from "./graphIndex";
+import type { ClusterNode, ConstantNode, EffectNode, EquationNode, Graph, GraphNode, KernelInfo,
+  Operand, SourceLine } from "./types";
 
 export interface InspectorActions {
   toggleCluster?: (id: string) => void;
@@ -20,7 +22,8 @@ export function renderInspector(node: GraphNode | undefined, graph: Graph,
   }
   append(panel, el("h3", { class: "jv-inspector-title" }, node.label));
   append(panel, el("div", { class: `jv-badge jv-badge-${node.kind}` }, kindText(node)));
-  if (node.changed === "added") {
+  const operation = node.kind === "equation" || node.kind === "cluster" ? node : undefined;
+  if (operation?.changed === "added") {
     append(panel, el("div", { class: "jv-badge jv-badge-added" }, "new in this stage"));
   }
   if (node.kind === "cluster") append(panel, clusterSection(node, actions));
@@ -30,12 +33,9 @@ export function renderInspector(node: GraphNode | undefined, graph: Graph,
     append(panel, table([["variable", node.var ?? ""], ["type", node.type ?? ""],
       ["shape", shapeText(node.shape)], ["dtype", node.dtype ?? ""]]));
   }
-  if (node.params && Object.keys(node.params).length) {
-    append(panel, section("Params", table(Object.entries(node.params))));
-  }
-  if (node.inputs?.length) append(panel, section("Inputs", operandTable(node.inputs)));
-  if (node.outputs?.length) append(panel, section("Outputs", operandTable(node.outputs)));
-  if (node.source) append(panel, sourceSection(node));
+  if (operation) append(panel, ...operationSections(operation));
+  const source = sourceOf(node);
+  if (source) append(panel, sourceSection(source));
   const kernel = kernelOf(node, graph);
   if (kernel) append(panel, kernelSection(kernel));
   return panel;
@@ -52,6 +52,17 @@ function kindText(node: GraphNode): string {
   if (node.kind === "constant") return `${node.origin ?? ""} constant`;
   if (node.kind === "effect") return `side effect · ${node.effect ?? ""}`;
   return node.inner ? `${node.kind} of a sub-jaxpr` : node.kind;
+}
+
+/** An equation's (or a cluster's) params and operands. */
+function operationSections(node: EquationNode | ClusterNode): HTMLElement[] {
+  const sections: HTMLElement[] = [];
+  if (node.params && Object.keys(node.params).length) {
+    sections.push(section("Params", table(Object.entries(node.params))));
+  }
+  if (node.inputs?.length) sections.push(section("Inputs", operandTable(node.inputs)));
+  if (node.outputs?.length) sections.push(section("Outputs", operandTable(node.outputs)));
+  return sections;
 }
 
 function section(title: string, body: Node): HTMLElement {
@@ -79,8 +90,7 @@ export function shapeText(shape: number[] | undefined): string {
   return shape ? `(${shape.join(", ")}${shape.length === 1 ? "," : ""})` : "";
 }
 
-function sourceSection(node: GraphNode): HTMLElement {
-  const src = node.source!;
+function sourceSection(src: SourceLine): HTMLElement {
   const where = (src.where ?? `${shortFile(src.file)}, line ${src.line}`) +
     (src.function ? ` in ${src.function}` : "");
   return section("Source", el("div", { class: "jv-source" },
@@ -96,7 +106,7 @@ export function shortFile(path: string): string {
   return parts[parts.length - 1] || path;
 }
 
-function constantSection(node: GraphNode): HTMLElement {
+function constantSection(node: ConstantNode): HTMLElement {
   const rows: [string, string][] = [["name", node.name ?? node.label],
     ["origin", node.origin ?? ""], ["value baked in", node.value ?? ""],
     ["type", node.type ?? ""]];
@@ -109,13 +119,13 @@ function constantSection(node: GraphNode): HTMLElement {
   return section("Constant", body);
 }
 
-function effectSection(node: GraphNode): HTMLElement {
+function effectSection(node: EffectNode): HTMLElement {
   return section("What happened while tracing", el("div", {},
     el("p", { class: "jv-warning" }, node.label),
     el("pre", { class: "jv-code" }, node.text ?? "")));
 }
 
-function clusterSection(node: GraphNode, actions: InspectorActions): HTMLElement {
+function clusterSection(node: ClusterNode, actions: InspectorActions): HTMLElement {
   const body = el("div", {}, table([["equations inside", String(node.size ?? 0)]]));
   if (node.summary) append(body, el("p", {}, node.summary));
   if (actions.toggleCluster) {
@@ -129,7 +139,7 @@ function clusterSection(node: GraphNode, actions: InspectorActions): HTMLElement
 }
 
 export function kernelOf(node: GraphNode, graph: Graph): KernelInfo | undefined {
-  const name = node.kernel;
+  const name = node.kind === "equation" || node.kind === "cluster" ? node.kernel : undefined;
   return name ? graph.kernels?.[name] : undefined;
 }
 

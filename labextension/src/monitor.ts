@@ -2,9 +2,9 @@
 
 import { append, clear, el } from "./dom";
 import { renderTimeline } from "./timeline";
-import type { FunctionRow, JitEvent, WidgetModel } from "./types";
+import type { MonitorModel } from "./types";
 
-export function renderMonitor(model: WidgetModel, host: HTMLElement): () => void {
+export function renderMonitor(model: MonitorModel, host: HTMLElement): () => void {
   const title = el("h4", { class: "jv-title" });
   const table = el("table", { class: "jv-table jv-functions" });
   const timeline = el("div", { class: "jv-timeline" });
@@ -16,13 +16,13 @@ export function renderMonitor(model: WidgetModel, host: HTMLElement): () => void
     clear(table);
     append(table, el("tr", {}, ...["function", "cache hits", "misses", "entries", "traces",
       "compiles"].map((h) => el("th", {}, h))));
-    for (const f of (model.get("functions") ?? []) as FunctionRow[]) {
+    for (const f of model.get("functions") ?? []) {
       append(table, el("tr", {}, el("td", {}, f.name), el("td", { class: "jv-good" }, String(f.hits)),
         el("td", { class: f.misses > 1 ? "jv-bad" : "" }, String(f.misses)),
         el("td", {}, String(f.entries)), el("td", {}, String(f.traces)),
         el("td", {}, String(f.compiles))));
     }
-    const events = (model.get("events") ?? []) as JitEvent[];
+    const events = model.get("events") ?? [];
     renderTimeline(timeline, events.map((e) => ({ ...e, signature: `${e.function}(${e.signature})` })));
   };
   model.on("change:events", update);

@@ -1,5 +1,7 @@
 // Shapes of the data the Python widget syncs (jitviz/explorer/graph.py, widget.py).
 
+import type { AnyModel } from "@anywidget/types";
+
 export interface SourceLine {
   file: string;
   line: number;
@@ -17,37 +19,96 @@ export interface Operand {
   origin?: string;
 }
 
-export type NodeKind = "input" | "output" | "constant" | "equation" | "effect" | "cluster";
-
-export interface GraphNode {
+/** Fields every node has. */
+interface NodeBase {
   id: string;
-  kind: NodeKind;
   label: string;
-  cluster: string | null;
+  cluster: string | null; // the cluster node it is drawn inside
+}
+
+/** The abstract value of an input, output or constant (compact graphs leave out empty ones). */
+interface ValueFields {
+  shape?: number[];
+  dtype?: string;
+  type?: string; // "f32[3]"
+}
+
+/** An argument of the traced function, or of a sub-jaxpr (`inner`). */
+export interface InputNode extends NodeBase, ValueFields {
+  kind: "input";
+  name?: string;
+  var?: string;
+  inner?: boolean;
+}
+
+/** A result of the program, or of a sub-jaxpr (`inner`). */
+export interface OutputNode extends NodeBase, ValueFields {
+  kind: "output";
+  var?: string;
+  inner?: boolean;
+}
+
+/** A value baked into the program: a constvar, or a literal read from a global or a closure. */
+export interface ConstantNode extends NodeBase, ValueFields {
+  kind: "constant";
+  name?: string;
+  var?: string;
+  value?: string;
+  origin?: string; // "global", "closure", "computed"
+  source?: SourceLine | null;
+  stale?: boolean; // the global changed since the trace
+  now?: string; // its value now, when stale
+}
+
+/** What an equation node says about the operation (a cluster of sub-jaxprs is one too). */
+interface OperationFields {
   primitive?: string;
   params?: Record<string, string>;
   inputs?: Operand[];
   outputs?: Operand[];
-  shape?: number[];
+  source?: SourceLine | null;
+  kernel?: string | null; // the kernel it was compiled into
+  changed?: string | null; // "added" when new in this stage
+  shape?: number[]; // of its first result (left out of compact graphs: outputs say it)
   dtype?: string;
   type?: string;
-  var?: string;
-  name?: string;
-  source?: SourceLine | null;
-  kernel?: string | null;
-  changed?: string | null;
-  value?: string;
-  origin?: string;
-  stale?: boolean;
-  now?: string;
-  effect?: string;
-  text?: string;
-  skipped?: number;
-  size?: number;
-  role?: string;
-  summary?: string;
-  inner?: boolean;
 }
+
+/** One equation of the program. */
+export interface EquationNode extends NodeBase, OperationFields {
+  kind: "equation";
+  primitive: string;
+}
+
+/** A box around other nodes: an equation with sub-jaxprs (cond, scan, jit: `primitive` set),
+ * one of its bodies (`role` "body"), a compiled kernel ("kernel") or a block of consecutive
+ * equations of a long program ("block"). */
+export interface ClusterNode extends NodeBase, OperationFields {
+  kind: "cluster";
+  role?: "body" | "kernel" | "block";
+  size?: number; // equations inside, at any depth
+  summary?: string; // a block's most common primitives
+}
+
+/** A side effect that ran only while tracing (a print, a mutation, a leaked tracer). */
+export interface EffectNode extends NodeBase {
+  kind: "effect";
+  effect: string;
+  times?: number;
+  text?: string;
+  skipped?: number; // cache hits that skipped it
+  source?: SourceLine | null;
+}
+
+export type GraphNode = InputNode | OutputNode | ConstantNode | EquationNode | ClusterNode | EffectNode;
+
+export type NodeKind = GraphNode["kind"];
+
+/** Every field of every kind, all optional: for code that reads any node the same way
+ * (search), where a field a kind lacks simply reads as undefined. */
+export type AnyNodeFields = Partial<Omit<InputNode, "kind"> & Omit<OutputNode, "kind"> &
+  Omit<ConstantNode, "kind"> & Omit<EquationNode, "kind"> & Omit<ClusterNode, "kind"> &
+  Omit<EffectNode, "kind">> & { kind: NodeKind };
 
 export interface GraphEdge {
   id: string;
@@ -142,15 +203,41 @@ export interface FunctionRow {
   compiles: number;
 }
 
-/** The part of anywidget's model the views use. */
-export interface WidgetModel {
-  get(name: string): any;
-  set(name: string, value: unknown): void;
-  save_changes(): void;
-  on(event: string, callback: (...args: any[]) => void): void;
-  off(event: string, callback: (...args: any[]) => void): void;
-  send(content: object, callbacks?: unknown, buffers?: ArrayBuffer[]): void;
-}
+/** The traits both widgets sync (widget.py's `_JitvizWidget`). These are type aliases, not
+ * interfaces: anywidget's `AnyModel<T>` wants a `Record<string, any>`. */
+export type WidgetTraits = {
+  widget: "explorer" | "monitor";
+  title: string;
+};
+
+/** The explorer's traits (widget.py's `Explorer`). */
+export type ExplorerTraits = WidgetTraits & {
+  graph: string; // the compact graph as JSON text (graphIndex.ts's `expandGraph` reads it)
+  view: GraphView;
+  dot: string; // set only when `svg` is empty: the browser lays the graph out
+  svg: string;
+  renderer: string; // "dot" (SVG from the kernel) or "wasm"
+  jaxpr: string;
+  stages: StageRow[];
+  stage: string;
+  specializations: SpecializationRow[];
+  specialization: number;
+  events: JitEvent[];
+  collapsed: string[];
+  selected: string;
+  error: string;
+  pending: number; // jit events since what is shown
+  updated: string;
+};
+
+/** The live monitor's traits (widget.py's `MonitorWidget`). */
+export type MonitorTraits = WidgetTraits & {
+  events: JitEvent[];
+  functions: FunctionRow[];
+};
+
+export type ExplorerModel = AnyModel<ExplorerTraits>;
+export type MonitorModel = AnyModel<MonitorTraits>;
 
 /** One differing field (jitviz.diff's Change): `label` is the field in words. */
 export interface DiffChange {

@@ -1,5 +1,6 @@
 // A small graph model and its Graphviz SVG, shaped like what jitviz/explorer writes.
-import type { Graph, GraphView, WidgetModel } from "../src/types";
+import type { AnyModel } from "@anywidget/types";
+import type { Graph, GraphView } from "../src/types";
 
 export const XSS = "<img src=x onerror=alert(1)>";
 
@@ -75,12 +76,15 @@ export function sampleSvg(): string {
     `</g></svg>`;
 }
 
-/** A stand-in for anywidget's model. */
-export class FakeModel implements WidgetModel {
+type Handler = (...args: any[]) => void;
+
+/** A stand-in for anywidget's model (of any widget's traits: `get` returns `any`). */
+export class FakeModel implements AnyModel {
+  readonly widget_manager = { get_model: () => Promise.reject(new Error("no widget manager in tests")) };
   readonly saved: Record<string, unknown>[] = [];
-  private readonly handlers = new Map<string, (() => void)[]>();
-  constructor(public state: Record<string, unknown>) {}
-  get(name: string) {
+  private readonly handlers = new Map<string, Handler[]>();
+  constructor(public state: Record<string, any>) {}
+  get(name: string): any {
     return this.state[name];
   }
   set(name: string, value: unknown) {
@@ -89,10 +93,10 @@ export class FakeModel implements WidgetModel {
   save_changes() {
     this.saved.push({ ...this.state });
   }
-  on(event: string, fn: () => void) {
+  on(event: string, fn: Handler) {
     this.handlers.set(event, [...(this.handlers.get(event) ?? []), fn]);
   }
-  off(event: string, fn: () => void) {
+  off(event: string, fn: Handler) {
     this.handlers.set(event, (this.handlers.get(event) ?? []).filter((f) => f !== fn));
   }
   readonly sent: object[] = [];
@@ -101,7 +105,7 @@ export class FakeModel implements WidgetModel {
   }
   /** A custom message from the kernel (msg:custom). */
   receive(content: object, buffers: ArrayBuffer[] = []) {
-    for (const fn of this.handlers.get("msg:custom") ?? []) (fn as (...a: unknown[]) => void)(content, buffers);
+    for (const fn of this.handlers.get("msg:custom") ?? []) fn(content, buffers);
   }
   trigger(name: string, value: unknown) {
     this.state[name] = value;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { clusterIdOf, edgeIndexOf, expandGraph, GraphIndex, nodeIdOf } from "../src/graphIndex";
-import type { Graph } from "../src/types";
+import type { EquationNode, Graph } from "../src/types";
 import { sampleGraph, sampleView } from "./fixtures";
 
 describe("GraphIndex", () => {
@@ -59,10 +59,12 @@ describe("GraphIndex", () => {
       nodes: [{ id: "e0", kind: "equation", label: "sin", primitive: "sin", source: 0,
         inputs: [["a", 0], ["2.0", 0, { literal: true }]], outputs: [["b", 0]] }],
     });
-    expect(g.nodes[0].cluster).toBeNull();
-    expect(g.nodes[0].source!.code).toBe("y = x");
-    expect(g.nodes[0].inputs![0]).toEqual({ name: "a", type: "f32[3]", shape: [3], dtype: "float32" });
-    expect(g.nodes[0].inputs![1].literal).toBe(true);
+    const eqn = g.nodes[0] as EquationNode;
+    expect(eqn.kind).toBe("equation");
+    expect(eqn.cluster).toBeNull();
+    expect(eqn.source!.code).toBe("y = x");
+    expect(eqn.inputs![0]).toEqual({ name: "a", type: "f32[3]", shape: [3], dtype: "float32" });
+    expect(eqn.inputs![1].literal).toBe(true);
     expect(g.edges).toEqual([]);
     expect(expandGraph(JSON.stringify(sampleGraph()))
       .nodes.length).toBe(sampleGraph().nodes.length);

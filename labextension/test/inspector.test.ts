@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { renderInspector, shapeText, shortFile } from "../src/inspector";
+import type { EquationNode } from "../src/types";
 import { sampleGraph, XSS } from "./fixtures";
 
 describe("inspector", () => {
@@ -42,7 +43,8 @@ describe("inspector", () => {
   });
 
   it("names the notebook cell when there is one", () => {
-    const cell = { ...byId("e0")!, source: { ...byId("e0")!.source!, where: "cell 4, line 7" } };
+    const eqn = byId("e0") as EquationNode;
+    const cell = { ...eqn, source: { ...eqn.source!, where: "cell 4, line 7" } };
     expect(renderInspector(cell, graph).textContent).toContain("cell 4, line 7 in");
   });
 

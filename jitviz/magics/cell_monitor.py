@@ -1,12 +1,12 @@
 """The live event view under a `%%jit` cell: a plain Python object, no widget.
 
-`Monitor(*jitted_functions)` subscribes to the functions' event logs. It renders as HTML in
+`CellMonitor(*jitted_functions)` subscribes to the functions' event logs. It renders as HTML in
 notebooks (`_repr_html_`) and as text in terminals (`_repr_pretty_`, `__repr__`); after
 `display()` it keeps the display handle and `update()` redraws it in place — from any later
 cell that calls the functions. Redraws are throttled (`interval`), and `flush()` (called after
 each cell by the extension) draws whatever is pending, so a loop of a million calls costs a few
 redraws, not a million. The explorer's widget (`jitviz.explorer.monitor`) can stand in for it:
-the magic uses that when it exists.
+the magic shows that in a live kernel.
 
 It reads everything from the functions themselves (`cache_info()`, `events`) at render time,
 so it never disagrees with them.
@@ -16,9 +16,9 @@ from __future__ import annotations
 import time
 import weakref
 
-from .render import COLORS, esc, fmt_time, html_table, text_table
+from ..html_blocks import COLORS, esc, fmt_time, html_table, text_table
 
-__all__ = ["Monitor", "summarize"]
+__all__ = ["CellMonitor", "summarize"]
 
 _FLAG_KINDS = {
     "side_effect_lost": "side effect lost",
@@ -52,7 +52,7 @@ def summarize(name: str, fn) -> dict:
             "last_reason": recompiles[-1].reason if recompiles else None, "flags": flags}
 
 
-class Monitor:
+class CellMonitor:
     """Live summary and event log of some jitted functions (see the module docstring)."""
 
     def __init__(self, *fns, names=None, title: str = "%%jit monitor", live: bool = True,

@@ -1,4 +1,5 @@
-"""Plain HTML/SVG/text building blocks for the magics' notebook and terminal output.
+"""Plain HTML/SVG/text building blocks for notebook and terminal reports (`jitviz.bench`,
+the magics' monitor, error and jaxpr views).
 
 No IPython and no widgets here: strings in, strings out. Every user-controlled string (function
 names, reprs, source code, messages) goes through `esc` before it reaches HTML or SVG; `Raw`

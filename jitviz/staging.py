@@ -1,4 +1,5 @@
-"""`make_jaxpr` and the argument handling shared with `jit`: static arguments, pytrees,
+"""Staging a Python function out to a jaxpr: `trace_to_jaxpr` (what `jit` traces with),
+`make_jaxpr`, `eval_shape`, and the argument handling they share: static arguments, pytrees,
 naming every leaf (`x`, `d['a']`, `args[1]`) for error messages and recompile reasons."""
 from __future__ import annotations
 
