@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .core.ir import ClosedJaxpr, Jaxpr, Literal
+from .core.jaxpr_util import holds_jaxprs, sub_jaxprs
 from .core.pretty import format_literal, format_param, printed_names
 
 __all__ = ["diff", "diff_with_previous", "ProgramDiff", "JaxprDiff", "EqnDiff", "Change"]
@@ -150,7 +151,7 @@ class ProgramDiff:
     def node_status(self, side: str) -> dict[str, str]:
         """Graph node id (as `jitviz.explorer.graph.build_graph` numbers equations) ->
         status, for the equations of program `side` ("a" or "b") that are not unchanged."""
-        from .explorer.graph import jaxpr_params
+        from .explorer.graph import titled_sub_jaxprs
         closed = self.a if side == "a" else self.b
         eqn_of = (lambda r: r.a) if side == "a" else (lambda r: r.b)
         status = {id(eqn_of(r)): r.status for r in self.root.walk() if eqn_of(r) is not None}
@@ -161,7 +162,7 @@ class ProgramDiff:
                 node_id = f"{prefix}e{i}"
                 if status.get(id(eqn), "unchanged") != "unchanged":
                     out[node_id] = status[id(eqn)]
-                for k, (_, _, sub) in enumerate(jaxpr_params(eqn)):
+                for k, (_, _, sub) in enumerate(titled_sub_jaxprs(eqn)):
                     visit(sub, f"{node_id}.j{k}.")
         visit(closed.jaxpr, "")
         return out
@@ -424,9 +425,9 @@ class _Matching:
 
 def _one_sided(status, eqn) -> EqnDiff:
     """An added or removed equation; its bodies are added or removed with it."""
-    from .explorer.graph import jaxpr_params
+    from .explorer.graph import titled_sub_jaxprs
     subs = [(title, JaxprDiff([_one_sided(status, e) for e in sub.eqns]))
-            for title, _, sub in jaxpr_params(eqn)]
+            for title, _, sub in titled_sub_jaxprs(eqn)]
     return EqnDiff(status, eqn if status == "removed" else None,
                    eqn if status == "added" else None, [], subs)
 
@@ -600,12 +601,7 @@ def _result_changes(ea, eb) -> list[Change]:
 def param_texts(eqn) -> dict[str, str]:
     """The params as the jaxpr printer writes them, sub-jaxprs left out."""
     return {str(k): format_param(v) for k, v in eqn.primitive.printed_params(eqn.params)
-            if not is_jaxpr_value(v)}
-
-
-def is_jaxpr_value(v) -> bool:
-    items = v if isinstance(v, tuple) else (v,)
-    return bool(items) and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in items)
+            if not holds_jaxprs(v)}
 
 
 def _param_changes(ea, eb) -> list[Change]:
@@ -616,9 +612,9 @@ def _param_changes(ea, eb) -> list[Change]:
 
 def _paired_subs(ea, eb):
     """(title, a's sub-jaxpr or None, b's or None) by title (`branch 0`, `body_jaxpr`)."""
-    from .explorer.graph import jaxpr_params
-    subs_a = {title: sub for title, _, sub in jaxpr_params(ea)}
-    subs_b = {title: sub for title, _, sub in jaxpr_params(eb)}
+    from .explorer.graph import titled_sub_jaxprs
+    subs_a = {title: sub for title, _, sub in titled_sub_jaxprs(ea)}
+    subs_b = {title: sub for title, _, sub in titled_sub_jaxprs(eb)}
     return [(t, subs_a.get(t), subs_b.get(t)) for t in dict.fromkeys(list(subs_a) + list(subs_b))]
 
 
@@ -717,9 +713,7 @@ def _content_key(eqn) -> tuple:
 
 
 def _fused_keys(eqn) -> collections.Counter:
-    from .explorer.graph import jaxpr_params
-    return collections.Counter(_content_key(e) for _, _, sub in jaxpr_params(eqn)
-                               for e in sub.eqns)
+    return collections.Counter(_content_key(e) for sub in sub_jaxprs(eqn) for e in sub.eqns)
 
 
 def _same_computation(eqn) -> tuple:
@@ -748,9 +742,9 @@ def eqn_parts(eqn, names: dict) -> list[tuple[str | None, str]]:
     if params:
         parts.append((None, "["))
         for k, (key, value) in enumerate(params):
-            text = "{\u2026}" if is_jaxpr_value(value) else _short(format_param(value))
+            text = "{\u2026}" if holds_jaxprs(value) else _short(format_param(value))
             parts += [(None, " ")] if k else []
-            parts.append((f"param:{key}" if not is_jaxpr_value(value) else "primitive",
+            parts.append((f"param:{key}" if not holds_jaxprs(value) else "primitive",
                           f"{key}={text}"))
         parts.append((None, "]"))
     for k, atom in enumerate(eqn.invars):
