@@ -6,13 +6,15 @@ keep it byte-identical.
 """
 import hashlib
 import json
+import os
 import sys
 import warnings
 
 import numpy as np
 
 warnings.simplefilter("ignore")
-sys.path.insert(0, "tests")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # this checkout's jitviz, not an installed one
 import jitviz  # noqa: E402
 from jitviz import examples, lax  # noqa: E402
 from jitviz import numpy as jnp  # noqa: E402
@@ -70,5 +72,6 @@ jaxprs = [(n, jitviz.make_jaxpr(fn)(*mk())) for n, (fn, mk) in PROGRAMS.items()]
 jaxprs += [(_case_id(c), case_jaxpr(c)) for c in DIFF_CASES]
 jaxprs += [(n, jitviz.make_jaxpr(fn)(*args)) for n, (fn, args) in EXTRA.items()]
 res = {label: snapshot(closed) for label, closed in jaxprs}
+res["jitviz"] = jitviz.__file__
 json.dump(res, open(sys.argv[1], "w"), indent=0, sort_keys=True)
 print(len(res), "programs")

@@ -76,6 +76,38 @@ def _map_param(value, fn, memo):
     return memo[id(value)]
 
 
+# --- effects and descriptions ------------------------------------------------------------------
+
+_effects_memo: dict[int, tuple[object, bool]] = {}
+
+
+def has_effects(jaxpr: Jaxpr) -> bool:
+    """Whether any equation of `jaxpr` is effectful (memoized: bodies are asked often)."""
+    hit = _effects_memo.get(id(jaxpr))
+    if hit is not None and hit[0] is jaxpr:
+        return hit[1]
+    out = any(is_effectful(e) for e in jaxpr.eqns)
+    if len(_effects_memo) > 10_000:
+        _effects_memo.clear()
+    _effects_memo[id(jaxpr)] = (jaxpr, out)
+    return out
+
+
+def is_effectful(eqn: Eqn) -> bool:
+    """Effectful equations (debug prints) run on every call: no pass may drop or merge them,
+    nor the control flow that contains them."""
+    return bool(getattr(eqn.primitive, "effectful", False)) or \
+        any(has_effects(j) for j in sub_jaxprs(eqn))
+
+
+def describe_eqn(eqn: Eqn) -> str:
+    """`mul (at user.py:3: return x * x)`, for error messages."""
+    where = ""
+    if eqn.source is not None:
+        where = f" (at {eqn.source.file}:{eqn.source.line}: {eqn.source.code})"
+    return f"{eqn.primitive.name}{where}"
+
+
 # --- substitution ------------------------------------------------------------------------------
 
 class Subst:

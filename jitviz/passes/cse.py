@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.ir import ClosedJaxpr, Jaxpr
-from ..core.jaxpr_util import rewrite_jaxpr
-from ._ir import atom_key, is_effectful
+from ..core.jaxpr_util import is_effectful, rewrite_jaxpr
+from ._ir import atom_key
 
 COMMUTATIVE = {"add", "mul", "max", "min", "and", "or", "xor", "eq", "ne"}
 

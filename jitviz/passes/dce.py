@@ -7,9 +7,8 @@ must run on every call. Bodies of control flow are cleaned too, keeping their in
 from __future__ import annotations
 
 from ..core.ir import ClosedJaxpr, Jaxpr, Var
-from ..core.jaxpr_util import map_sub_jaxprs
+from ..core.jaxpr_util import is_effectful, map_sub_jaxprs
 from ..core.registry import PRIMITIVES
-from ._ir import is_effectful
 
 
 def dce_jaxpr(jaxpr: Jaxpr, memo=None) -> Jaxpr:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.ir import ClosedJaxpr, Eqn, Literal, Var, literal_value
-from ..core.jaxpr_util import rename_jaxpr_copy, rewrite_jaxpr, sub_jaxprs
-from ._ir import is_effectful, make_literal
+from ..core.jaxpr_util import is_effectful, rename_jaxpr_copy, rewrite_jaxpr, sub_jaxprs
+from ._ir import make_literal
 
 
 class _Folder:

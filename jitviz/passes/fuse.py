@@ -25,9 +25,8 @@ from typing import NamedTuple
 
 from ..core.fused import fused_p
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
-from ..core.jaxpr_util import Subst, map_sub_jaxprs
+from ..core.jaxpr_util import Subst, is_effectful, map_sub_jaxprs
 from ..core.registry import PRIMITIVES
-from ._ir import is_effectful
 
 MAX_KERNEL_EQNS = 256  # bounds Numba compile time of one kernel
 
