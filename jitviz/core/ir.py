@@ -207,6 +207,10 @@ class ClosedJaxpr:
     def __setattr__(self, name, value):
         raise AttributeError(f"a ClosedJaxpr is immutable: use .replace({name}=...)")
 
+    def __reduce__(self):  # copies and pickles are built through __init__ too
+        return ClosedJaxpr, (self.jaxpr, self.consts, self.report, self.in_tree, self.out_tree,
+                             self.arg_names)
+
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)

@@ -15,9 +15,9 @@ import anywidget
 import traitlets
 
 from .. import api
-from ..passes import lower_stages
 from ..diagnostics import subscribe
 from ..jit import JitFunction
+from ..passes import lower_stages
 from . import dot as dotlib
 from .graph import build_graph, compact_graph, stale_bindings, with_cache_hits
 

@@ -54,6 +54,9 @@ class Stage(tuple):
     name = property(lambda self: self[0])
     jaxpr = property(lambda self: self[1])
 
+    def __getnewargs__(self):  # copies and pickles rebuild it through __new__
+        return (*self, self.changed)
+
     def __repr__(self):
         return f"Stage({self.name!r}, changed={self.changed})"
 
