@@ -178,7 +178,7 @@ class _Facts:
     """What jit recorded, grouped by source line."""
 
     def __init__(self, jf, closed, stages, executable, file):
-        from .explorer.graph import all_eqns
+        from .core.jaxpr_util import all_eqns
         kernels = executable.kernels
         self.file = file
         self.traced = _by_line(_leaf_eqns(all_eqns(closed.jaxpr)), file)
@@ -335,7 +335,7 @@ def _generated_lines(kernels, file) -> dict:
 
 def _removed_by_pass(stages, file) -> dict:
     """line -> {pass: equations it removed}, from the per-line counts of consecutive stages."""
-    from .explorer.graph import all_eqns
+    from .core.jaxpr_util import all_eqns
     counts = [(name, collections.Counter(_line_of(e, file)
                                          for e in _leaf_eqns(all_eqns(st.jaxpr))))
               for name, st in stages]
@@ -352,7 +352,7 @@ def _constants_by_line(closed, file) -> dict:
     """line -> descriptions of the constants baked in there: arrays (constvars) and the
     globals or closure variables inlined as scalar literals; a changed one is marked stale."""
     from .core.report import changed_bindings
-    from .explorer.graph import all_eqns
+    from .core.jaxpr_util import all_eqns
     stale = changed_bindings(closed.report)
     out = collections.defaultdict(list)
 

@@ -326,8 +326,7 @@ class JitFunction:
         timers (the cached one keeps none), for `min_time` seconds (at least 3 calls) after
         a warm-up. Returns (Timings, seconds per call, calls)."""
         entry = self.specialization_for(*args, **kwargs)
-        exe = _compile(self.backend, entry.closed, entry.stages, self.fastmath, self.parallel,
-                       profile=True)
+        exe = _compile(self.backend, entry.stages, self.fastmath, self.parallel, profile=True)
         leaves = split_args(self._spec, args, kwargs).dyn_leaves
 
         def call():
@@ -351,7 +350,7 @@ class JitFunction:
             return Lowered(self, entry.closed, entry.stages)
         closed = trace_to_jaxpr(self.__wrapped__, self._spec, args, kwargs, purpose="jit",
                                 split=split, avals=list(key.avals))
-        return Lowered(self, closed, _run_pipeline(closed, self.fastmath))
+        return Lowered(self, closed, _lower(closed, self.backend, self.fastmath))
 
     # -- cache hits ------------------------------------------------------------------------
     def _key(self, split: SplitArgs) -> Key:
@@ -446,10 +445,10 @@ class JitFunction:
                            f"({len(closed.jaxpr.eqns)} equations)",
                            duration_s=trace_s, equations=len(closed.jaxpr.eqns),
                            call_site=call_site, kinds=kinds))
-        stages = _run_pipeline(closed, self.fastmath)
+        stages = _lower(closed, self.backend, self.fastmath)
         t1 = time.perf_counter()
         with self._failure_recorded("compile", signature):
-            executable = _compile(self.backend, closed, stages, self.fastmath, self.parallel)
+            executable = _compile(self.backend, stages, self.fastmath, self.parallel)
         compile_s = time.perf_counter() - t1
         reused = sum(1 for k in executable.kernels if k.reused)
         built = len(executable.kernels) - reused
@@ -641,18 +640,24 @@ def _side_effect_message(report: TraceReport) -> str:
 
 # --- pipeline and backends -----------------------------------------------------------------
 
-def _run_pipeline(closed: ClosedJaxpr, fastmath: bool):
-    from .passes import run_pipeline
-    return [("traced", closed)] + list(run_pipeline(closed, fastmath=fastmath))
+def _lower(closed: ClosedJaxpr, backend_name: str, fastmath: bool):
+    """The traced program and the output of each pass of the backend's own pipeline."""
+    from .backends import get_backend
+    from .passes import lower_stages
+    return lower_stages(closed, fastmath=fastmath, pipeline=get_backend(backend_name).pipeline)
 
 
-def _compile(backend_name, closed, stages, fastmath, parallel, profile=False):
+def _compile(backend_name, stages, fastmath, parallel, profile=False):
+    """Compile the stage the backend runs; the executable records its name (`.stage`), which
+    the explorer shows as what was compiled."""
     from .backends import get_backend
     backend = get_backend(backend_name)
     # the interpreter is the oracle: it runs the traced program, untouched by the passes
-    target = closed if backend_name == "interpret" else stages[-1][1]
+    name, closed = stages[0] if backend_name == "interpret" else stages[-1]
     options = {"profile": True} if profile else {}
-    return backend.compile(target, fastmath=fastmath, parallel=parallel, **options)
+    executable = backend.compile(closed, fastmath=fastmath, parallel=parallel, **options)
+    executable.stage = name
+    return executable
 
 
 class Lowered:
@@ -673,7 +678,7 @@ class Lowered:
 
     def compile(self) -> "Compiled":
         jf = self._jf
-        exe = _compile(jf.backend, self.jaxpr, self.stages, jf.fastmath, jf.parallel)
+        exe = _compile(jf.backend, self.stages, jf.fastmath, jf.parallel)
         return Compiled(exe, self.jaxpr)
 
 

@@ -162,11 +162,8 @@ def trace_to_jaxpr(fun, spec: ArgSpec, args, kwargs, *, purpose: str,
         out_leaves, out_tree = tree_flatten(out)
         closed = trace.finish_closed(out_leaves)
         monitor.note_constants(closed)
-    closed.report = report
-    closed.in_tree = split.treedef
-    closed.out_tree = out_tree
-    closed.arg_names = list(split.leaf_paths)
-    return closed
+    return closed.replace(report=report, in_tree=split.treedef, out_tree=out_tree,
+                          arg_names=list(split.leaf_paths))
 
 
 def _file_line(fun):

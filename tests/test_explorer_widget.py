@@ -550,3 +550,24 @@ def test_front_end_payload_list_matches_the_python_one():
     end = fixtures.index("; // end of XSS_PAYLOADS", start)
     listed = json.loads(fixtures[fixtures.index("= [", start) + 2:end])
     assert listed == XSS_PAYLOADS
+
+
+@pytest.mark.parametrize("backend, compiled", [("cpu", "fuse"), ("interpret", "traced")])
+def test_the_kernels_stage_is_the_stage_jit_compiled(no_dot, backend, compiled):
+    f = jitviz.jit(lambda x: jnp.sin(x) * 2.0 + 1.0, backend=backend)
+    f(np.ones(3, np.float32))
+    w = jitviz.explore(f)
+    spec = w._specs[w.specialization]
+    assert spec.compiled_stage == compiled == f.specializations[0].executable.stage
+    names = [s["name"] for s in w.stages]
+    assert names == ["traced", "inline", "fold", "cse", "dce", "fuse", "kernels"]
+    assert w.stages[-1]["equations"] == w.stages[names.index(compiled)]["equations"]
+    w.stage = "kernels"
+    assert w.jaxpr == str(dict(spec.stages)[compiled])
+
+
+def test_a_stage_that_changed_nothing_says_so(no_dot):
+    w = jitviz.explore(lambda x: jnp.sin(x) + jnp.sin(x), np.ones(3, np.float32))
+    changed = {s["name"]: s["changed"] for s in w.stages}
+    assert changed["inline"] is False  # no nested jit calls
+    assert changed["cse"] is True  # the second sin is the first one's result

@@ -258,6 +258,28 @@ def test_lower_and_compile(backend):
     assert compiled.kernels and all(k.name for k in compiled.kernels)
 
 
+@pytest.mark.parametrize("name", ["cpu", "cuda", "interpret"])
+def test_lower_runs_the_backends_own_pipeline(name, monkeypatch):
+    """The stages are the backend's pipeline (`Backend.pipeline`), e.g. one without fusion."""
+    from jitviz.backends import get_backend
+    from jitviz.passes import SHARED
+    backend = get_backend(name)
+    monkeypatch.setattr(type(backend), "pipeline", SHARED)
+    stages = jit(lambda x: jnp.sin(x) * 2.0, backend=name).lower(np.ones(3, np.float32)).stages
+    assert [s.name for s in stages] == ["traced"] + [p.name for p in SHARED
+                                                     if not p.fastmath_only]
+
+
+def test_the_executable_records_the_stage_it_compiled(backend):
+    f = jit(lambda x: jnp.sin(x) * 2.0, backend=backend)
+    f(np.ones(3, np.float32))
+    (entry,) = f.specializations
+    compiled = "traced" if backend == "interpret" else entry.stages[-1].name
+    assert entry.executable.stage == compiled
+    assert entry.executable.jaxpr is dict(entry.stages)[compiled]
+    assert f.lower(np.ones(3, np.float32)).compile().executable.stage == compiled
+
+
 def test_block_until_ready_on_pytrees():
     tree = {"a": jnp.ones(3), "b": (1.0, jnp.zeros(2))}
     assert jitviz.block_until_ready(tree) is tree

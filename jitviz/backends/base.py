@@ -47,12 +47,12 @@ class Kernel:
     def all_eqns(self) -> list:
         """Its equations and those of the bodies of the regions it runs whole (a CPU
         `while_region` kernel lists the `while`, not the equations of its body)."""
-        from ..core.pretty import sub_jaxprs
+        from ..core.jaxpr_util import sub_jaxprs
         out, todo = [], list(self.eqns)
         while todo:
             e = todo.pop(0)
             out.append(e)
-            for _, sub in sub_jaxprs(e):
+            for sub in sub_jaxprs(e):
                 todo.extend(sub.eqns)
         return out
 
@@ -100,6 +100,8 @@ class Timings:
 
 class Executable:
     """What a backend returns: call it with the flat argument leaves."""
+
+    stage: str | None = None  # the name of the pipeline stage compiled (set by jit)
 
     def __init__(self, run: Callable, kernels: list[Kernel], jaxpr: ClosedJaxpr, backend: str,
                  timings: Timings | None = None):

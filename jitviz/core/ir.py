@@ -130,8 +130,14 @@ def format_scalar(val, weak: bool = False) -> str:
 def literal_value(lit: "Literal") -> np.ndarray:
     """The literal as a 0-d NumPy array of exactly its dtype (a Python float too large
     for float32 becomes inf, as in JAX)."""
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         return np.asarray(lit.val, dtype=lit.aval.dtype)
+
+
+def literal_key(lit: "Literal") -> tuple:
+    """A hashable key under which literals are equal exactly when they are the same value of
+    the same type (so -0.0 and 0.0 stay apart, NaN payloads too)."""
+    return ("lit", lit.aval.dtype.str, lit.aval.weak_type, literal_value(lit).tobytes())
 
 
 class Eqn:
@@ -184,26 +190,41 @@ class Jaxpr:
 
 
 class ClosedJaxpr:
-    """A jaxpr with its constants, and (when it came from tracing user code) the report."""
+    """A jaxpr with its constants, and (when it came from tracing user code) the report.
+
+    Never changed after construction (a pass's input is also the explorer's snapshot of the
+    stage before it): make a new one with `replace`."""
 
     __slots__ = ("jaxpr", "consts", "report", "in_tree", "out_tree", "arg_names", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts, report=None, in_tree=None, out_tree=None,
                  arg_names=None):
-        self.jaxpr = jaxpr
-        self.consts = list(consts)
-        self.report = report
-        self.in_tree = in_tree
-        self.out_tree = out_tree
-        self.arg_names = arg_names
+        init = super().__setattr__
+        init("jaxpr", jaxpr)
+        init("consts", list(consts))
+        init("report", report)
+        init("in_tree", in_tree)
+        init("out_tree", out_tree)
+        init("arg_names", arg_names)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"a ClosedJaxpr is immutable: use .replace({name}=...)")
+
+    def __reduce__(self):  # copies and pickles are built through __init__ too
+        return ClosedJaxpr, (self.jaxpr, self.consts, self.report, self.in_tree, self.out_tree,
+                             self.arg_names)
 
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
 
+    def replace(self, **kw) -> "ClosedJaxpr":
+        fields = {s: getattr(self, s) for s in self.__slots__ if s != "__weakref__"}
+        fields.update(kw)
+        return ClosedJaxpr(**fields)
+
     def replace_jaxpr(self, jaxpr: Jaxpr) -> "ClosedJaxpr":
-        return ClosedJaxpr(jaxpr, self.consts, self.report, self.in_tree, self.out_tree,
-                           self.arg_names)
+        return self.replace(jaxpr=jaxpr)
 
     def __str__(self):
         from .pretty import pp_jaxpr

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .ir import ClosedJaxpr, Jaxpr, Literal, Var, format_scalar
+from .jaxpr_util import holds_jaxprs, open_jaxpr, sub_jaxprs
 
 WIDTH = 80
 
@@ -187,7 +188,7 @@ def pp_vars(vs, ctx, *, separator="", typed=False) -> Doc:
 
 
 def pp_param_value(v, ctx) -> Doc:
-    if isinstance(v, tuple) and v and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in v):
+    if isinstance(v, tuple) and holds_jaxprs(v):
         return group(concat([nest(2, concat([text("("), brk(""),
                                              join(brk(), [pp_jaxpr_doc(j, ctx) for j in v])])),
                              brk(""), text(")")]))
@@ -223,8 +224,7 @@ def pp_eqn(eqn, ctx) -> Doc:
     lhs = pp_vars(eqn.outvars, ctx, typed=True)
     call_param = getattr(prim, "call_param", None)
     if call_param and call_param in eqn.params:
-        sub = eqn.params[call_param]
-        sub = sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub
+        sub = open_jaxpr(eqn.params[call_param])
         if id(sub) not in ctx.shared:
             ctx.suggest(sub.invars, eqn.invars)
             ctx.suggest(sub.outvars, eqn.outvars)
@@ -236,8 +236,7 @@ def pp_eqn(eqn, ctx) -> Doc:
 
 
 def pp_jaxpr_doc(jaxpr, ctx: NameContext) -> Doc:
-    if isinstance(jaxpr, ClosedJaxpr):
-        jaxpr = jaxpr.jaxpr
+    jaxpr = open_jaxpr(jaxpr)
     shared = ctx.shared.get(id(jaxpr))
     if shared is not None:
         return text(shared)
@@ -255,15 +254,6 @@ def _skeleton(jaxpr, ctx) -> Doc:
     return group(nest(2, body) + text(" }"))
 
 
-def sub_jaxprs(eqn):
-    """(name, jaxpr) of each jaxpr in an equation's params."""
-    name = eqn.params.get("name")
-    for v in eqn.params.values():
-        for j in (v if isinstance(v, tuple) else (v,)):
-            if isinstance(j, (Jaxpr, ClosedJaxpr)):
-                yield name, (j.jaxpr if isinstance(j, ClosedJaxpr) else j)
-
-
 HOIST_EQNS = 10
 
 
@@ -273,7 +263,8 @@ def _shared_jaxprs(top: Jaxpr):
     while todo:
         j = todo.pop(0)
         for eqn in j.eqns:
-            for name, sub in sub_jaxprs(eqn):
+            name = eqn.params.get("name")
+            for sub in sub_jaxprs(eqn):
                 if id(sub) not in counts:
                     counts[id(sub)] = 0
                     order.append(sub)
@@ -299,8 +290,7 @@ def _dropped_vars(top: Jaxpr):
 def _toplevel(jaxpr):
     """(document, naming context) of a whole printout: names are handed out while the
     document is built, in the order the printer meets the variables."""
-    if isinstance(jaxpr, ClosedJaxpr):
-        jaxpr = jaxpr.jaxpr
+    jaxpr = open_jaxpr(jaxpr)
     shared = _shared_jaxprs(jaxpr)
     ctx = NameContext(reserved=[n for n, _ in shared], dropped=_dropped_vars(jaxpr))
     docs = []

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .ir import SourceInfo
+from .jaxpr_util import all_eqns
 from .source import source_info_of_frame, user_frame
 
 _MUTATING_METHODS = frozenset({
@@ -349,7 +350,7 @@ class TraceMonitor:
         to the profile hook, so resolve the calls on those lines by name."""
         from .ir import Literal
         atoms = list(closed.jaxpr.constvars)
-        for eqn in _all_eqns(closed.jaxpr):
+        for eqn in all_eqns(closed.jaxpr):
             atoms.extend(a for a in eqn.invars if isinstance(a, Literal))
         atoms.extend(a for a in closed.jaxpr.outvars if isinstance(a, Literal))
         seen = {(r.source, r.call) for r in self.report.nondeterministic}
@@ -381,14 +382,6 @@ class TraceMonitor:
         if b is not None:
             return self._value_of(b)
         return self.globs.get(name, getattr(builtins, name, None))
-
-
-def _all_eqns(jaxpr):
-    from .pretty import sub_jaxprs
-    for eqn in jaxpr.eqns:
-        yield eqn
-        for _, sub in sub_jaxprs(eqn):
-            yield from _all_eqns(sub)
 
 
 def _len(obj):

@@ -3,7 +3,8 @@ to its primitive's abstract-eval rule, sub-jaxprs checked recursively. Run on ev
 jaxpr in the tests and after every compiler pass."""
 from __future__ import annotations
 
-from .ir import ClosedJaxpr, Jaxpr, Literal
+from .ir import ClosedJaxpr, Literal
+from .jaxpr_util import jaxpr_params
 
 
 class JaxprTypeError(TypeError):
@@ -38,10 +39,9 @@ def typecheck_jaxpr(jaxpr, where: str = "") -> None:
             f", line {eqn.source.line}" if eqn.source else "") + ")"
         for a in eqn.invars:
             use(a, label)
-        for p in eqn.params.values():
-            for sub in (p if isinstance(p, tuple) else (p,)):
-                if isinstance(sub, (Jaxpr, ClosedJaxpr)):
-                    typecheck_jaxpr(sub, f"{where}/{eqn.primitive.name}")
+        for _, subs in jaxpr_params(eqn):
+            for sub in subs:
+                typecheck_jaxpr(sub, f"{where}/{eqn.primitive.name}")
         try:
             out = eqn.primitive.abstract_eval(*[a.aval for a in eqn.invars], **eqn.params)
         except (TypeError, ValueError) as e:

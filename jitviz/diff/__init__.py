@@ -138,10 +138,11 @@ def _traced_program(fun, args, kwargs, stage, static_argnums, static_argnames):
     from ..staging import make_jaxpr
     closed = make_jaxpr(fun, static_argnums=static_argnums,
                         static_argnames=static_argnames)(*args, **kwargs)
-    stages = [("traced", closed)]
-    if stage not in (None, "traced"):
-        from ..passes import run_pipeline
-        stages += run_pipeline(closed)
+    if stage in (None, "traced"):
+        stages = [("traced", closed)]
+    else:
+        from ..passes import lower_stages
+        stages = lower_stages(closed)
     return _function_label(fun, signature_of(closed)), _pick_stage(stages, stage)
 
 

@@ -8,6 +8,7 @@ import difflib
 import numpy as np
 
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal
+from ..core.jaxpr_util import sub_jaxprs
 from ..core.pretty import format_literal
 from .printing import param_texts, signature_of, type_text
 from .result import Change, EqnDiff, JaxprDiff, ProgramDiff
@@ -105,9 +106,9 @@ class _Matching:
 
 def _one_sided(status, eqn) -> EqnDiff:
     """An added or removed equation; its bodies are added or removed with it."""
-    from ..explorer.graph import jaxpr_params
+    from ..explorer.graph import titled_sub_jaxprs
     subs = [(title, JaxprDiff([_one_sided(status, e) for e in sub.eqns]))
-            for title, _, sub in jaxpr_params(eqn)]
+            for title, _, sub in titled_sub_jaxprs(eqn)]
     return EqnDiff(status, eqn if status == "removed" else None,
                    eqn if status == "added" else None, [], subs)
 
@@ -282,9 +283,9 @@ def _param_changes(ea, eb) -> list[Change]:
 
 def _paired_subs(ea, eb):
     """(title, a's sub-jaxpr or None, b's or None) by title (`branch 0`, `body_jaxpr`)."""
-    from ..explorer.graph import jaxpr_params
-    subs_a = {title: sub for title, _, sub in jaxpr_params(ea)}
-    subs_b = {title: sub for title, _, sub in jaxpr_params(eb)}
+    from ..explorer.graph import titled_sub_jaxprs
+    subs_a = {title: sub for title, _, sub in titled_sub_jaxprs(ea)}
+    subs_b = {title: sub for title, _, sub in titled_sub_jaxprs(eb)}
     return [(t, subs_a.get(t), subs_b.get(t)) for t in dict.fromkeys(list(subs_a) + list(subs_b))]
 
 
@@ -383,9 +384,7 @@ def _content_key(eqn) -> tuple:
 
 
 def _fused_keys(eqn) -> collections.Counter:
-    from ..explorer.graph import jaxpr_params
-    return collections.Counter(_content_key(e) for _, _, sub in jaxpr_params(eqn)
-                               for e in sub.eqns)
+    return collections.Counter(_content_key(e) for sub in sub_jaxprs(eqn) for e in sub.eqns)
 
 
 def _same_computation(eqn) -> tuple:

@@ -2,7 +2,8 @@
 share it, so a row's text and the fields it marks as changed agree)."""
 from __future__ import annotations
 
-from ..core.ir import ClosedJaxpr, Jaxpr, Literal
+from ..core.ir import ClosedJaxpr, Literal
+from ..core.jaxpr_util import holds_jaxprs
 from ..core.pretty import format_literal, format_param, printed_names
 
 MAX_PARAM_TEXT = 120
@@ -21,12 +22,7 @@ def signature_of(closed: ClosedJaxpr) -> str:
 def param_texts(eqn) -> dict[str, str]:
     """The params as the jaxpr printer writes them, sub-jaxprs left out."""
     return {str(k): format_param(v) for k, v in eqn.primitive.printed_params(eqn.params)
-            if not is_jaxpr_value(v)}
-
-
-def is_jaxpr_value(v) -> bool:
-    items = v if isinstance(v, tuple) else (v,)
-    return bool(items) and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in items)
+            if not holds_jaxprs(v)}
 
 
 def names_of(closed: ClosedJaxpr) -> dict[int, str]:
@@ -48,9 +44,9 @@ def eqn_parts(eqn, names: dict) -> list[tuple[str | None, str]]:
     if params:
         parts.append((None, "["))
         for k, (key, value) in enumerate(params):
-            text = "{\u2026}" if is_jaxpr_value(value) else _short(format_param(value))
+            text = "{\u2026}" if holds_jaxprs(value) else _short(format_param(value))
             parts += [(None, " ")] if k else []
-            parts.append((f"param:{key}" if not is_jaxpr_value(value) else "primitive",
+            parts.append((f"param:{key}" if not holds_jaxprs(value) else "primitive",
                           f"{key}={text}"))
         parts.append((None, "]"))
     for k, atom in enumerate(eqn.invars):

@@ -118,7 +118,7 @@ class ProgramDiff:
     def node_status(self, side: str) -> dict[str, str]:
         """Graph node id (as `jitviz.explorer.graph.build_graph` numbers equations) ->
         status, for the equations of program `side` ("a" or "b") that are not unchanged."""
-        from ..explorer.graph import jaxpr_params
+        from ..explorer.graph import titled_sub_jaxprs
         closed = self.a if side == "a" else self.b
         eqn_of = (lambda r: r.a) if side == "a" else (lambda r: r.b)
         status = {id(eqn_of(r)): r.status for r in self.root.walk() if eqn_of(r) is not None}
@@ -129,7 +129,7 @@ class ProgramDiff:
                 node_id = f"{prefix}e{i}"
                 if status.get(id(eqn), "unchanged") != "unchanged":
                     out[node_id] = status[id(eqn)]
-                for k, (_, _, sub) in enumerate(jaxpr_params(eqn)):
+                for k, (_, _, sub) in enumerate(titled_sub_jaxprs(eqn)):
                     visit(sub, f"{node_id}.j{k}.")
         visit(closed.jaxpr, "")
         return out

@@ -20,11 +20,12 @@ import collections
 import functools
 import json
 import re
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
 from ..core.ir import ClosedJaxpr, Jaxpr, Literal, Var, format_scalar
+from ..core.jaxpr_util import all_eqns, holds_jaxprs, jaxpr_params, open_jaxpr
 from ..core.pretty import format_param
 from ..core.fused import fused_p
 
@@ -79,28 +80,16 @@ def param_text(params: dict) -> dict:
     """Params without sub-jaxprs, each as the jaxpr printer writes it."""
     out = {}
     for key, value in params.items():
-        if _is_jaxpr_param(value):
+        if holds_jaxprs(value):
             continue
         out[str(key)] = shorten(format_param(value), 300)
     return out
 
 
-def _is_jaxpr_param(value) -> bool:
-    items = value if isinstance(value, tuple) else (value,)
-    return bool(items) and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in items)
-
-
-def jaxpr_params(eqn) -> list[tuple[str, Jaxpr]]:
-    """(display name, jaxpr) of each sub-jaxpr in an equation's params."""
-    out = []
-    for key, value in eqn.params.items():
-        if not _is_jaxpr_param(value):
-            continue
-        items = value if isinstance(value, tuple) else (value,)
-        for i, j in enumerate(items):
-            inner = j.jaxpr if isinstance(j, ClosedJaxpr) else j
-            out.append((_sub_name(eqn, key, i, len(items)), key, inner))
-    return out
+def titled_sub_jaxprs(eqn) -> list[tuple[str, str, Jaxpr]]:
+    """(display name, param name, jaxpr) of each sub-jaxpr in an equation's params."""
+    return [(_sub_name(eqn, key, i, len(items)), key, open_jaxpr(j))
+            for key, items in jaxpr_params(eqn) for i, j in enumerate(items)]
 
 
 def _sub_name(eqn, key, index, count) -> str:
@@ -340,7 +329,7 @@ class GraphBuilder:
     def _equations(self, jaxpr: Jaxpr, scope: _Scope, prefix: str, cluster, top_level=False):
         for i, eqn in enumerate(jaxpr.eqns):
             node_id = f"{prefix}e{i}"
-            subs = jaxpr_params(eqn)
+            subs = titled_sub_jaxprs(eqn)
             node = self._equation_node(eqn, node_id, cluster, "cluster" if subs else "equation")
             if top_level and eqn.source is not None:
                 self.line_eqn.setdefault((eqn.source.file, eqn.source.line), node_id)
@@ -581,13 +570,6 @@ def _cut_blocks(nodes: list[dict]) -> list[list[dict]]:
     if current:
         blocks.append(current)
     return blocks
-
-
-def all_eqns(jaxpr: Jaxpr) -> Iterable:
-    for eqn in jaxpr.eqns:
-        yield eqn
-        for _, _, sub in jaxpr_params(eqn):
-            yield from all_eqns(sub)
 
 
 def _eqn_key(eqn) -> tuple:

@@ -18,6 +18,7 @@ from .. import staging
 from ..cache_keys import nearest
 from ..diagnostics import subscribe
 from ..jit import JitFunction
+from ..passes import lower_stages
 from . import dot as dotlib
 from .graph import build_graph, compact_graph, stale_bindings, with_cache_hits
 
@@ -50,7 +51,7 @@ class Specialization:
     """One traced version of the function: a jit cache entry, or a trace made for exploring."""
 
     def __init__(self, signature, stages, kernels=(), report=None, hits=None, key=None,
-                 paths=(), backend="", compiled=True, created=None):
+                 paths=(), backend="", compiled=True, created=None, compiled_stage=None):
         self.signature = signature
         self.created = created
         self.stages = list(stages)
@@ -61,12 +62,18 @@ class Specialization:
         self.paths = list(paths)
         self.backend = backend
         self.compiled = compiled
+        self.compiled_stage = compiled_stage  # the stage the backend compiled, as jit recorded
+
+    def compiled_index(self) -> int:
+        """The index in `stages` of the stage the backend compiled."""
+        return [name for name, _ in self.stages].index(self.compiled_stage)
 
     @classmethod
     def from_entry(cls, entry):
         kernels = getattr(entry.executable, "kernels", ()) or ()
         return cls(entry.signature, entry.stages, kernels, entry.report, entry.hits, entry.key,
-                   entry.paths, entry.backend, created=getattr(entry, "created", None))
+                   entry.paths, entry.backend, created=getattr(entry, "created", None),
+                   compiled_stage=entry.executable.stage)
 
     def arguments(self) -> dict[str, str]:
         if self.key is None:
@@ -87,23 +94,6 @@ def signature_diff(before: Specialization | None, after: Specialization) -> list
             for name in dict.fromkeys(list(old) + list(new)) if old.get(name) != new.get(name)]
 
 
-def kernel_stage(spec: Specialization) -> int:
-    """The stage the backend compiled: the one sharing the most equations with the kernels
-    (the last stage for the Numba backends, the traced one for the interpreter)."""
-    from .graph import all_eqns
-    in_kernels = {id(e) for k in spec.kernels for e in (getattr(k, "eqns", ()) or ())}
-    scores = [sum(id(e) in in_kernels for e in all_eqns(closed.jaxpr))
-              for _, closed in spec.stages]
-    best = max(scores, default=0)
-    return len(scores) - 1 - scores[::-1].index(best) if best else len(spec.stages) - 1
-
-
-def _pipeline(closed):
-    """The traced program and the optimizer's stages after it."""
-    from ..passes import run_pipeline
-    return [("traced", closed)] + list(run_pipeline(closed, fastmath=False))
-
-
 class Subject:
     """A function to explore: its specializations and its event log."""
 
@@ -117,7 +107,7 @@ class Subject:
         self.extra: Specialization | None = None  # traced here, not (yet) in the jit cache
         if self.jitted is None:
             closed = staging.make_jaxpr(fun)(*args, **kwargs)
-            self.extra = Specialization("traced for explore()", _pipeline(closed),
+            self.extra = Specialization("traced for explore()", lower_stages(closed),
                                         compiled=False)
         elif args or kwargs:
             self.wanted = self._key_of(args, kwargs)
@@ -301,10 +291,10 @@ class Explorer(_JitvizWidget):
             self.specialization = index
             spec = self._specs[index] if 0 <= index < len(self._specs) else None
             names = [name for name, _ in spec.stages] if spec else []
-            rows = [{"name": name, "equations": len(closed.jaxpr.eqns)}
-                    for name, closed in (spec.stages if spec else [])]
+            rows = [{"name": stage.name, "equations": len(stage.jaxpr.eqns),
+                     "changed": stage.changed} for stage in (spec.stages if spec else [])]
             if spec is not None and spec.kernels:
-                compiled = spec.stages[kernel_stage(spec)][1]
+                compiled = spec.stages[spec.compiled_index()][1]
                 rows.append({"name": "kernels", "equations": len(compiled.jaxpr.eqns),
                              "kernels": len(spec.kernels)})
                 names.append("kernels")
@@ -325,7 +315,7 @@ class Explorer(_JitvizWidget):
         names = [name for name, _ in spec.stages]
         group_kernels = self.stage == "kernels"
         if group_kernels:
-            index = kernel_stage(spec)
+            index = spec.compiled_index()
         else:
             index = names.index(self.stage) if self.stage in names else 0
         closed = spec.stages[index][1]
@@ -421,7 +411,7 @@ class Explorer(_JitvizWidget):
         spec = self._specs[index]
         names = [name for name, _ in spec.stages]
         if stage == "kernels" and spec.kernels:
-            closed = spec.stages[kernel_stage(spec)][1]
+            closed = spec.stages[spec.compiled_index()][1]
         elif stage in names:
             closed = spec.stages[names.index(stage)][1]
         else:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.ir import ClosedJaxpr, Jaxpr
-from ._ir import Subst, atom_key, is_effectful, map_sub_jaxprs
+from ..core.jaxpr_util import is_effectful, rewrite_jaxpr
+from ._ir import atom_key
 
 COMMUTATIVE = {"add", "mul", "max", "min", "and", "or", "xor", "eq", "ne"}
 
@@ -41,27 +42,18 @@ def eqn_key(eqn):
     return (eqn.primitive.name, id(eqn.primitive), tuple(operands), param_key(eqn.params))
 
 
-def cse_jaxpr(jaxpr: Jaxpr, memo=None) -> Jaxpr:
-    memo = {} if memo is None else memo
-    env, seen, eqns = Subst(), {}, []
-    for eqn in jaxpr.eqns:
-        eqn = map_sub_jaxprs(env.eqn(eqn), lambda j: cse_jaxpr(j, memo), memo)
-        if not is_effectful(eqn):
-            key = eqn_key(eqn)
-            earlier = seen.get(key)
-            if earlier is not None:
-                for v, w in zip(eqn.outvars, earlier.outvars):
-                    env[v] = w
-                continue
-            seen[key] = eqn
-        eqns.append(eqn)
-    outvars = env.atoms(jaxpr.outvars)
-    if len(eqns) == len(jaxpr.eqns) and all(a is b for a, b in zip(eqns, jaxpr.eqns)) \
-            and all(a is b for a, b in zip(outvars, jaxpr.outvars)):
-        return jaxpr
-    return jaxpr.replace(eqns=eqns, outvars=outvars)
+def cse_rule(jaxpr, subst):
+    """One scope's rule: an equation seen before in this scope is replaced by its results."""
+    seen = {}
+
+    def reuse_earlier(eqn):
+        if is_effectful(eqn):
+            return None
+        earlier = seen.setdefault(eqn_key(eqn), eqn)
+        return None if earlier is eqn else ([], earlier.outvars)
+    return reuse_earlier
 
 
 def cse(closed: ClosedJaxpr, *, fastmath: bool = False) -> ClosedJaxpr:
-    j = cse_jaxpr(closed.jaxpr)
-    return closed if j is closed.jaxpr else closed.replace_jaxpr(j)
+    j, changed = rewrite_jaxpr(closed.jaxpr, cse_rule)
+    return closed.replace(jaxpr=j) if changed else closed

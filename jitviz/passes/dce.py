@@ -7,8 +7,8 @@ must run on every call. Bodies of control flow are cleaned too, keeping their in
 from __future__ import annotations
 
 from ..core.ir import ClosedJaxpr, Jaxpr, Var
+from ..core.jaxpr_util import is_effectful, map_sub_jaxprs
 from ..core.registry import PRIMITIVES
-from ._ir import is_effectful, map_sub_jaxprs
 
 
 def dce_jaxpr(jaxpr: Jaxpr, memo=None) -> Jaxpr:
@@ -56,6 +56,5 @@ def dce(closed: ClosedJaxpr, *, fastmath: bool = False) -> ClosedJaxpr:
     pairs = [(v, c) for v, c in zip(j.constvars, closed.consts) if v.id in used]
     if j is closed.jaxpr and len(pairs) == len(closed.consts):
         return closed
-    out = closed.replace_jaxpr(j.replace(constvars=[v for v, _ in pairs]))
-    out.consts = [c for _, c in pairs]
-    return out
+    return closed.replace(jaxpr=j.replace(constvars=[v for v, _ in pairs]),
+                          consts=[c for _, c in pairs])

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
-from ._ir import Subst, is_effectful, literal_value, make_literal, map_sub_jaxprs, \
-    rename_jaxpr_copy, sub_jaxprs
+from ..core.ir import ClosedJaxpr, Eqn, Literal, Var, literal_value
+from ..core.jaxpr_util import is_effectful, rename_jaxpr_copy, rewrite_jaxpr, sub_jaxprs
+from ._ir import make_literal
 
 
 class _Folder:
+    """One scope's values known now, and the rule that folds equations computing from them."""
+
     def __init__(self, known: dict, allow_consts: bool):
         self.known = known  # var id -> np.ndarray
         self.allow_consts = allow_consts
@@ -27,27 +29,13 @@ class _Folder:
             return literal_value(a)
         return self.known.get(a.id)
 
-    def run(self, jaxpr: Jaxpr, memo) -> Jaxpr:
-        env, eqns = Subst(), []
-        for eqn in jaxpr.eqns:
-            eqn = env.eqn(eqn)
-            rule = FOLD_RULES.get(eqn.primitive.name)
-            if rule is not None:
-                replaced = rule(self, eqn)
-                if replaced is not None:
-                    new_eqns, outs = replaced
-                    eqns.extend(new_eqns)
-                    for v, o in zip(eqn.outvars, outs):
-                        env[v] = o
-                    continue
-            eqn = map_sub_jaxprs(eqn, lambda j: _Folder({}, False).run(j, memo), memo)
-            outs = self.try_fold(eqn)
-            if outs is None:
-                eqns.append(eqn)
-                continue
-            for v, o in zip(eqn.outvars, outs):
-                env[v] = o
-        return jaxpr.replace(eqns=eqns, outvars=env.atoms(jaxpr.outvars))
+    def rule(self, eqn):
+        rule = FOLD_RULES.get(eqn.primitive.name)
+        replaced = rule(self, eqn) if rule is not None else None
+        if replaced is not None:
+            return replaced
+        outs = self.try_fold(eqn)
+        return None if outs is None else ([], outs)
 
     def try_fold(self, eqn):
         prim = eqn.primitive
@@ -117,10 +105,15 @@ FOLD_RULES = {"cond": _fold_cond}
 def fold_constants(closed: ClosedJaxpr, *, fastmath: bool = False) -> ClosedJaxpr:
     known = {v.id: np.asarray(c) for v, c in zip(closed.jaxpr.constvars, closed.consts)
              if isinstance(c, np.ndarray) or np.isscalar(c)}
-    folder = _Folder(known, allow_consts=True)
-    j = folder.run(closed.jaxpr, {})
-    if folder.new_consts:
-        j = j.replace(constvars=list(j.constvars) + [v for v, _ in folder.new_consts])
-    out = closed.replace_jaxpr(j)
-    out.consts = list(closed.consts) + [c for _, c in folder.new_consts]
-    return out
+    top = _Folder(known, allow_consts=True)
+
+    def make_rule(jaxpr, subst):  # bodies fold scalars only: they carry no constants
+        return top.rule if jaxpr is closed.jaxpr else _Folder({}, False).rule
+
+    # a known `cond` inlines its branch as traced, so the rule sees bodies before they fold
+    j, changed = rewrite_jaxpr(closed.jaxpr, make_rule, bodies_first=False)
+    if not changed:
+        return closed
+    return closed.replace(jaxpr=j.replace(constvars=list(j.constvars) +
+                                          [v for v, _ in top.new_consts]),
+                          consts=list(closed.consts) + [c for _, c in top.new_consts])

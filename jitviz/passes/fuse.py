@@ -23,10 +23,10 @@ from __future__ import annotations
 import heapq
 from typing import NamedTuple
 
-from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from ..core.fused import fused_p
+from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
+from ..core.jaxpr_util import Subst, is_effectful, map_sub_jaxprs
 from ..core.registry import PRIMITIVES
-from ._ir import Subst, is_effectful, map_sub_jaxprs
 
 MAX_KERNEL_EQNS = 256  # bounds Numba compile time of one kernel
 

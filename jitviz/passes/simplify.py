@@ -13,9 +13,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
+from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var, literal_value
+from ..core.jaxpr_util import Subst, rewrite_jaxpr
 from ..core.registry import PRIMITIVES
-from ._ir import Subst, atom_key, literal_value, make_literal, map_sub_jaxprs, use_counts
+from ._ir import atom_key, make_literal, use_counts
 
 
 class Algebra(NamedTuple):
@@ -43,9 +44,13 @@ def _prim(name):
 
 
 class _Simplifier:
-    def __init__(self, jaxpr: Jaxpr):
+    """One scope's rule. Terms are read from the scope's original producers (a substitution
+    only replaces roots), their leaves through the substitution (`subst`)."""
+
+    def __init__(self, jaxpr: Jaxpr, subst: Subst):
         self.uses = use_counts(jaxpr)
         self.producer = {v.id: e for e in jaxpr.eqns for v in e.outvars}
+        self.subst = subst
 
     def terms(self, alg: Algebra, atom, sign, out, root: bool):
         """Flatten `atom` into (sign, atom) terms through single-use equations of `alg`."""
@@ -58,7 +63,7 @@ class _Simplifier:
         for s, a in zip(alg.split[eqn.primitive.name], eqn.invars):
             self.terms(alg, a, sign * s, out, False)
 
-    def simplify_eqn(self, eqn: Eqn, env: Subst):
+    def rule(self, eqn: Eqn):
         """New equations and the atom replacing `eqn`'s output, or None to keep it."""
         alg = ALGEBRAS.get(eqn.primitive.name)
         out_aval = eqn.outvars[0].aval if eqn.outvars else None
@@ -67,12 +72,14 @@ class _Simplifier:
         terms: list = []
         self.terms(alg, eqn.outvars[0], 1, terms, True)
         # leaves may be outputs of equations this pass already replaced
-        terms = [(sign, env(a)) for sign, a in terms]
+        terms = [(sign, self.subst(a)) for sign, a in terms]
         reduced = _cancel(terms)
         reduced, changed_lits = _combine_literals(alg, reduced, out_aval)
         if len(reduced) == len(terms) and not changed_lits:
             return None
-        return _rebuild(alg, reduced, eqn, out_aval)
+        new_eqns, atom = _rebuild(alg, reduced, eqn, out_aval)
+        self.producer.update({v.id: e for e in new_eqns for v in e.outvars})
+        return new_eqns, [atom]
 
 
 def _cancel(terms):
@@ -140,25 +147,8 @@ def _rebuild(alg: Algebra, terms, eqn: Eqn, out_aval: ShapedArray):
     return new, acc
 
 
-def simplify_jaxpr(jaxpr: Jaxpr, memo=None) -> Jaxpr:
-    memo = {} if memo is None else memo
-    simp = _Simplifier(jaxpr)
-    env, eqns = Subst(), []
-    for eqn in jaxpr.eqns:
-        eqn = map_sub_jaxprs(env.eqn(eqn), lambda j: simplify_jaxpr(j, memo), memo)
-        # terms are read from the original producers: substitutions only replace roots
-        result = simp.simplify_eqn(eqn, env)
-        if result is None:
-            eqns.append(eqn)
-            continue
-        new_eqns, atom = result
-        eqns.extend(new_eqns)
-        env[eqn.outvars[0]] = atom
-        simp.producer.update({v.id: e for e in new_eqns for v in e.outvars})
-    return jaxpr.replace(eqns=eqns, outvars=env.atoms(jaxpr.outvars))
-
-
 def simplify(closed: ClosedJaxpr, *, fastmath: bool = False) -> ClosedJaxpr:
     if not fastmath:
         return closed
-    return closed.replace_jaxpr(simplify_jaxpr(closed.jaxpr))
+    j, changed = rewrite_jaxpr(closed.jaxpr, lambda jaxpr, subst: _Simplifier(jaxpr, subst).rule)
+    return closed.replace(jaxpr=j) if changed else closed

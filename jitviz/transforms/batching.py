@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import Literal
+from ..core.interpreter import results, run_jaxpr
 from ..lax import primitives as P
 from ._util import (TransformError, add_call_rules, aval_of, broadcast_to, closed, convert, iota, moveaxis,
-                    read_literal, scalar, trace_avals, where)
+                    keep_source, read_literal, scalar, trace_avals, where)
 
 BATCH_RULES: dict = {}
 
@@ -342,24 +342,13 @@ BATCH_RULES["dot_general"] = _dot_rule
 # --- the interpreter -------------------------------------------------------------------------
 
 def batch_replay(jaxpr, args, dims):
-    """Apply `jaxpr` to batched values; returns (outputs, their batch dims)."""
-    env = {}
-    for v, a, d in zip(jaxpr.invars, args, dims):
-        env[v.id] = (a, d)
-
-    def read(a):
-        return (read_literal(a), None) if isinstance(a, Literal) else env[a.id]
-
-    for eqn in jaxpr.eqns:
-        vals = [read(a) for a in eqn.invars]
-        ins = [v for v, _ in vals]
-        ds = [d for _, d in vals]
-        multi = eqn.primitive.multiple_results
-        from ._util import keep_source
+    """Apply `jaxpr` to batched values; returns (outputs, their batch dims). Values are
+    (value, batch dimension or None) pairs."""
+    def apply_eqn(eqn, vals):
+        ins, ds = [x for x, _ in vals], [d for _, d in vals]
         with keep_source(eqn):
             if all(d is None for d in ds):
-                outs = eqn.primitive.bind(*ins, **eqn.params)
-                outs = outs if multi else [outs]
+                outs = results(eqn, eqn.primitive.bind(*ins, **eqn.params))
                 odims = [None] * len(outs)
             else:
                 rule = BATCH_RULES.get(eqn.primitive.name)
@@ -370,13 +359,14 @@ def batch_replay(jaxpr, args, dims):
                     raise TransformError(f"no batching rule for the primitive "
                                          f"{eqn.primitive.name!r}{where(eqn)}")
                 outs, odims = rule(ins, ds, **eqn.params)
-                if not multi:
+                if not eqn.primitive.multiple_results:
                     outs, odims = [outs], [odims]
                 elif not isinstance(odims, (list, tuple)):
                     odims = [odims] * len(outs)
-        for v, o, d in zip(eqn.outvars, outs, odims):
-            env[v.id] = (o, d)
-    outs = [read(v) for v in jaxpr.outvars]
+        return list(zip(outs, odims))
+
+    outs, _ = run_jaxpr(jaxpr, list(zip(args, dims)), apply_eqn,
+                        literal=lambda a: (read_literal(a), None))
     return [o for o, _ in outs], [d for _, d in outs]
 
 

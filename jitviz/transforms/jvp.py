@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import Literal
+from ..core.interpreter import results, run_jaxpr
 from ..lax import primitives as P
 from ._util import (TransformError, add_any, add_call_rules, aval_of, broadcast_to, closed,
                     convert, instantiate, is_float, keep_source, mul, neg, read_literal,
@@ -359,27 +359,17 @@ JVP_RULES["cummin"] = _cumext_jvp(P.cummin_p)
 # --- the interpreter --------------------------------------------------------------------
 
 def jvp_replay(jaxpr, primals, tangents):
-    """Apply `jaxpr` to primals and tangents (None: zero); returns (outs, out tangents)."""
-    env, tenv = {}, {}
-    for v, x, t in zip(jaxpr.invars, primals, tangents):
-        env[v.id] = x
-        tenv[v.id] = t if (t is not None and is_float(v.aval)) else None
+    """Apply `jaxpr` to primals and tangents (None: zero); returns (outs, out tangents).
+    Values are (primal, tangent) pairs; only floating-point values carry a tangent."""
+    def pair(v, x, t):
+        return x, t if is_float(v.aval) else None
 
-    def read(a):
-        return read_literal(a) if isinstance(a, Literal) else env[a.id]
-
-    def read_t(a):
-        return None if isinstance(a, Literal) else tenv.get(a.id)
-
-    for eqn in jaxpr.eqns:
+    def apply_eqn(eqn, vals):
         name = eqn.primitive.name
-        ins = [read(a) for a in eqn.invars]
-        tins = [read_t(a) for a in eqn.invars]
-        multi = eqn.primitive.multiple_results
+        ins, tins = [x for x, _ in vals], [t for _, t in vals]
         with keep_source(eqn):
             if all(t is None for t in tins) or name in NON_DIFFERENTIABLE:
-                outs = eqn.primitive.bind(*ins, **eqn.params)
-                outs = outs if multi else [outs]
+                outs = results(eqn, eqn.primitive.bind(*ins, **eqn.params))
                 touts = [None] * len(outs)
             else:
                 rule = JVP_RULES.get(name)
@@ -395,12 +385,13 @@ def jvp_replay(jaxpr, primals, tangents):
                     if "(from " in str(e):
                         raise
                     raise TransformError(f"{e}{where(eqn)}") from None
-                if not multi:
+                if not eqn.primitive.multiple_results:
                     outs, touts = [outs], [touts]
-        for v, o, t in zip(eqn.outvars, outs, touts):
-            env[v.id] = o
-            tenv[v.id] = t if is_float(v.aval) else None
-    return [read(v) for v in jaxpr.outvars], [read_t(v) for v in jaxpr.outvars]
+        return [pair(v, o, t) for v, o, t in zip(eqn.outvars, outs, touts)]
+
+    args = [pair(v, x, t) for v, x, t in zip(jaxpr.invars, primals, tangents)]
+    outs, _ = run_jaxpr(jaxpr, args, apply_eqn, literal=lambda a: (read_literal(a), None))
+    return [x for x, _ in outs], [t for _, t in outs]
 
 
 def jvp_jaxpr(jaxpr, nonzero, instantiate_out=True):

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import Literal, ShapedArray, Var
+from ..core.interpreter import results, run_jaxpr
+from ..core.ir import ShapedArray, Var
 from ..core.trace import JaxprTrace, current_trace, push_trace
 from ..lax import primitives as P
 from ._util import (TransformError, add_any, add_call_rules, aval_of, closed, convert,
@@ -367,18 +368,12 @@ VJP_RULES["dot_general"] = _dot_vjp
 
 def forward_replay(jaxpr, args, active_in):
     """Run `jaxpr` on `args` through bind, keeping every value; equations with sub-jaxprs and
-    an active (differentiated) input run their forward rule, which keeps residuals."""
-    env, active, res = {}, set(), {}
-    for v, a, act in zip(jaxpr.invars, args, active_in):
-        env[v.id] = a
-        if act and is_float(v.aval):
-            active.add(v.id)
+    an active (differentiated) input run their forward rule, which keeps residuals (by
+    equation). Returns (the environment of values, active var ids, residuals, outputs)."""
+    active = {v.id for v, act in zip(jaxpr.invars, active_in) if act and is_float(v.aval)}
+    res = {}
 
-    def read(a):
-        return read_literal(a) if isinstance(a, Literal) else env[a.id]
-
-    for k, eqn in enumerate(jaxpr.eqns):
-        ins = [read(a) for a in eqn.invars]
+    def apply_eqn(eqn, ins):
         act = any(isinstance(a, Var) and a.id in active for a in eqn.invars)
         name = eqn.primitive.name
         if act and name not in VJP_CALL_RULES and name not in VJP_RULES:
@@ -386,15 +381,15 @@ def forward_replay(jaxpr, args, active_in):
         with keep_source(eqn):
             if act and name in VJP_CALL_RULES:
                 act_in = [isinstance(a, Var) and a.id in active for a in eqn.invars]
-                outs, res[k] = VJP_CALL_RULES[name][0](ins, act_in, eqn=eqn, **eqn.params)
+                outs, res[eqn] = VJP_CALL_RULES[name][0](ins, act_in, eqn=eqn, **eqn.params)
             else:
-                outs = eqn.primitive.bind(*ins, **eqn.params)
-                outs = outs if eqn.primitive.multiple_results else [outs]
-        for v, o in zip(eqn.outvars, outs):
-            env[v.id] = o
-            if act and is_float(v.aval) and name not in NON_DIFFERENTIABLE:
-                active.add(v.id)
-    return env, active, res, [read(v) for v in jaxpr.outvars]
+                outs = results(eqn, eqn.primitive.bind(*ins, **eqn.params))
+        if act and name not in NON_DIFFERENTIABLE:
+            active.update(v.id for v in eqn.outvars if is_float(v.aval))
+        return outs
+
+    outs, env = run_jaxpr(jaxpr, args, apply_eqn, literal=read_literal)
+    return env, active, res, outs
 
 
 def backward_pass(jaxpr, env, active, res, out_cts):
@@ -408,30 +403,28 @@ def backward_pass(jaxpr, env, active, res, out_cts):
 
     for v, ct in zip(jaxpr.outvars, out_cts):
         put(v, ct)
-    for k in range(len(jaxpr.eqns) - 1, -1, -1):
-        eqn = jaxpr.eqns[k]
+    for eqn in reversed(jaxpr.eqns):
         outs_ct = [cts.pop(v.id, None) for v in eqn.outvars]
         if all(ct is None for ct in outs_ct):
             continue
         name = eqn.primitive.name
         if name in NON_DIFFERENTIABLE:
             continue
-        primals = [read_literal(a) if isinstance(a, Literal) else env[a.id]
-                   for a in eqn.invars]
+        primals = [env.read(a) for a in eqn.invars]
         multi = eqn.primitive.multiple_results
         with keep_source(eqn):
             if name in VJP_CALL_RULES:
-                if k not in res:  # no active input: nothing to send back
+                if eqn not in res:  # no active input: nothing to send back
                     continue
                 act_in = [isinstance(a, Var) and a.id in active for a in eqn.invars]
-                in_cts = VJP_CALL_RULES[name][1](res[k], outs_ct, primals, act_in, eqn=eqn,
+                in_cts = VJP_CALL_RULES[name][1](res[eqn], outs_ct, primals, act_in, eqn=eqn,
                                                  **eqn.params)
             else:
                 rule = VJP_RULES.get(name)
                 if rule is None:
                     raise TransformError(f"no reverse-mode differentiation rule for the "
                                          f"primitive {name!r}{where(eqn)}")
-                outs = [env[v.id] for v in eqn.outvars]
+                outs = [env.read(v) for v in eqn.outvars]
                 if multi:
                     ct_arg = [instantiate(c, v.aval) for c, v in zip(outs_ct, eqn.outvars)]
                     out_arg = outs
