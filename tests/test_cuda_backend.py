@@ -399,8 +399,6 @@ def test_explorer_shows_the_cuda_pipeline_and_the_stage_it_compiled(monkeypatch)
     assert w._specs[w.specialization].compiled_stage == passes[-1]
 
 
-@pytest.mark.xfail(strict=False, reason="the CUDA backend plans its own kernels from the "
-                                        "unfused jaxpr once its pipeline is SHARED (issue 13)")
 def test_cuda_pipeline_has_no_fusion_stage():
     from jitviz.backends import get_backend
     assert "fuse" not in [p.name for p in get_backend("cuda").pipeline]

@@ -309,3 +309,20 @@ def test_eqn_sources_survive_rewrites():
     lines = {e.source.line for e in eqn.params["jaxpr"].jaxpr.eqns}
     assert lines == {e.source.line for e in closed.jaxpr.eqns}
     assert isinstance(eqn, Eqn) and all(isinstance(v, Var) for v in eqn.outvars)
+
+
+def test_dce_of_two_conds_keeps_each_its_own_branches():
+    """Found by the JAX differential fuzzer: DCE prunes a cond's branches into new jaxprs it
+    then drops; a later cond's branches, allocated at a freed id, were "found" in the
+    sub-jaxpr memo and replaced by the first cond's (an ill-typed program)."""
+    def f(x0):
+        v1 = jnp.array_equal(x0, x0)
+        _, v7 = lax.cond(v1, lambda a, b: (a + v1, (b | (v1 > 0)) | (v1 > 0)),
+                         lambda a, b: (a * 0.5 - jnp.mean(a * 0.5), b), x0, v1)
+        _, v10 = lax.cond(jnp.sum(v1) > 5,
+                          lambda a, b: (jnp.maximum(a, 0.25), jnp.logical_not(b ^ True) | (v7 > 0)),
+                          lambda a, b: (jnp.maximum(a, 0.25) * x0, b), x0, v1)
+        return v10, jnp.repeat(v1, 2, axis=0), jnp.divide(True, v1)
+    for backend in ("interpret", "cpu"):
+        out = jitviz.jit(f, backend=backend)(3.25)
+        assert bool(out[0]) and out[1].tolist() == [True, True] and float(out[2]) == 1.0

@@ -67,13 +67,19 @@ def _map_param(value, fn, memo):
     if isinstance(value, tuple):
         new = tuple(_map_param(j, fn, memo) for j in value)
         return value if all(a is b for a, b in zip(new, value)) else new
-    if id(value) not in memo:
-        if isinstance(value, ClosedJaxpr):
-            j = fn(value.jaxpr)
-            memo[id(value)] = value if j is value.jaxpr else value.replace_jaxpr(j)
-        else:
-            memo[id(value)] = fn(value)
-    return memo[id(value)]
+    # the memo keeps each key's jaxpr alive: a jaxpr a pass builds and drops mid-pass (a
+    # cond's pruned branches) could otherwise free its id for another, which would then be
+    # "found" and replaced by the first one's result
+    hit = memo.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    if isinstance(value, ClosedJaxpr):
+        j = fn(value.jaxpr)
+        new = value if j is value.jaxpr else value.replace_jaxpr(j)
+    else:
+        new = fn(value)
+    memo[id(value)] = (value, new)
+    return new
 
 
 # --- effects and descriptions ------------------------------------------------------------------

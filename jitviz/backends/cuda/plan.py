@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 
 from ...core.fused import fused_p
 from ...core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
+from ...core.jaxpr_util import Subst, rename_jaxpr_copy
 from ...core.registry import declare_target, lowering_rule, register_lowering
 from ...debug import debug_print_p
 from ...lax import primitives as P
 from ...lax.control_flow import cond_p, jit_p, scan_p, while_p
-from ...passes._ir import Subst, rename_jaxpr_copy
 from . import templates
 from .render import Conflict, Materialize, Renderer, is_cheap, size
 from .templates import HostControl

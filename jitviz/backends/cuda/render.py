@@ -17,10 +17,10 @@ import string
 import numpy as np
 
 from ...core.ir import ClosedJaxpr, Literal, literal_value
+from ...core.jaxpr_util import is_effectful
 from ...core.registry import declare_target, lowering_rule, register_lowering
 from ...lax import primitives as P
 from ...lax.control_flow import cond_p, scan_p, while_p
-from ...passes._ir import is_effectful
 from . import rules
 
 
