@@ -363,3 +363,9 @@ def test_cumulative_ops_check_the_axis_before_the_dtype():
             jitviz.jit(lambda x: op(x, axis=0))(True)
         with pytest.raises(TypeError, match="does not accept dtype bool"):
             jitviz.jit(lambda x: op(x, axis=0))(np.array([True]))
+
+
+def test_indexing_a_concrete_array_inside_a_trace_keeps_its_weak_type():
+    same(run(lambda x: jnp.ones_like(x)[None], 2.0), [1.0], np.float32, weak=True)
+    table = jnp.arange(3.0)  # made outside: a constant of the trace, indexed as JAX does
+    same(run(lambda i: table[1:] * i, np.float32(1)), [1.0, 2.0], np.float32)

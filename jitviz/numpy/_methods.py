@@ -103,8 +103,9 @@ def _array_getitem(self, idx):
     """A concrete jitviz Array indexes as NumPy does, except where NumPy cannot: a traced
     index (`jit(lambda i: table[i])`) makes the Array a constant of the trace, and an
     out-of-bounds index is clamped by JAX (`x[10]` of 5 elements is `x[4]`), so jitviz's
-    indexing takes over and follows JAX (also in its errors)."""
-    if _has_tracer(idx):
+    indexing takes over and follows JAX (also in its errors). Inside a trace it indexes as
+    JAX's Array does (weak types kept), like the operators (`_jax_while_tracing`)."""
+    if current_trace() is not None or _has_tracer(idx):
         return indexing.getitem(self, idx)
     try:
         return np.ndarray.__getitem__(self, idx)
