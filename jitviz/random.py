@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 
 from .core.ir import ShapedArray
-from .core.registry import PRIMITIVES, primitive
+from .core.registry import PRIMITIVES, primitive, register_lowering
 from .core.trace import Tracer, current_trace
 from .errors import JitvizWarning
 from .lax import primitives as P
@@ -105,13 +105,10 @@ def _threefry_impl(k0, k1, x0, x1, *, word):
     return (y0, y1, y0 ^ y1)[word]
 
 
-def _cpu_threefry(eqn, a):
-    """The CPU backend's elementwise rule: a call of the Numba-compiled scalar hash."""
-    from .backends import cpu_runtime
-    if not hasattr(cpu_runtime, "threefry2x32"):
-        from numba import njit
-        cpu_runtime.threefry2x32 = njit(cache=False)(threefry2x32_scalar)
-    return f"rt.threefry2x32({a[0]}, {a[1]}, {a[2]}, {a[3]}, {int(eqn.params['word'])})"
+def _cpu_threefry(args, in_dtypes, out_dtype, params):
+    """The CPU backend's elementwise rule: a call of the scalar hash, which the backend
+    compiles with Numba as `rt.threefry2x32` (its helper, registered with the rule)."""
+    return f"rt.threefry2x32({args[0]}, {args[1]}, {args[2]}, {args[3]}, {int(params['word'])})"
 
 
 def _cuda_threefry(args, dts, out, params):
@@ -141,8 +138,9 @@ threefry2x32_p = PRIMITIVES.get("threefry2x32") or primitive(
 def register_lowerings():
     """Put the lowerings into the backends' elementwise tables (the way they look rules up),
     so `threefry2x32` fuses into kernels like any elementwise primitive."""
-    from .backends import cpu_kernels, cuda_codegen, cuda_ops
-    cpu_kernels.ELEMENTWISE.setdefault("threefry2x32", _cpu_threefry)
+    from .backends import cuda_codegen, cuda_ops
+    register_lowering(threefry2x32_p, "cpu.expr", _cpu_threefry,
+                      helpers=[("threefry2x32", threefry2x32_scalar)])
     cuda_ops.ELEMENTWISE.setdefault("threefry2x32", _cuda_threefry)
     cuda_codegen.LOWERINGS.setdefault("threefry2x32", "elementwise (Threefry-2x32 device "
                                                       "function)")

@@ -15,8 +15,7 @@ import math
 import numpy as np
 
 from ..dtypes import highest, lowest
-from .cpu_kernels import ctor, float_text  # the CPU backend's constant texts
-from .cpu_kernels import saturating_float_to_int
+from .numba_text import ctor, float_text, saturating_float_to_int
 
 # --- literals and casts ----------------------------------------------------------------------
 

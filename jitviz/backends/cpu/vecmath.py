@@ -10,8 +10,8 @@ Each function has one implementation, written once for both float types by a fac
 closes over that type's constants (`_F32`, `_F64`); Numba freezes them into the code. The
 polynomials' coefficients come from `scripts/fit_vecmath.py` (least-squares fits of each
 function's tail after its exact leading terms, on Chebyshev nodes, against long-double
-references). The kernels call them as `rt.<name>_f32` / `rt.<name>_f64` (cpu_runtime
-re-exports them; cpu_kernels' `_vector` rule names the function of a primitive and dtype).
+references). The kernels call them as `rt.<name>_f32` / `rt.<name>_f64` (runtime.py
+re-exports them; the `_vector` rule of rules.py names the function of a primitive and dtype).
 sin/cos/tan also have `_fast` variants without the large-argument table and a `trig_big_*`
 test, which elementwise kernels use blockwise (`FusedRenderer._guarded_loops`).
 
