@@ -1,7 +1,7 @@
 """The CPU kernel cache: generated modules keyed by their text, in memory and on disk.
 
 On disk, one folder per environment, `<cache>/<tag>/`, where `<tag>` names the Numba and
-llvmlite versions, the CPU (name and features) and a hash of `runtime.py` and `vecmath.py`
+llvmlite versions, the CPU (name and features) and a hash of `runtime.py` and `vecmath*.py`
 (whose helpers are compiled into the kernels). One entry per kernel module:
 
     jk_<key>.py                                  the module text; <key> hashes the text
@@ -102,9 +102,10 @@ def _cpu_tag() -> str:
 
 
 def _runtime_tag() -> str:
-    from . import runtime, vecmath
+    from . import runtime, vecmath, vecmath_core, vecmath_trig
     h = hashlib.sha256()
-    for mod in (runtime, vecmath):  # vecmath's functions are compiled into kernels too
+    # vecmath's functions are compiled into kernels too
+    for mod in (runtime, vecmath, vecmath_core, vecmath_trig):
         with open(mod.__file__, "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:8]

@@ -18,7 +18,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from .vecmath import *  # noqa: F401,F403  (rt.tanh_f32, ...: the vectorized math functions)
-from .vecmath import target_has_avx512
+from .vecmath_core import target_has_avx512
 
 # No `cache=True`: Numba's own disk cache loads machine code unverified. Kernels calling these
 # have their code linked in; for drivers calling them, cache.py gives them its verified cache.
