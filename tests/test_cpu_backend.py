@@ -20,6 +20,7 @@ from jitviz.backends import get_backend
 from jitviz.backends import cpu as cpu_mod
 from jitviz.backends.cpu.cache import KernelCache
 from jitviz.backends.cpu.statements import statement_rule
+from jitviz.core import registry
 from jitviz.core.registry import PRIMITIVES
 from jitviz.errors import CompilationError
 from jitviz.passes import run_pipeline
@@ -450,6 +451,29 @@ def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
     from jitviz.backends.cpu.cache import default_cache
     monkeypatch.setenv("JITVIZ_CACHE_DIR", str(tmp_path))
     assert default_cache().root == str(tmp_path)
+
+
+def _plus_half(x):
+    return x + 0.5
+
+
+def test_a_rule_brings_its_own_helper(tmp_path):
+    """A primitive defined outside the backend lowers with one `register_lowering`: its
+    helper becomes rt.<name> in the kernel, and the module names it with a hash of its
+    source (an edited helper is another cache key)."""
+    prim = registry.Primitive("test_plus_half", abstract_eval=lambda x: x,
+                              impl=lambda x: x + f32(0.5), kind="elementwise")
+    try:
+        registry.register_lowering(prim, "cpu.expr", lambda a, *_: f"rt.plus_half({a[0]})",
+                                   helpers=[("plus_half", _plus_half)])
+        closed = run_pipeline(trace(lambda x: prim.bind(x), X))[-1][1]
+        exe = _fresh_cache(tmp_path).compile(closed)
+        assert_same(exe(X)[0], X + f32(0.5))
+        assert "# rt.plus_half is test_cpu_backend._plus_half (source " in \
+            exe.kernels[0].source
+    finally:
+        del PRIMITIVES["test_plus_half"]
+        registry._RULES["cpu.expr"].pop(prim)
 
 
 # --- errors and views ----------------------------------------------------------------------

@@ -39,7 +39,6 @@ class CpuExecutable(Executable):
         self.driver_source = driver_source
 
 
-
 # --- the backend ---------------------------------------------------------------------------
 
 class CpuBackend(Backend):

@@ -26,7 +26,7 @@ from ..base import Cost, Kernel
 from ..numba_text import ctor
 from . import buffers, runtime
 from .render import function_name, kernel_cost, render_fused
-from .render_program import FunctionBuilder, ModuleText
+from .render_program import FunctionBuilder, ModuleText, provide_helpers
 
 
 # --- argument normalization (the driver's first lines) -------------------------------------
@@ -176,6 +176,7 @@ class Program:
     # -- the driver ------------------------------------------------------------------------
     def load_driver(self, fname: str, text: str):
         """The driver function `text` defines, run in this program's namespace."""
+        provide_helpers(text)
         filename = f"<{fname}>"
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         exec(compile(text, filename, "exec"), self.namespace)

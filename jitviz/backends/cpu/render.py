@@ -1,5 +1,5 @@
 """Render one `fused` equation's body into a Numba loop-nest function (source text only;
-compiling is `cache.py`'s job); the per-primitive rules are `rules.py`'s.
+compiling is `compile.py`'s job); the per-primitive rules are `rules.py`'s.
 
 A kernel takes `(inputs..., outputs..., constants...)`: array outputs are allocated by the
 caller with NumPy, rank-0 outputs are returned, and the program's literals arrive as
@@ -438,7 +438,8 @@ class FusedRenderer:
 
     def _blocked_reduction(self, eqn, acc, val, init, r, hooks):
         dt = ctor(eqn.outvars[0].aval.dtype)
-        op, cascade = _reduction(eqn).blocked, _reduction(eqn).cascade
+        red = _reduction(eqn)
+        op, cascade = red.blocked, red.cascade
         k = len(eqn.invars[0].aval.shape) - 1
         # The nest's block: a cascade fixes it at BLOCK (its numerics depend on it); max/min
         # alone take LANES, what fits the vector registers. Kept in hooks.pre under
@@ -467,7 +468,7 @@ class FusedRenderer:
         if eqn.outvars[0].aval.dtype.kind == "f":
             step = f"rt.{op}_reassoc({part}, {val})"
         else:  # complex: plain arithmetic (no vector reduction to gain)
-            step = _reduction(eqn).by_kind["c"].combine.format(part, val)
+            step = red.by_kind["c"].combine.format(part, val)
         self.emit(self.depth, f"{part} = {step}", eqn)
         stack, levels, top = self.fresh("stk"), self.fresh("lvl"), self.fresh("top")
         hooks.setup.append((1, f"{stack} = np.empty(64, {dt})", eqn))

@@ -8,9 +8,6 @@ A `cond`, `while` or `scan` becomes one Numba function whose body holds real `if
 `for` statements (never unrolled) calling the fused kernels of its body; nested control flow
 nests inside it. Rank-0 values are plain scalars everywhere, so a scalar `fori_loop` body is
 a few register operations per iteration.
-
-The same statement rules serve both contexts (`fb.host` tells them apart where it matters):
-their text is valid NumPy and valid Numba.
 """
 from __future__ import annotations
 
@@ -46,7 +43,7 @@ class ModuleText:
 
     def render(self):
         lines = self.HEADER.splitlines() + sorted(self.extra_imports)
-        lines += _registered_helpers("\n".join(f[1] for f in self.functions))
+        lines += provide_helpers("\n".join(f[1] for f in self.functions))
         line_eqns = {}
         for name, text, eqns, opts in self.functions:
             if "objmode" in text:  # object-mode blocks hold the GIL anyway
@@ -58,11 +55,12 @@ class ModuleText:
         return "\n".join(lines) + "\n", line_eqns
 
 
-def _registered_helpers(text) -> list[str]:
+def provide_helpers(text) -> list[str]:
     """The helpers registered with lowerings that `text` calls (a primitive's own Numba
-    function, e.g. jitviz.random's Threefry) become `rt.<name>` (compiled on first use). They
-    live outside runtime.py and so outside the cache tag: each is named with a hash of its
-    source, which puts it in the module text, hence in the cache key."""
+    function, e.g. jitviz.random's Threefry) become `rt.<name>` (compiled on first use).
+    Returns a comment line for each: they live outside runtime.py and so outside the cache
+    tag, so a module names each with a hash of its source, which puts it in the module text,
+    hence in the cache key."""
     helpers = registered_helpers()
     lines = []
     for name in sorted(set(re.findall(r"\brt\.(\w+)", text)) & set(helpers)):

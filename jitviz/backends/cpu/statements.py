@@ -18,7 +18,7 @@ import numpy as np
 from ...core.fused import fused_p
 from ...core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from ...core.registry import lowering_rule
-from ...debug import debug_print_p
+from ...debug import debug_print_p, emit
 from ...lax import control_flow as cf
 from ...lax import primitives as lax
 from ..numba_text import ctor
@@ -355,8 +355,8 @@ def _arg_reduce(helper):
 
 
 def _cumulative(helper, bool_helper):
-    """A scan along one axis, in place on a copy, by `rt.<helper>` (booleans: the monoid
-    NumPy's cumulative op becomes on bool, `bool_helper`)."""
+    """A scan along one axis, in place on a copy, by `rt.<helper>`; by `rt.<bool_helper>` on
+    booleans (where a sum or max is an or, a product or min an and)."""
     def rule(fb, eqn):
         x, v = eqn.invars[0], eqn.outvars[0]
         if x.aval.ndim == 0:
@@ -423,7 +423,6 @@ def _debug_print(fb, eqn):
     call = (f"_debug_emit({eqn.params['fmt']!r}, {tuple(eqn.params.get('names', ()))!r}, "
             f"({args}{',' if eqn.invars else ''}))")
     if fb.host:
-        from ...debug import emit
         fb.program.namespace["_debug_emit"] = emit
         fb.emit(call, eqn)
         return
