@@ -41,6 +41,8 @@ declare_target(EXPR, needs=lambda prim: prim.kind == "elementwise",
                doc="rule(args, in_dtypes, out_dtype, params) -> Numba expression")
 declare_target(REDUCE, needs=lambda prim: prim.kind == "reduction",
                doc="a Reduction (identity and combine per dtype kind, blockwise form)")
+# which structural primitives reach a kernel is the fusion pass's choice (broadcasts,
+# squeezes, unit reshapes, iota), not a kind, so these two tables declare no needs
 declare_target(INDEX, doc="rule(eqn, idx) -> the operand's index (structural ops in kernels)")
 declare_target(GENERATE, doc="rule(eqn, idx) -> a value computed from the index")
 declare_target(STATEMENT, needs=lambda prim: not in_kernels(prim),
