@@ -12,9 +12,9 @@ and the same bits as JAX 0.10 (`jax_threefry_partitionable`, its default) for `P
 `split`, `fold_in`, `bits`, `uniform`, `randint`, `bernoulli`. `normal` uses its own float32
 inverse error function (equal to JAX's to a few ulps).
 
-Everything about the primitive lives here: its rules (shape, NumPy implementation, JVP /
-batching via the transform tables), its `scalar` template, and its CPU and CUDA lowerings,
-registered into the backends' elementwise tables by `register_lowerings()`.
+Everything about the primitive lives here, next to its definition: its shape rule and NumPy
+implementation, its batching rule and non-differentiability (the transform tables), and one
+CPU and one CUDA lowering rule with the scalar hash they call (`register_lowering`).
 
 Reusing a key inside a jitted function (two draws from the same key value) is reported as a
 `KeyReuseWarning` naming both lines: split the key instead.
@@ -103,13 +103,10 @@ def _threefry_impl(k0, k1, x0, x1, *, word):
     return (y0, y1, y0 ^ y1)[word]
 
 
-def _cpu_threefry(eqn, a):
-    """The CPU backend's elementwise rule: a call of the Numba-compiled scalar hash."""
-    from .backends import cpu_runtime
-    if not hasattr(cpu_runtime, "threefry2x32"):
-        from numba import njit
-        cpu_runtime.threefry2x32 = njit(cache=False)(threefry2x32_scalar)
-    return f"rt.threefry2x32({a[0]}, {a[1]}, {a[2]}, {a[3]}, {int(eqn.params['word'])})"
+def _cpu_threefry(args, in_dtypes, out_dtype, params):
+    """The CPU backend's elementwise rule: a call of the scalar hash, which the backend
+    compiles with Numba as `rt.threefry2x32` (its helper, registered with the rule)."""
+    return f"rt.threefry2x32({args[0]}, {args[1]}, {args[2]}, {args[3]}, {int(params['word'])})"
 
 
 def _cuda_threefry(args, dts, out, params):
@@ -122,16 +119,12 @@ threefry2x32_p = PRIMITIVES.get("threefry2x32") or primitive(
     "threefry2x32", abstract_eval=_threefry_rule, impl=_threefry_impl, kind="elementwise")
 
 
-def register_lowerings():
-    """Put the lowerings into the backends' elementwise tables (the way they look rules up),
-    so `threefry2x32` fuses into kernels like any elementwise primitive."""
-    from .backends import cpu_kernels
-    cpu_kernels.ELEMENTWISE.setdefault("threefry2x32", _cpu_threefry)
-    register_lowering(threefry2x32_p, "cuda.expr", _cuda_threefry,
-                      helpers=[("threefry2x32", threefry2x32_scalar)])
-
-
-register_lowerings()
+# an elementwise primitive: it fuses into kernels like any other; both Numba targets compile
+# the same scalar hash as their helper (named as the rules' text calls it)
+register_lowering(threefry2x32_p, "cpu.expr", _cpu_threefry,
+                  helpers=[("threefry2x32", threefry2x32_scalar)])
+register_lowering(threefry2x32_p, "cuda.expr", _cuda_threefry,
+                  helpers=[("threefry2x32", threefry2x32_scalar)])
 
 
 def threefry_2x32(k0, k1, x0, x1, word):

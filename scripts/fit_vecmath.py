@@ -1,4 +1,4 @@
-"""Fit the polynomial coefficients of `jitviz/backends/vecmath.py` (run it to reproduce them).
+"""Fit the polynomial coefficients of `jitviz/backends/cpu/vecmath*.py` (run it to redo them).
 
 Each polynomial approximates the *tail* of a function after its leading Taylor terms, which
 are computed exactly in the kernels: f(r) = lead(r) + w(r) * P(t(r)). The targets are

@@ -9,6 +9,7 @@ import numpy as np
 
 import jitviz
 from jitviz.backends import get_backend
+from jitviz.core import registry
 from jitviz.core.ir import ClosedJaxpr, Jaxpr
 from jitviz.passes import run_pipeline
 
@@ -26,6 +27,12 @@ def compile_cpu(f, *args, fastmath=False, fuse=True, parallel=False):
     closed = trace(f, *args)
     target = run_pipeline(closed, fastmath=fastmath)[-1][1] if fuse else closed
     return get_backend("cpu").compile(target, fastmath=fastmath, parallel=parallel), target
+
+
+def patch_cpu_rule(monkeypatch, prim, rule):
+    """`prim`'s expression rule in CPU kernels replaced for one test (monkeypatch restores
+    the registry's entry): `rule(args, in_dtypes, out_dtype, params) -> str`."""
+    monkeypatch.setitem(registry._RULES["cpu.expr"], prim, registry.Lowering(rule, ()))
 
 
 def leaves(*args):

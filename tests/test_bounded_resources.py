@@ -18,7 +18,7 @@ import pytest
 import jitviz
 import jitviz.numpy as jnp
 from jitviz.backends import cpu as cpu_mod
-from jitviz.backends.cpu_cache import KernelCache
+from jitviz.backends.cpu.cache import KernelCache
 
 from cpu_helpers import optimized
 

@@ -8,14 +8,14 @@ import pytest
 
 import jitviz
 import jitviz.numpy as jnp
-from jitviz.backends import cpu_kernels
 from jitviz.backends import cpu as cpu_mod
-from jitviz.backends.cpu_cache import KernelCache
+from jitviz.backends.cpu.cache import KernelCache
+from jitviz.core.registry import PRIMITIVES
 from jitviz.errors import CompilationError
 from jitviz.magics.errorview import ErrorView
 from jitviz.passes import run_pipeline
 
-from cpu_helpers import trace
+from cpu_helpers import patch_cpu_rule, trace
 from helpers import XSS
 
 X = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -32,7 +32,7 @@ def _sin_of(x):
 
 def test_a_typing_failure_is_compact_and_keeps_the_details(tmp_path, monkeypatch):
     # a float plus a string: Numba's typing error lists every candidate overload
-    monkeypatch.setitem(cpu_kernels.ELEMENTWISE, "sin", lambda eqn, a: f"({a[0]} + 'oops')")
+    patch_cpu_rule(monkeypatch, PRIMITIVES["sin"], lambda a, *_: f"({a[0]} + 'oops')")
     with pytest.raises(CompilationError) as info:
         _compile(tmp_path, _sin_of)
     err = info.value
@@ -63,8 +63,7 @@ def test_an_exception_numba_lets_out_is_a_compilation_error(tmp_path, monkeypatc
 
 
 def test_the_notebook_view_folds_the_generated_source(tmp_path, monkeypatch):
-    monkeypatch.setitem(cpu_kernels.ELEMENTWISE, "sin",
-                        lambda eqn, a: f"no_such_fn({a[0]}) # {XSS}")
+    patch_cpu_rule(monkeypatch, PRIMITIVES["sin"], lambda a, *_: f"no_such_fn({a[0]}) # {XSS}")
     with pytest.raises(CompilationError) as info:
         _compile(tmp_path, _sin_of)
     html = ErrorView(info.value)._repr_html_()
@@ -76,7 +75,7 @@ def test_the_notebook_view_folds_the_generated_source(tmp_path, monkeypatch):
 
 
 def test_jit_shows_the_compact_error_through_the_call(monkeypatch):
-    monkeypatch.setitem(cpu_kernels.ELEMENTWISE, "cos", lambda eqn, a: f"no_such_fn({a[0]})")
+    patch_cpu_rule(monkeypatch, PRIMITIVES["cos"], lambda a, *_: f"no_such_fn({a[0]})")
     f = jitviz.jit(lambda x: jnp.cos(x) * 3.0, backend="cpu")
     with pytest.raises(CompilationError, match="could not compile"):
         f(X)

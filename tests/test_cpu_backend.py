@@ -18,15 +18,15 @@ import jitviz.passes  # noqa: F401  (registers `fused` before the primitive tabl
 from jitviz import lax
 from jitviz.backends import get_backend
 from jitviz.backends import cpu as cpu_mod
-from jitviz.backends import cpu_kernels
-from jitviz.backends.cpu_cache import KernelCache
-from jitviz.backends.cpu_kernels import kernel_rule_names
-from jitviz.backends.cpu_program import statement_rule_names
+from jitviz.backends.cpu.cache import KernelCache
+from jitviz.backends.cpu.statements import statement_rule
+from jitviz.core import registry
 from jitviz.core.registry import PRIMITIVES
 from jitviz.errors import CompilationError
 from jitviz.passes import run_pipeline
 
-from cpu_helpers import assert_same, compile_cpu, leaves, run_cpu, run_interpret, trace
+from cpu_helpers import (assert_same, compile_cpu, leaves, patch_cpu_rule, run_cpu,
+                         run_interpret, trace)
 from test_primitives import CASES
 
 f32, f64, i32 = np.float32, np.float64, np.int32
@@ -38,8 +38,7 @@ CPU = get_backend("cpu")
 # --- every primitive -----------------------------------------------------------------------
 
 def test_every_primitive_has_a_cpu_rule():
-    rules = kernel_rule_names() | statement_rule_names()
-    missing = sorted(set(PRIMITIVES) - rules)
+    missing = sorted(name for name, prim in PRIMITIVES.items() if statement_rule(prim) is None)
     assert not missing, f"primitives without a CPU lowering rule: {missing}"
 
 
@@ -114,7 +113,7 @@ def test_both_exp_scalings_are_exact_ldexp(variant):
     """expf scales by 2**n with AVX-512's vscalef or with exponent bits elsewhere; both
     must be exactly np.ldexp (one rounding), subnormal results included."""
     from numba import njit
-    from jitviz.backends import cpu_runtime as rt
+    from jitviz.backends.cpu import runtime as rt
     scale = getattr(rt, variant)
 
     @njit
@@ -449,15 +448,38 @@ def test_unwritable_cache_dir_warns_and_still_compiles(tmp_path):
 
 
 def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
-    from jitviz.backends.cpu_cache import default_cache
+    from jitviz.backends.cpu.cache import default_cache
     monkeypatch.setenv("JITVIZ_CACHE_DIR", str(tmp_path))
     assert default_cache().root == str(tmp_path)
+
+
+def _plus_half(x):
+    return x + 0.5
+
+
+def test_a_rule_brings_its_own_helper(tmp_path):
+    """A primitive defined outside the backend lowers with one `register_lowering`: its
+    helper becomes rt.<name> in the kernel, and the module names it with a hash of its
+    source (an edited helper is another cache key)."""
+    prim = registry.Primitive("test_plus_half", abstract_eval=lambda x: x,
+                              impl=lambda x: x + f32(0.5), kind="elementwise")
+    try:
+        registry.register_lowering(prim, "cpu.expr", lambda a, *_: f"rt.plus_half({a[0]})",
+                                   helpers=[("plus_half", _plus_half)])
+        closed = run_pipeline(trace(lambda x: prim.bind(x), X))[-1][1]
+        exe = _fresh_cache(tmp_path).compile(closed)
+        assert_same(exe(X)[0], X + f32(0.5))
+        assert "# rt.plus_half is test_cpu_backend._plus_half (source " in \
+            exe.kernels[0].source
+    finally:
+        del PRIMITIVES["test_plus_half"]
+        registry._RULES["cpu.expr"].pop(prim)
 
 
 # --- errors and views ----------------------------------------------------------------------
 
 def test_numba_rejecting_a_kernel_is_a_compilation_error(tmp_path, monkeypatch):
-    monkeypatch.setitem(cpu_kernels.ELEMENTWISE, "sin", lambda eqn, a: f"no_such_fn({a[0]})")
+    patch_cpu_rule(monkeypatch, PRIMITIVES["sin"], lambda a, *_: f"no_such_fn({a[0]})")
 
     def f(x):
         return jnp.sin(x) + 1.0  # the user's line
@@ -514,7 +536,7 @@ def test_executable_outputs_are_fresh_arrays():
 
 
 def test_big_outputs_come_from_recycled_buffers():
-    from jitviz.backends import cpu_buffers
+    from jitviz.backends.cpu import buffers as cpu_buffers
     x = np.ones((600, 600), f32)  # 1.4 MB: pooled
     exe, _ = compile_cpu(lambda x: x * 2.0, x)
     first = exe(x)[0]
@@ -540,7 +562,7 @@ def test_stack_array_stores_and_reads_every_dtype(dtype):
     """rt.stack_array (the kernels' register lanes) allocates by the storage type: a bool is a
     byte in an array, not LLVM's i1."""
     from numba import njit
-    from jitviz.backends import cpu_runtime as rt
+    from jitviz.backends.cpu import runtime as rt
 
     @njit
     def roundtrip(x):

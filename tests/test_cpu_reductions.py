@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import jitviz.numpy as jnp
 from jitviz import lax
-from jitviz.backends import cpu_kernels
+from jitviz.backends.cpu import render as cpu_render
 
 from cpu_helpers import assert_same, compile_cpu, leaves, run_interpret
 
@@ -171,7 +171,7 @@ def test_kernel_shapes():
     x = np.ones((10, 100), f32)
     src = "\n".join(k.source for k in
                     jitviz_kernels(lambda x: jnp.max(x, axis=-1), x))
-    assert f"rt.stack_array({cpu_kernels.LANES}, np.float32)" in src
+    assert f"rt.stack_array({cpu_render.LANES}, np.float32)" in src
     assert "rt.nonneg(" in src and "rt.lanes_total_max(" in src
 
 

@@ -239,7 +239,7 @@ BOUNDS_PROGRAMS = {
 def test_child_really_checks_bounds():
     """The harness catches what the old gather did on an empty axis (index clamped to -1)."""
     import numba
-    from jitviz.backends import cpu_runtime as rt
+    from jitviz.backends.cpu import runtime as rt
     assert numba.config.BOUNDSCHECK
     x3, out3 = np.zeros((1, 0, 6), f32), np.zeros((1, 2, 6), f32)
     with pytest.raises(IndexError):

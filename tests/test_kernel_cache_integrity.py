@@ -142,7 +142,7 @@ def test_cache_written_by_another_numba_and_llvmlite_is_rejected(tmp_path):
     cache = tmp_path / "cache"
     assert_right(run_child(cache, foreign))
     (written,) = cache.iterdir()
-    from jitviz.backends.cpu_cache import environment_tag
+    from jitviz.backends.cpu.cache import environment_tag
     written.rename(cache / environment_tag())
     assert_rejected_then_sound(cache)
 
@@ -197,7 +197,7 @@ def test_swapped_runtime_helper_code_files_are_rejected(tmp_path):
     cache = tmp_path / "cache"
     first = run_child(cache, program=GATHER_CHILD)
     assert first["f64"] == first["i32"] == TAKEN
-    (one, two) = sorted(cache.glob("*/__pycache__/jitviz.backends.cpu_runtime.gather3*.nbc"))
+    (one, two) = sorted(cache.glob("*/__pycache__/jitviz.backends.cpu.runtime.gather3*.nbc"))
     one_bytes = one.read_bytes()
     one.write_bytes(two.read_bytes())
     two.write_bytes(one_bytes)

@@ -119,7 +119,7 @@ def test_wheel_builds_with_every_subpackage(tmp_path):
 # module comes with a declared dependency); modules others import on our behalf.
 DIST_OF = {"llvmlite": "numba", "traitlets": "ipython", "IPython": "ipython",
            "numba_cuda": "numba-cuda", "cuda": "numba-cuda"}
-OPTIONAL = {"platformdirs"}  # cpu_cache falls back to ~/.cache/jitviz without it
+OPTIONAL = {"platformdirs"}  # cpu/cache.py falls back to ~/.cache/jitviz without it
 IMPORTED_FOR_US = {"scipy": "Numba compiles np.dot in nopython code with scipy's BLAS"}
 
 

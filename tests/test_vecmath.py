@@ -1,4 +1,4 @@
-"""The CPU kernels' vectorized elementary functions (jitviz/backends/vecmath.py).
+"""The CPU kernels' vectorized elementary functions (jitviz/backends/cpu/vecmath.py).
 
 Each function runs through `jitviz.jit` on the CPU backend over the whole float range
 (random bit patterns: every exponent, subnormals included), dense grids where the range

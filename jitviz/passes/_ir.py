@@ -9,10 +9,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.ir import Jaxpr, Literal, Var, literal_key
-# The backends still import these from here; they move to `jitviz.core` imports with the
-# backend refactor (issue 13, item 3), after which nothing in backends/ imports a pass.
-from ..core.ir import literal_value  # noqa: F401
-from ..core.jaxpr_util import Subst, describe_eqn, rename_jaxpr_copy, sub_jaxprs  # noqa: F401
 
 
 def use_counts(jaxpr: Jaxpr) -> dict[int, int]:

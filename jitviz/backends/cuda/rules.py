@@ -22,8 +22,7 @@ import numpy as np
 from ...core.registry import declare_target, has_lowering, lowering_rule, register_lowering
 from ...dtypes import highest, lowest
 from ...lax import primitives as P
-from ..cpu_kernels import ctor, float_text  # the CPU backend's constant texts
-from ..cpu_kernels import saturating_float_to_int
+from ..numba_text import ctor, float_text, saturating_float_to_int
 
 # --- literals and casts ----------------------------------------------------------------------
 

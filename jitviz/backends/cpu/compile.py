@@ -1,26 +1,14 @@
-"""The CPU backend: the optimized IR compiled to Numba kernels.
-
-    exe = get_backend("cpu").compile(stages[-1][1], fastmath=False, parallel=False)
-    outs = exe(*flat_leaves)
-    print(exe.kernels[0].source)       # the generated code, with the equations it covers
-    print(exe.kernels[0].llvm_ir())    # Numba's LLVM IR; .asm() for machine code
-    print(exe.driver_source)           # the Python driver that calls the kernels
-
-Three steps, kept apart: *render* (`cpu_kernels` for fused loop nests, `cpu_program` for the
-driver and control-flow regions) produces source text; *compile* (`cpu_cache`) turns text
-into a Numba dispatcher, reusing any earlier compile of the same text and argument types,
-in memory or on disk; *run* is the driver, plain Python calling the kernels.
-
-If Numba rejects generated code, `CompilationError` carries the generated source, the
-equation and the user's line. There is no fallback to another backend.
+"""Compile what the renderers produce: each kernel or region module through the kernel cache
+into a Numba dispatcher, recorded as a `Kernel` (its annotated source, cost, LLVM/asm views);
+a module Numba rejects becomes a `CompilationError` naming the equation and the user's line.
+`Program` holds everything one `CpuBackend.compile` builds: the driver's namespace, its
+constants and kernels.
 """
 from __future__ import annotations
 
-import contextlib
 import itertools
 import linecache
 import re
-import tempfile
 import time
 import warnings
 import weakref
@@ -29,18 +17,17 @@ import numba
 import numpy as np
 from numba import from_dtype, types
 
-from ..config import config
-from ..core.ir import ClosedJaxpr, Eqn, Literal, Var
-from ..errors import CompilationError, backend_message_head
-from ..passes._ir import describe_eqn, literal_key, literal_value, sub_jaxprs
-from ..core.fused import fused_p
-from . import cpu_buffers, cpu_runtime, register_backend
-from .base import Backend, Cost, Executable, Kernel, Timings
-from .cpu_cache import default_cache
-from .cpu_kernels import ctor, function_name, kernel_cost, render_fused
-from .cpu_program import FunctionBuilder, ModuleText
-
-_driver_ids = itertools.count()
+from ...config import config
+from ...core.fused import fused_p
+from ...core.ir import Eqn, Literal, Var
+from ...errors import CompilationError, backend_message_head
+from ...core.ir import literal_key, literal_value
+from ...core.jaxpr_util import describe_eqn, sub_jaxprs
+from ..base import Cost, Kernel
+from ..numba_text import ctor
+from . import buffers, runtime
+from .render import function_name, kernel_cost, render_fused
+from .render_program import FunctionBuilder, ModuleText, provide_helpers
 
 
 # --- argument normalization (the driver's first lines) -------------------------------------
@@ -65,12 +52,6 @@ def prep_scalar(a, dtype):
         return np.asarray(a).astype(dtype)[()]
 
 
-class CpuExecutable(Executable):
-    def __init__(self, run, kernels, jaxpr, driver_source, timings=None):
-        super().__init__(run, kernels, jaxpr, "cpu", timings)
-        self.driver_source = driver_source
-
-
 # --- numba types -------------------------------------------------------------------------
 
 def _nb_type(aval, layout):
@@ -92,10 +73,10 @@ class Program:
     def __init__(self, *, fastmath: bool, parallel: bool, cache, timings=None):
         self.fastmath, self.parallel, self.cache = fastmath, parallel, cache
         self.timings = timings  # profile=True: the driver calls kernels through timers
-        # no `cache=True`: cpu_cache gives each dispatcher a disk cache that verifies files
+        # no `cache=True`: cache.py gives each dispatcher a disk cache that verifies files
         self.options = f"fastmath={bool(fastmath)}, error_model='numpy', nogil=True"
-        self.namespace = {"np": np, "rt": cpu_runtime, "_prep_array": prep_array,
-                          "_prep_scalar": prep_scalar, "_empty": cpu_buffers.empty}
+        self.namespace = {"np": np, "rt": runtime, "_prep_array": prep_array,
+                          "_prep_scalar": prep_scalar, "_empty": buffers.empty}
         if timings is not None:
             self.namespace.update(_timings=timings, _clock=time.perf_counter)
         self.host_consts: dict = {}
@@ -192,6 +173,18 @@ class Program:
             else:
                 name_v = fb.define(v, "C")
                 fb.emit(f"{name_v} = {r}[{k}]", eqn)
+
+    # -- the driver ------------------------------------------------------------------------
+    def load_driver(self, fname: str, text: str):
+        """The driver function `text` defines, run in this program's namespace."""
+        provide_helpers(text)
+        filename = f"<{fname}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        exec(compile(text, filename, "exec"), self.namespace)
+        driver = self.namespace[fname]
+        # tracebacks show the driver's lines while it lives; then its text goes too
+        weakref.finalize(driver, linecache.cache.pop, filename, None)
+        return driver
 
     # -- compile one module ----------------------------------------------------------------
     def _build(self, module: ModuleText, fname, sig, eqns, cost: Cost, consts,
@@ -302,70 +295,3 @@ def _compilation_error(e, fname, text, line_eqns, eqns, path) -> CompilationErro
                f"\n(the generated module is {path})")
     return CompilationError(summary, generated_source=text, backend_message=whole,
                             failing_line=failing, eqn=eqn, kernel=fname)
-
-
-# --- the backend ---------------------------------------------------------------------------
-
-class CpuBackend(Backend):
-    name = "cpu"
-
-    def __init__(self, cache=None):
-        self._cache = cache
-
-    @property
-    def cache(self):
-        return self._cache or default_cache()
-
-    @contextlib.contextmanager
-    def bypass_kernel_cache(self):
-        """Compile into a fresh, empty kernel cache (in a temporary folder) while inside:
-        nothing is read from or added to the shared cache (`%jitbench --cold`)."""
-        with tempfile.TemporaryDirectory(prefix="jitviz-cold-") as tmp:
-            saved = self._cache
-            self._cache = type(self.cache)(tmp)
-            try:
-                yield
-            finally:
-                self._cache = saved
-
-    def compile(self, closed: ClosedJaxpr, *, fastmath=False, parallel=False,
-                profile=False) -> Executable:
-        timings = Timings() if profile else None
-        program = Program(fastmath=fastmath, parallel=parallel, cache=self.cache,
-                          timings=timings)
-        jaxpr = closed.jaxpr
-        fb = FunctionBuilder(program, host=True)
-        params = []
-        for i, v in enumerate(jaxpr.invars):
-            arg, name = f"a{i}", fb.define(v, "C", prefix="x")
-            params.append(arg)
-            prep = "_prep_scalar" if v.aval.ndim == 0 else "_prep_array"
-            fb.emit(f"{name} = {prep}({arg}, {ctor(v.aval.dtype)})")
-        for i, (v, c) in enumerate(zip(jaxpr.constvars, closed.consts)):
-            name = f"C{i}"
-            program.namespace[name] = (prep_scalar(c, v.aval.dtype) if v.aval.ndim == 0
-                                       else prep_array(c, v.aval.dtype))
-            fb.bind(v, name, "C")
-        fb.render_eqns(jaxpr.eqns)
-        outs = []
-        consts = {v.id for v in jaxpr.constvars}
-        for o in jaxpr.outvars:
-            src = fb.atom(o)
-            if o.aval.ndim == 0:
-                src = f"np.asarray({src}, {ctor(o.aval.dtype)})"
-            elif isinstance(o, Var) and o.id in consts:  # never hand out our own constant
-                src = f"{src}.copy()"
-            outs.append(src)
-        fname = f"jitviz_driver_{next(_driver_ids)}"
-        text, _ = fb.text(f"def {fname}({', '.join(params)}):",
-                          f"    return [{', '.join(outs)}]")
-        filename = f"<{fname}>"
-        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-        exec(compile(text, filename, "exec"), program.namespace)
-        driver = program.namespace[fname]
-        # tracebacks show the driver's lines while it lives; then its text goes too
-        weakref.finalize(driver, linecache.cache.pop, filename, None)
-        return CpuExecutable(driver, program.kernels, closed, text, timings)
-
-
-register_backend(CpuBackend())

@@ -1,7 +1,7 @@
 """The CPU kernel cache: generated modules keyed by their text, in memory and on disk.
 
 On disk, one folder per environment, `<cache>/<tag>/`, where `<tag>` names the Numba and
-llvmlite versions, the CPU (name and features) and a hash of `cpu_runtime.py` and `vecmath.py`
+llvmlite versions, the CPU (name and features) and a hash of `runtime.py` and `vecmath*.py`
 (whose helpers are compiled into the kernels). One entry per kernel module:
 
     jk_<key>.py                                  the module text; <key> hashes the text
@@ -24,7 +24,7 @@ file are the same bytes unpickled. Verifying the bytes that are then loaded (rat
 checking a sidecar manifest before Numba opens the file again) leaves no window between
 check and use, and self-describing files need no shared manifest for concurrent processes
 to keep in step. The module text itself is compared with the text asked for and executed
-from that string, not re-read. The `cpu_runtime` helpers that drivers call directly get the
+from that string, not re-read. The `runtime` helpers that drivers call directly get the
 same cache (`_verify_runtime_helpers`). This subclasses `numba.core.caching` internals, so a
 Numba release that reshapes them breaks here, loudly, not silently (tests:
 test_kernel_cache_integrity.py).
@@ -67,12 +67,12 @@ from numba.core.caching import (CompileResultCacheImpl, FunctionCache, IndexData
                                 _CacheLocator)
 from numba.core.dispatcher import Dispatcher
 
-from ..config import config
-from ..errors import KernelCacheWarning
+from ...config import config
+from ...errors import KernelCacheWarning
 
 _LOCK = threading.RLock()
 MAGIC = b"jitviz kernel cache file 1\n"
-RUNTIME_FILES = "jitviz.backends.cpu_runtime."  # how Numba names the helpers' files
+RUNTIME_FILES = "jitviz.backends.cpu.runtime."  # how Numba names the helpers' files
 LOW_WATER = 0.75  # evict down to this share of the budget, so eviction is not on every write
 
 
@@ -102,9 +102,10 @@ def _cpu_tag() -> str:
 
 
 def _runtime_tag() -> str:
-    from . import cpu_runtime, vecmath
+    from . import runtime, vecmath, vecmath_core, vecmath_trig
     h = hashlib.sha256()
-    for mod in (cpu_runtime, vecmath):  # vecmath's functions are compiled into kernels too
+    # vecmath's functions are compiled into kernels too
+    for mod in (runtime, vecmath, vecmath_core, vecmath_trig):
         with open(mod.__file__, "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:8]
@@ -561,15 +562,15 @@ def default_cache() -> KernelCache:
 
 
 def _verify_runtime_helpers(cache: KernelCache):
-    """The `cpu_runtime` helpers that drivers call directly (gathers, scatters, matmuls) get
-    the same verified disk cache as the kernels, keyed by the text of cpu_runtime.py; a
+    """The `runtime` helpers that drivers call directly (gathers, scatters, matmuls) get
+    the same verified disk cache as the kernels, keyed by the text of runtime.py; a
     fresh process then loads them instead of compiling each again."""
-    from . import cpu_runtime
-    with open(cpu_runtime.__file__, encoding="utf-8") as f:
+    from . import runtime
+    with open(runtime.__file__, encoding="utf-8") as f:
         text = f.read()
-    for obj in vars(cpu_runtime).values():
+    for obj in vars(runtime).values():
         # not the closures (argmax3, cumsum3...): Numba keys them by their pickled cells,
         # which differ in every process, so they never hit and would only pile up files
-        if isinstance(obj, Dispatcher) and obj.py_func.__module__ == cpu_runtime.__name__ \
+        if isinstance(obj, Dispatcher) and obj.py_func.__module__ == runtime.__name__ \
                 and obj.py_func.__closure__ is None:
             obj._cache = VerifiedCache(obj.py_func, cache, text)

@@ -1,5 +1,5 @@
 """Render one `fused` equation's body into a Numba loop-nest function (source text only;
-compiling is `cpu_cache`'s job).
+compiling is `compile.py`'s job); the per-primitive rules are `rules.py`'s.
 
 A kernel takes `(inputs..., outputs..., constants...)`: array outputs are allocated by the
 caller with NumPy, rank-0 outputs are returned, and the program's literals arrive as
@@ -29,12 +29,12 @@ import keyword
 import re
 from typing import NamedTuple
 
-import numpy as np
-
-from ..core.ir import Eqn, Jaxpr, Literal, Var
-from ..dtypes import highest, int_range_as_float, lowest
-from ..passes._ir import literal_key
-from .base import Cost
+from ...core.ir import Eqn, Jaxpr, Literal, Var
+from ...core.registry import has_lowering, lowering_rule
+from ...core.ir import literal_key
+from ..base import Cost
+from ..numba_text import compute_dtype, ctor, is_half, typed_const
+from .rules import EXPR, GENERATE, INDEX, REDUCE, cast_text
 
 
 class KernelCode(NamedTuple):
@@ -50,326 +50,6 @@ class KernelCode(NamedTuple):
     eqns: list
 
 
-# --- dtypes in generated code ------------------------------------------------------------
-
-def ctor(dtype) -> str:
-    dtype = np.dtype(dtype)
-    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
-
-
-def is_half(dtype) -> bool:
-    return np.dtype(dtype) == np.float16
-
-
-def compute_dtype(dtype) -> np.dtype:
-    """Numba has no float16: half values are computed (and passed as scalars) in float32,
-    rounded to half after every operation, and stored in arrays as uint16 bits."""
-    return np.dtype(np.float32) if is_half(dtype) else np.dtype(dtype)
-
-
-def cast_text(dtype, text) -> str:
-    """`text` converted to exactly `dtype` (also restoring integer wrap-around)."""
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return text
-    if is_half(dtype):
-        return f"rt.round_f16(np.float32({text}))"
-    return f"{ctor(dtype)}({text})"
-
-
-def float_text(v, module: str = "np") -> str:
-    """A float as Python source, NaN and infinities through `module`'s names (`np.nan`;
-    CUDA kernels say `math.inf`)."""
-    v = float(v)
-    if v != v:
-        return f"{module}.nan"
-    if v in (np.inf, -np.inf):
-        return f"{module}.inf" if v > 0 else f"-{module}.inf"
-    return repr(v)
-
-
-def typed_const(value, dtype) -> str:
-    """A constant of exactly `dtype` in generated code (`np.float32(-np.inf)`)."""
-    dtype = np.dtype(dtype)
-    if is_half(dtype):
-        return typed_const(np.float16(value).astype(np.float32), np.float32)
-    if dtype == np.bool_:
-        return repr(bool(value))
-    v = np.asarray(value, dtype)[()]
-    if dtype.kind == "f":
-        text = float_text(v)
-    elif dtype.kind == "c":
-        text = f"complex({float_text(v.real)}, {float_text(v.imag)})"
-    else:
-        text = repr(int(v))
-    return f"{ctor(dtype)}({text})"
-
-
-def _bits(dtype) -> int:
-    return np.dtype(dtype).itemsize * 8
-
-
-# --- elementwise expressions -------------------------------------------------------------
-# Each rule: (eqn, operand names) -> Python/Numba expression. Operands are always plain
-# names, so a rule may mention one twice. The caller casts the result to the output dtype,
-# which also restores integer wrap-around (Numba widens int32 arithmetic to int64).
-
-def _tmpl(template):
-    return lambda eqn, a: template.format(*a)
-
-
-def _in_dtype(eqn, i=0):
-    return eqn.invars[i].aval.dtype
-
-
-def _one(eqn):
-    return typed_const(1, eqn.outvars[0].aval.dtype)
-
-
-def _vector(name, np_name):
-    """A vectorizable rt.<name>_f32/_f64 (jitviz/backends/vecmath.py) for real floats
-    (float16 computes in float32), NumPy's scalar function for complex operands."""
-    def rule(eqn, a):
-        dt = compute_dtype(_in_dtype(eqn))
-        if dt in (np.float32, np.float64):
-            return f"rt.{name}_{'f32' if dt == np.float32 else 'f64'}({', '.join(a)})"
-        return f"np.{np_name}({', '.join(a)})"
-    return rule
-
-
-def _exp(eqn, a):  # float32: cpu_runtime's expf (about 1 ulp, SELU's hot loop)
-    return f"rt.expf({a[0]})" if compute_dtype(_in_dtype(eqn)) == np.float32 \
-        else _vector("exp", "exp")(eqn, a)
-
-
-def _logistic(eqn, a):
-    if _in_dtype(eqn).kind == "f":
-        return _vector("logistic", "")(eqn, a)
-    one = _one(eqn)
-    return f"{one} / ({one} + np.exp(-{a[0]}))"
-
-
-def _pow(eqn, a):  # float64 pow stays libm's (a vectorized one needs a double-double log)
-    if compute_dtype(_in_dtype(eqn)) == np.float32:
-        return f"rt.pow_f32({a[0]}, {a[1]})"
-    return f"{a[0]} ** {a[1]}"
-
-
-def _not(eqn, a):
-    return f"(not {a[0]})" if _in_dtype(eqn) == np.bool_ else f"~{a[0]}"
-
-
-def _round(eqn, a):
-    if eqn.params.get("rounding_method", 0) == 1:
-        return f"np.rint({a[0]})"
-    # half away from zero as the interpreter computes it: exact, and keeping -0.0
-    x, t = a[0], f"np.trunc({a[0]})"
-    half = typed_const(0.5, _in_dtype(eqn))
-    return f"np.copysign({t} + np.sign({x}) if abs({x} - {t}) >= {half} else {t}, {x})"
-
-
-def _power_text(x, n):
-    """x**n for n >= 1 by repeated squaring (what XLA emits for integer_pow)."""
-    if n == 1:
-        return x
-    half = _power_text(x, n // 2)
-    sq = f"({half} * {half})"
-    return f"({sq} * {x})" if n % 2 else sq
-
-
-def _integer_pow(eqn, a):
-    y = eqn.params["y"]
-    if y == 0:
-        return _one(eqn)
-    text = _power_text(a[0], abs(y))
-    return f"{_one(eqn)} / {text}" if y < 0 else text
-
-
-def _div(eqn, a):
-    kind = _in_dtype(eqn).kind
-    if kind in "iu":
-        return f"rt.idiv({a[0]}, {a[1]})"
-    if kind == "c":
-        return f"rt.cdiv({a[0]}, {a[1]})"
-    return f"{a[0]} / {a[1]}"
-
-
-def _rem(eqn, a):
-    return f"rt.irem({a[0]}, {a[1]})" if _in_dtype(eqn).kind in "iu" \
-        else f"np.fmod({a[0]}, {a[1]})"
-
-
-def _extremum(np_name, py_name, bool_op):
-    def rule(eqn, a):
-        kind = _in_dtype(eqn).kind
-        if kind == "b":
-            return f"({a[0]} {bool_op} {a[1]})"
-        if kind in "iu":
-            return f"{py_name}({a[0]}, {a[1]})"
-        if kind == "f":  # branch-free, NaN-propagating (vectorizes)
-            return f"rt.f{py_name}({a[0]}, {a[1]})"
-        return f"np.{np_name}({a[0]}, {a[1]})"
-    return rule
-
-
-def _shift(helper):
-    return lambda eqn, a: f"rt.{helper}({a[0]}, {a[1]}, {_bits(_in_dtype(eqn))})"
-
-
-def _compare(op, complex_helper=None):
-    def rule(eqn, a):
-        if _in_dtype(eqn).kind == "c" and complex_helper:
-            return complex_helper(a)
-        return f"{a[0]} {op} {a[1]}"
-    return rule
-
-
-def saturating_float_to_int(x, src, dst, const=typed_const, cast=ctor):
-    """XLA's float -> integer conversion as a conditional expression: truncation inside
-    [lo, hi), the dtype's bounds beyond (infinities too), 0 for NaN (which fails every
-    comparison). Every branch has the destination type. Shared with the CUDA rules
-    (`const`, `cast`: their texts for a typed constant and a conversion)."""
-    lo, hi = int_range_as_float(dst)
-    info = np.iinfo(dst)
-    lo_t, hi_t = const(lo, src), const(hi, src)
-    return (f"({cast(dst)}({x}) if ({x} >= {lo_t}) & ({x} < {hi_t}) else "
-            f"({const(info.max, dst)} if {x} >= {hi_t} else "
-            f"({const(info.min, dst)} if {x} < {lo_t} else {const(0, dst)})))")
-
-
-def _convert(eqn, a):
-    src, dst = compute_dtype(_in_dtype(eqn)), np.dtype(eqn.params["new_dtype"])
-    x = a[0]
-    if dst == np.bool_:
-        return f"{x} != {typed_const(0, src)}"
-    if src.kind == "c" and dst.kind != "c":
-        x = f"{x}.real"
-        src = np.dtype(np.float32 if src == np.complex64 else np.float64)
-    if src.kind == "f" and dst.kind in "iu":
-        return saturating_float_to_int(x, src, dst)
-    return cast_text(dst, x)
-
-
-def _select_n(eqn, a):
-    which, cases = a[0], a[1:]
-    if len(cases) == 1:
-        return cases[0]
-    if _in_dtype(eqn).kind == "b":
-        return f"({cases[1]} if {which} else {cases[0]})"
-    text = cases[-1]
-    for i in range(len(cases) - 2, 0, -1):
-        text = f"({cases[i]} if {which} == {i} else {text})"
-    return f"({cases[0]} if {which} <= 0 else {text})"
-
-
-def _clamp(eqn, a):
-    lo, x, hi = a
-    if _in_dtype(eqn, 1).kind in "iub":
-        return f"min(max({x}, {lo}), {hi})"
-    if _in_dtype(eqn, 1).kind == "f":
-        return f"rt.fmin(rt.fmax({x}, {lo}), {hi})"
-    return f"np.minimum(np.maximum({x}, {lo}), {hi})"
-
-
-def _np1(name):
-    return _tmpl(f"np.{name}({{0}})")
-
-
-ELEMENTWISE = {
-    "neg": _tmpl("-{0}"), "sign": _np1("sign"), "floor": _np1("floor"), "ceil": _np1("ceil"),
-    "is_finite": _np1("isfinite"), "exp": _exp, "exp2": _vector("exp2", "exp2"),
-    "log": _vector("log", "log"), "log1p": _vector("log1p", "log1p"),
-    "expm1": _vector("expm1", "expm1"), "tanh": _vector("tanh", "tanh"),
-    "logistic": _logistic, "sin": _vector("sin", "sin"), "cos": _vector("cos", "cos"),
-    "tan": _vector("tan", "tan"),
-    "asin": _vector("asin", "arcsin"), "acos": _vector("acos", "arccos"),
-    "atan": _vector("atan", "arctan"),
-    "sinh": _vector("sinh", "sinh"), "cosh": _vector("cosh", "cosh"),
-    "asinh": _vector("asinh", "arcsinh"), "acosh": _vector("acosh", "arccosh"),
-    "atanh": _vector("atanh", "arctanh"), "sqrt": _np1("sqrt"),
-    "rsqrt": lambda e, a: f"{_one(e)} / np.sqrt({a[0]})", "cbrt": _vector("cbrt", "cbrt"),
-    "square": _tmpl("{0} * {0}"), "not": _not, "abs": _np1("abs"),
-    "real": _tmpl("{0}.real"), "imag": _tmpl("{0}.imag"), "conj": _np1("conj"),
-    "round": _round, "integer_pow": _integer_pow,
-    "add": _tmpl("{0} + {1}"), "sub": _tmpl("{0} - {1}"), "mul": _tmpl("{0} * {1}"),
-    "div": _div, "rem": _rem, "pow": _pow,
-    "max": _extremum("maximum", "max", "or"), "min": _extremum("minimum", "min", "and"),
-    "atan2": _vector("atan2", "arctan2"), "nextafter": _tmpl("np.nextafter({0}, {1})"),
-    "and": _tmpl("{0} & {1}"), "or": _tmpl("{0} | {1}"), "xor": _tmpl("{0} ^ {1}"),
-    "shift_left": _shift("shl"), "shift_right_arithmetic": _shift("shr"),
-    "eq": _compare("=="), "ne": _compare("!="),
-    "lt": _compare("<", lambda a: f"rt.clt({a[0]}, {a[1]})"),
-    "gt": _compare(">", lambda a: f"rt.clt({a[1]}, {a[0]})"),
-    "le": _compare("<=", lambda a: f"not rt.clt({a[1]}, {a[0]})"),
-    "ge": _compare(">=", lambda a: f"not rt.clt({a[0]}, {a[1]})"),
-    "convert_element_type": _convert, "select_n": _select_n, "clamp": _clamp,
-}
-
-
-# --- reductions: (identity, combine) by primitive, per dtype kind -------------------------
-
-class Reducer(NamedTuple):
-    identity: object  # value, or a function of the dtype
-    combine: str  # template over (acc, value)
-
-
-def _all_ones(dt):
-    return True if dt.kind == "b" else (-1 if dt.kind == "i" else np.iinfo(dt).max)
-
-
-_SUM = Reducer(lambda dt: -0.0 if dt.kind in "fc" else 0, "{0} + {1}")  # -0.0: exact identity
-_PROD = Reducer(lambda dt: 1, "{0} * {1}")
-_MAX_F = Reducer(lowest, "rt.fmax({0}, {1})")
-_MIN_F = Reducer(highest, "rt.fmin({0}, {1})")
-_MAX_C = Reducer(lowest, "np.maximum({0}, {1})")
-_MIN_C = Reducer(highest, "np.minimum({0}, {1})")
-_MAX_I = Reducer(lowest, "max({0}, {1})")
-_MIN_I = Reducer(highest, "min({0}, {1})")
-_OR = Reducer(lambda dt: False if dt.kind == "b" else 0, "{0} | {1}")
-_AND = Reducer(_all_ones, "{0} & {1}")
-
-REDUCERS = {
-    "reduce_sum": {"f": _SUM, "c": _SUM, "i": _SUM, "u": _SUM},
-    "reduce_prod": {"f": _PROD, "c": _PROD, "i": _PROD, "u": _PROD},
-    "reduce_max": {"f": _MAX_F, "c": _MAX_C, "i": _MAX_I, "u": _MAX_I, "b": _OR},
-    "reduce_min": {"f": _MIN_F, "c": _MIN_C, "i": _MIN_I, "u": _MIN_I, "b": _AND},
-    "reduce_and": {"i": _AND, "u": _AND, "b": _AND},
-    "reduce_or": {"i": _OR, "u": _OR, "b": _OR},
-}
-
-
-# --- index maps: how an operand is read at an output index -------------------------------
-
-def _bcast_index(eqn, idx):
-    x, out = eqn.invars[0].aval, eqn.outvars[0].aval
-    return tuple("0" if x.shape[k] == 1 and out.shape[d] != 1 else idx[d]
-                 for k, d in enumerate(eqn.params["broadcast_dimensions"]))
-
-
-def _squeeze_index(eqn, idx):
-    it = iter(idx)
-    dims = {d % max(eqn.invars[0].aval.ndim, 1) for d in eqn.params["dimensions"]}
-    return tuple("0" if k in dims else next(it) for k in range(eqn.invars[0].aval.ndim))
-
-
-def _reshape_index(eqn, idx):
-    """A reshape that only adds/drops unit dims: non-unit dims correspond in order."""
-    out = eqn.outvars[0].aval.shape
-    it = iter(i for i, d in zip(idx, out) if d != 1)
-    return tuple("0" if d == 1 else next(it) for d in eqn.invars[0].aval.shape)
-
-
-INDEX_MAPS = {"broadcast_in_dim": _bcast_index, "squeeze": _squeeze_index,
-              "reshape": _reshape_index}
-GENERATORS = {"iota": lambda eqn, idx: f"{ctor(eqn.params['dtype'])}("
-                                        f"{idx[eqn.params['dimension']]})"}
-
-
-def kernel_rule_names() -> set[str]:
-    """Every primitive a fused kernel can contain (checked against the registry in tests)."""
-    return set(ELEMENTWISE) | set(REDUCERS) | set(INDEX_MAPS) | set(GENERATORS)
-
-
 # --- the renderer ------------------------------------------------------------------------
 
 def _index_text(name, idx):
@@ -379,11 +59,27 @@ def _index_text(name, idx):
 # calls with a fast variant for most arguments and a test for the others (vecmath.py):
 # an elementwise nest runs them blockwise (`FusedRenderer._guarded_loops`)
 GUARDED = re.compile(r"rt\.(sin|cos|tan)_(f32|f64)\((\w+)\)")
-BLOCK = 128  # = cpu_runtime.BLOCK: the block of a sum/prod cascade (fixes its numerics)
-LANES = 64  # = cpu_runtime.LANES: the block of a max/min row when no cascade shares it
-# reduction -> (block/cascade helper suffix, combine blocks by cascade?)
-BLOCKED = {"reduce_sum": ("add", True), "reduce_prod": ("mul", True),
-           "reduce_max": ("max", False), "reduce_min": ("min", False)}
+BLOCK = 128  # = runtime.BLOCK: the block of a sum/prod cascade (fixes its numerics)
+LANES = 64  # = runtime.LANES: the block of a max/min row when no cascade shares it
+
+
+def _is_reduction(eqn) -> bool:
+    return eqn.primitive.kind == "reduction"
+
+
+def _reduction(eqn):
+    """The `Reduction` rule (rules.py) of a reduction equation."""
+    return lowering_rule(eqn.primitive, REDUCE)
+
+
+def _is_index_map(eqn) -> bool:
+    return has_lowering(eqn.primitive, INDEX)
+
+
+def _transparent(eqn) -> bool:
+    """Index maps and generators: reading one at any index reads its operand or computes
+    the index, so they never need a buffer of their own."""
+    return _is_index_map(eqn) or has_lowering(eqn.primitive, GENERATE)
 
 
 class _Hooks:
@@ -430,20 +126,18 @@ class FusedRenderer:
     def _analyse(self):
         self.materialize: set[int] = set()
         for eqn in self.body.eqns:
-            name = eqn.primitive.name
+            elementwise = eqn.primitive.kind == "elementwise"
             out_shape = eqn.outvars[0].aval.shape
             for u in eqn.invars:
                 if not isinstance(u, Var) or u.id in self.inputs:
                     continue
-                if name in INDEX_MAPS or (name in ELEMENTWISE and u.aval.shape != out_shape):
+                if _is_index_map(eqn) or (elementwise and u.aval.shape != out_shape):
                     self.materialize.add(u.id)
-            if name in REDUCERS:
+            if _is_reduction(eqn):
                 self.materialize.add(eqn.outvars[0].id)
-        # index maps and generators are transparent: reading one at any index reads its
-        # operand (materialized by the rule above) or computes the index, so they never
-        # need a buffer of their own
-        self.materialize -= {e.outvars[0].id for e in self.body.eqns
-                             if e.primitive.name in INDEX_MAPS or e.primitive.name in GENERATORS}
+        # index maps and generators are transparent (their operands are materialized by
+        # the rule above)
+        self.materialize -= {e.outvars[0].id for e in self.body.eqns if _transparent(e)}
         self.phase: dict[int, int] = {}  # eqn output id -> phase of its equation
         avail: dict[int, int] = {}
         for eqn in self.body.eqns:
@@ -471,7 +165,7 @@ class FusedRenderer:
 
     @staticmethod
     def _domain(eqn):
-        if eqn.primitive.name in REDUCERS:
+        if _is_reduction(eqn):
             return eqn.invars[0].aval.shape
         return eqn.outvars[0].aval.shape
 
@@ -529,20 +223,23 @@ class FusedRenderer:
         return self.memo[key]
 
     def _compute(self, eqn, idx) -> str:
-        name = eqn.primitive.name
-        if name in INDEX_MAPS:
-            return self.value(eqn.invars[0], INDEX_MAPS[name](eqn, idx))
+        prim = eqn.primitive
+        index_map = lowering_rule(prim, INDEX)
+        if index_map is not None:
+            return self.value(eqn.invars[0], index_map(eqn, idx))
         out = eqn.outvars[0].aval
-        if name in GENERATORS:
-            text = GENERATORS[name](eqn, idx)
+        generate = lowering_rule(prim, GENERATE)
+        if generate is not None:
+            text = generate(eqn, idx)
         else:
-            rule = ELEMENTWISE.get(name)
+            rule = lowering_rule(prim, EXPR)
             if rule is None:
-                raise NotImplementedError(f"no CPU kernel rule for primitive {name!r}")
+                raise NotImplementedError(f"no CPU kernel rule for primitive {prim.name!r}")
             args = [self.value(u, self._operand_index(u, out.shape, idx)) for u in eqn.invars]
-            text = cast_text(out.dtype, rule(eqn, args))
+            in_dtypes = [u.aval.dtype for u in eqn.invars]
+            text = cast_text(out.dtype, rule(args, in_dtypes, out.dtype, eqn.params))
         v = self.fresh()
-        self.emit(self.depth, f"{v} = {text}  # {name}", eqn)
+        self.emit(self.depth, f"{v} = {text}  # {prim.name}", eqn)
         return v
 
     @staticmethod
@@ -563,7 +260,7 @@ class FusedRenderer:
         for eqn in nest.roots:
             v = eqn.outvars[0]
             st = self.storage[v.id]
-            if eqn.primitive.name in REDUCERS:
+            if _is_reduction(eqn):
                 self._reduction(eqn, st, idx, hooks, blocked)
                 continue
             val = self._compute(eqn, idx)  # a root is computed here, not loaded
@@ -577,12 +274,12 @@ class FusedRenderer:
                 hooks.setup.append((1, f"{st} = np.empty(({shape},), {dt})", eqn))
         body = self.block
         guarded = (rank > 0 and not blocked
-                   and not any(e.primitive.name in REDUCERS for e in nest.roots)
+                   and not any(_is_reduction(e) for e in nest.roots)
                    and any(GUARDED.search(text) for _, text, _ in body))
         # a one-axis nest of blockwise sin/cos/tan stays on one thread: its blocks under
         # prange did not vectorize (measured 2-3x slower than one thread)
         prange_ok = self.parallel and rank > 0 and not blocked and not any(
-            e.primitive.name in REDUCERS and 0 in e.params["axes"] for e in nest.roots) \
+            _is_reduction(e) and 0 in e.params["axes"] for e in nest.roots) \
             and not (guarded and rank == 1)
         sizes = [self.size_src.get(d, str(nest.shape[d])) for d in range(rank)]
         self.block = []
@@ -692,12 +389,12 @@ class FusedRenderer:
         """A floating-point reduction over the innermost axis, accumulated in a scalar: done
         per block of values, lanes and cascade (fast and accurate, and no reassociation of
         any single chain, so it needs no fastmath)."""
-        if eqn.primitive.name not in BLOCKED or self.fastmath:
+        if not _is_reduction(eqn) or _reduction(eqn).blocked is None or self.fastmath:
             return False  # with fastmath LLVM may reassociate and vectorizes on its own
         x = eqn.invars[0].aval
         dt = eqn.outvars[0].aval.dtype
         axes = sorted(a % max(x.ndim, 1) for a in eqn.params["axes"])
-        cascade = BLOCKED[eqn.primitive.name][1]  # complex max/min: no lanes (plain loop)
+        cascade = _reduction(eqn).cascade  # complex max/min: no lanes (plain loop)
         return (dt.kind in ("fc" if cascade else "f") and not is_half(dt) and bool(axes)
                 and axes[-1] == x.ndim - 1
                 and axes == list(range(x.ndim - len(axes), x.ndim)))
@@ -706,7 +403,7 @@ class FusedRenderer:
         x = eqn.invars[0].aval
         dt = eqn.outvars[0].aval.dtype
         axes = sorted(a % max(x.ndim, 1) for a in eqn.params["axes"])
-        red = REDUCERS[eqn.primitive.name][dt.kind]
+        red = _reduction(eqn).by_kind[dt.kind]
         init = typed_const(red.identity(dt) if callable(red.identity) else red.identity, dt)
         kept = tuple(i for d, i in enumerate(idx) if d not in axes)
         val = self.value(eqn.invars[0], idx)
@@ -741,13 +438,14 @@ class FusedRenderer:
 
     def _blocked_reduction(self, eqn, acc, val, init, r, hooks):
         dt = ctor(eqn.outvars[0].aval.dtype)
-        op, cascade = BLOCKED[eqn.primitive.name]
+        red = _reduction(eqn)
+        op, cascade = red.blocked, red.cascade
         k = len(eqn.invars[0].aval.shape) - 1
         # The nest's block: a cascade fixes it at BLOCK (its numerics depend on it); max/min
         # alone take LANES, what fits the vector registers. Kept in hooks.pre under
         # "block" (and max/min lanes under "lanes") for _blocked_loops.
         nest = next(n for n in self.nests if any(e is eqn for e in n.roots))
-        size = BLOCK if any(self._blocked(e) and BLOCKED[e.primitive.name][1]
+        size = BLOCK if any(self._blocked(e) and _reduction(e).cascade
                             for e in nest.roots) else LANES
         hooks.pre["block"] = size
         if not cascade:  # max/min: exact in any order; per-lane updates vectorize
@@ -770,7 +468,7 @@ class FusedRenderer:
         if eqn.outvars[0].aval.dtype.kind == "f":
             step = f"rt.{op}_reassoc({part}, {val})"
         else:  # complex: plain arithmetic (no vector reduction to gain)
-            step = REDUCERS[eqn.primitive.name]["c"].combine.format(part, val)
+            step = red.by_kind["c"].combine.format(part, val)
         self.emit(self.depth, f"{part} = {step}", eqn)
         stack, levels, top = self.fresh("stk"), self.fresh("lvl"), self.fresh("top")
         hooks.setup.append((1, f"{stack} = np.empty(64, {dt})", eqn))
@@ -820,9 +518,9 @@ def kernel_cost(body: Jaxpr) -> Cost:
     kernel reads and writes in memory (its inputs and outputs, once)."""
     flops = 0
     for e in body.eqns:
-        if e.primitive.name in REDUCERS:
+        if _is_reduction(e):
             flops += e.invars[0].aval.size
-        elif e.primitive.name not in INDEX_MAPS:
+        elif not _is_index_map(e):
             flops += e.outvars[0].aval.size
     nbytes = sum(v.aval.size * v.aval.dtype.itemsize for v in body.invars)
     nbytes += sum(v.aval.size * v.aval.dtype.itemsize for v in body.outvars

@@ -1,240 +1,38 @@
-"""Render a whole optimized program: a Python *driver* for the top level and Numba *region*
-functions for control flow, one statement rule per primitive (`STATEMENTS`).
+"""The CPU backend's program-level rules (target "cpu.statement"): the statements of the
+driver and of control-flow regions, one rule `rule(fb, eqn)` per primitive that is not
+computed inside a fused kernel (`rules.py` has those), `fb` the `FunctionBuilder` of
+`render_program.py`.
 
-The driver allocates outputs with NumPy, calls the compiled kernels and does the free things
-itself (reshapes, transposes and slices are NumPy views; `dot_general` is NumPy's BLAS).
-A `cond`, `while` or `scan` becomes one Numba function whose body holds real `if`/`while`/
-`for` statements (never unrolled) calling the fused kernels of its body; nested control flow
-nests inside it. Rank-0 values are plain scalars everywhere, so a scalar `fori_loop` body is
-a few register operations per iteration.
-
-The same statement rules serve both contexts (`fb.host` tells them apart where it matters):
-their text is valid NumPy and valid Numba.
+The same rules serve both contexts (`fb.host` tells them apart where it matters): their text
+is valid NumPy and valid Numba. Structural operations are NumPy views on the host,
+`dot_general` is BLAS, gathers, scatters, arg-reductions and cumulative ops call runtime
+helpers on a (pre, axis, post) view, control flow becomes a Numba region.
 """
 from __future__ import annotations
 
 import math
-import re
-from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
-from ..passes._ir import literal_key
-from .cpu_kernels import ctor, is_half
+from ...core.fused import fused_p
+from ...core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from ...core.registry import lowering_rule
+from ...debug import debug_print_p, emit
+from ...lax import control_flow as cf
+from ...lax import primitives as lax
+from ..numba_text import ctor
+from . import buffers
+from .rules import STATEMENT, in_kernels, register_rules
 
-
-class ModuleText:
-    """A generated module: the header, then functions (each with its line -> eqn map)."""
-
-    HEADER = ("# jitviz generated kernels. The file name is a hash of this text: do not edit.\n"
-              "import numpy as np\n"
-              "from numba import njit, prange, objmode\n"
-              "from jitviz.backends import cpu_runtime as rt\n")
-
-    def __init__(self, options: str):
-        self.options = options  # the njit(...) arguments
-        self.functions: list[tuple[str, str, dict, str]] = []  # name, text, lines, options
-        self.extra_imports: set[str] = set()
-
-    def add(self, name, text, line_eqns, *, parallel=False):
-        opts = self.options + (", parallel=True" if parallel else "")
-        self.functions.append((name, text, line_eqns, opts))
-
-    def render(self):
-        lines = self.HEADER.splitlines() + sorted(self.extra_imports)
-        lines += _external_helpers("\n".join(f[1] for f in self.functions))
-        line_eqns = {}
-        for name, text, eqns, opts in self.functions:
-            if "objmode" in text:  # object-mode blocks hold the GIL anyway
-                opts = opts.replace(", nogil=True", "")
-            lines += ["", "", f"@njit({opts})"]
-            base = len(lines)
-            lines += text.rstrip("\n").split("\n")
-            line_eqns.update({base + k: e for k, e in eqns.items()})
-        return "\n".join(lines) + "\n", line_eqns
-
-
-def _external_helpers(text) -> list[str]:
-    """Helpers other modules add to `cpu_runtime` (a primitive's own Numba function, e.g.
-    jitviz.random's Threefry) are compiled into the kernels that call them, but live outside
-    cpu_runtime.py and so outside the cache tag: name each with a hash of its source, which
-    puts it in the module text, hence in the cache key."""
-    import hashlib
-    import inspect
-    from . import cpu_runtime
-    out = []
-    for name in sorted(set(re.findall(r"\brt\.(\w+)", text))):
-        fn = getattr(cpu_runtime, name, None)
-        py = getattr(fn, "py_func", None)
-        if py is None or py.__module__ == cpu_runtime.__name__:
-            continue
-        try:
-            src = inspect.getsource(py)
-        except (OSError, TypeError):
-            src = repr(py.__code__.co_code)
-        digest = hashlib.sha256(src.encode()).hexdigest()[:12]
-        out.append(f"# rt.{name} is {py.__module__}.{py.__qualname__} (source {digest})")
-    return out
-
-
-# --- function builder ----------------------------------------------------------------------
-
-class FunctionBuilder:
-    """Statements of one function (the driver, or a Numba region), with names for vars."""
-
-    def __init__(self, program, *, host: bool, module: ModuleText | None = None):
-        self.program = program
-        self.host = host
-        self.module = module  # the Numba module this function lives in (regions)
-        self.lines: list[tuple[int, str, Eqn | None]] = []
-        self.names: dict[int, str] = {}
-        self.layouts: dict[int, str] = {}  # "C", "A", or "S" (a scalar)
-        self.consts: dict = {}  # literal key -> (name, Literal): region parameters
-        self.depth = 1
-        self.counter = 0
-        self.used_kernels: dict[str, tuple] = {}
-        self.dims: list[int] = []  # a region's sizes, passed in as z0, z1, ... (see `dim`)
-
-    # -- naming ----------------------------------------------------------------------------
-    def fresh(self, prefix="v"):
-        self.counter += 1
-        return f"{prefix}{self.counter - 1}"
-
-    def bind(self, var: Var, name: str, layout: str):
-        self.names[var.id] = name
-        self.layouts[var.id] = "S" if var.aval.ndim == 0 else layout
-
-    def define(self, var: Var, layout="C", prefix="v") -> str:
-        name = self.fresh(prefix)
-        self.bind(var, name, layout)
-        return name
-
-    def atom(self, a) -> str:
-        if isinstance(a, Literal):
-            return self.const(a)
-        return self.names[a.id]
-
-    def layout(self, a) -> str:
-        return "S" if isinstance(a, Literal) or a.aval.ndim == 0 else self.layouts[a.id]
-
-    def const(self, lit: Literal) -> str:
-        if self.host:
-            return self.program.host_const(lit)
-        k = literal_key(lit)
-        if k not in self.consts:
-            self.consts[k] = (f"c{len(self.consts)}", lit)
-        return self.consts[k][0]
-
-    def dim(self, n) -> str:
-        """A size that comes from a shape. The driver writes it as a number; a region takes
-        it as a parameter, one per use (never merged by value: (3, 3) and (3, 4) must give
-        the same text), so a new shape of the same rank reuses the compiled region."""
-        if self.host:
-            return str(int(n))
-        self.dims.append(int(n))
-        return f"z{len(self.dims) - 1}"
-
-    def shape(self, shape) -> str:
-        """A shape tuple, its sizes through `dim`."""
-        return _shape_text([self.dim(d) for d in shape])
-
-    def kernel_arg(self, a) -> str:
-        """How a value is passed to a fused kernel: float16 as uint16 bits (arrays) or
-        float32 (scalars), since Numba has no half type."""
-        name = self.atom(a)
-        if not is_half(a.aval.dtype):
-            return name
-        if not self.host:
-            raise NotImplementedError("float16 values inside control flow")
-        return f"{name}.view(np.uint16)" if a.aval.ndim else f"np.float32({name})"
-
-    def contiguous(self, a) -> str:
-        """`a` as a C-contiguous array (loop carries and branch results must have one type)."""
-        name = self.atom(a)
-        return name if self.layout(a) in ("C", "S") else f"np.ascontiguousarray({name})"
-
-    # -- emission --------------------------------------------------------------------------
-    def emit(self, text, eqn=None):
-        self.lines.append((self.depth, text, eqn))
-
-    @contextmanager
-    def indent(self):
-        self.depth += 1
-        try:
-            yield
-        finally:
-            self.depth -= 1
-
-    def assign(self, var: Var, text: str, eqn, layout="C"):
-        """`name = text` for one output var (rank-0 results cast to their exact dtype)."""
-        if var.aval.ndim == 0 and self.host:
-            text = f"{ctor(var.aval.dtype)}({text})"
-        name = self.define(var, layout)
-        self.emit(f"{name} = {text}", eqn)
-        return name
-
-    def render_eqns(self, eqns):
-        from .cpu_kernels import kernel_rule_names
-        for eqn in eqns:
-            rule = STATEMENTS.get(eqn.primitive.name)
-            if rule is None and eqn.primitive.name in kernel_rule_names():
-                rule = _unfused
-            if rule is None:
-                raise NotImplementedError(
-                    f"the CPU backend has no rule for primitive {eqn.primitive.name!r}")
-            if self.host and self.program.timings is not None:
-                self._timed_statements(rule, eqn)
-            else:
-                rule(self, eqn)
-
-    def _timed_statements(self, rule, eqn):
-        """profile=True: an equation the driver runs itself (a BLAS call, a copy; not a
-        kernel call, which is timed where it is called) is bracketed by clock reads."""
-        first, kernels = len(self.lines), len(self.program.kernels)
-        rule(self, eqn)
-        if len(self.program.kernels) != kernels or len(self.lines) == first:
-            return
-        depth = self.lines[first][0]
-        key = f"host_{len(self.program.namespace)}"
-        self.program.namespace[key] = (eqn,)
-        self.lines.insert(first, (depth, "_t0 = _clock()", None))
-        self.lines.append((depth, f"_timings.add({key!r}, {key}, _clock() - _t0)", None))
-
-    def inline_jaxpr(self, jaxpr: Jaxpr, args) -> list[str]:
-        """Render `jaxpr`'s equations here with its invars bound to `args` (atoms of the
-        enclosing scope); returns the names of its outputs."""
-        for v, a in zip(jaxpr.invars, args):
-            if isinstance(a, Literal):
-                self.bind(v, self.const(a), "S")
-            else:
-                self.bind(v, self.names[a.id], self.layout(a))
-        self.render_eqns(jaxpr.eqns)
-        return [self.atom(o) for o in jaxpr.outvars]
-
-    def text(self, header: str, footer: str = "") -> tuple[str, dict]:
-        lines = [header]
-        line_eqns = {}
-        for depth, text, eqn in self.lines:
-            lines.append("    " * depth + text)
-            if eqn is not None:
-                line_eqns[len(lines)] = eqn
-        if footer:
-            lines.append(footer)
-        if len(lines) == 1:
-            lines.append("    pass")
-        return "\n".join(lines) + "\n", line_eqns
-
-
-def _shape_text(shape) -> str:
-    return "(" + "".join(f"{d}, " for d in shape).rstrip(" ") + ")"
+if TYPE_CHECKING:
+    from .render_program import FunctionBuilder
 
 
 def _alloc_text(fb, shape, dtype) -> str:
     """A new output array: large ones on the host come from the buffer pool."""
-    from . import cpu_buffers
     nbytes = math.prod(shape) * np.dtype(dtype).itemsize
-    fn = "_empty" if fb.host and nbytes >= cpu_buffers.MIN_BYTES else "np.empty"
+    fn = "_empty" if fb.host and nbytes >= buffers.MIN_BYTES else "np.empty"
     return f"{fn}({fb.shape(shape)}, {ctor(dtype)})"
 
 
@@ -556,22 +354,20 @@ def _arg_reduce(helper):
     return rule
 
 
-_CUMULATIVE = {"cumsum": "cumsum3", "cumprod": "cumprod3", "cummax": "cummax3",
-               "cummin": "cummin3"}
-_CUMULATIVE_BOOL = {"cummax": "cumor3", "cummin": "cumand3", "cumsum": "cumor3",
-                    "cumprod": "cumand3"}
-
-
-def _cumulative(fb, eqn):
-    x, v = eqn.invars[0], eqn.outvars[0]
-    if x.aval.ndim == 0:
-        return fb.assign(v, fb.atom(x), eqn, "S")
-    axis = eqn.params["axis"]
-    pre, n, post = _pre_mid_post(x.aval.shape, axis, axis + 1)
-    name = fb.assign(v, f"np.ascontiguousarray({fb.atom(x)}).copy()", eqn)
-    table = _CUMULATIVE_BOOL if x.aval.dtype == np.bool_ else _CUMULATIVE
-    fb.emit(f"rt.{table[eqn.primitive.name]}({name}.reshape({fb.shape((pre, n, post))}), "
-            f"{bool(eqn.params['reverse'])})", eqn)
+def _cumulative(helper, bool_helper):
+    """A scan along one axis, in place on a copy, by `rt.<helper>`; by `rt.<bool_helper>` on
+    booleans (where a sum or max is an or, a product or min an and)."""
+    def rule(fb, eqn):
+        x, v = eqn.invars[0], eqn.outvars[0]
+        if x.aval.ndim == 0:
+            return fb.assign(v, fb.atom(x), eqn, "S")
+        axis = eqn.params["axis"]
+        pre, n, post = _pre_mid_post(x.aval.shape, axis, axis + 1)
+        name = fb.assign(v, f"np.ascontiguousarray({fb.atom(x)}).copy()", eqn)
+        scan = bool_helper if x.aval.dtype == np.bool_ else helper
+        fb.emit(f"rt.{scan}({name}.reshape({fb.shape((pre, n, post))}), "
+                f"{bool(eqn.params['reverse'])})", eqn)
+    return rule
 
 
 def _dot_general(fb, eqn):
@@ -627,7 +423,6 @@ def _debug_print(fb, eqn):
     call = (f"_debug_emit({eqn.params['fmt']!r}, {tuple(eqn.params.get('names', ()))!r}, "
             f"({args}{',' if eqn.invars else ''}))")
     if fb.host:
-        from ..debug import emit
         fb.program.namespace["_debug_emit"] = emit
         fb.emit(call, eqn)
         return
@@ -641,7 +436,6 @@ def _debug_print(fb, eqn):
 def _unfused(fb, eqn):
     """An elementwise/reduction equation outside any `fused` (the fusion pass wraps them all;
     this serves pipelines that skip it): compiled as a one-equation kernel."""
-    from ..core.fused import fused_p
     body = Jaxpr((), [Var(a.aval) for a in eqn.invars if isinstance(a, Var)], [], [])
     env = {a.id: v for a, v in zip([a for a in eqn.invars if isinstance(a, Var)],
                                    body.invars)}
@@ -654,20 +448,27 @@ def _unfused(fb, eqn):
     _fused(fb, wrapped)
 
 
-STATEMENTS = {
-    "fused": _fused,
-    "cond": _region_or(_cond_inline), "while": _region_or(_while_inline),
-    "scan": _region_or(_scan_inline), "jit": _jit_inline,
-    "reshape": _reshape, "squeeze": _reshape, "transpose": _transpose, "rev": _rev,
-    "slice": _slice, "dynamic_slice": _dynamic_slice,
-    "dynamic_update_slice": _dynamic_update_slice, "concatenate": _concatenate,
-    "stack": _stack, "gather": _gather, "scatter": _scatter,
-    "argmax": _arg_reduce("argmax3"), "argmin": _arg_reduce("argmin3"),
-    "cumsum": _cumulative, "cumprod": _cumulative, "cummax": _cumulative,
-    "cummin": _cumulative, "dot_general": _dot_general, "debug_print": _debug_print,
-}
+register_rules(STATEMENT, {
+    fused_p: _fused,
+    cf.cond_p: _region_or(_cond_inline), cf.while_p: _region_or(_while_inline),
+    cf.scan_p: _region_or(_scan_inline), cf.jit_p: _jit_inline,
+    lax.reshape_p: _reshape, lax.squeeze_p: _reshape, lax.transpose_p: _transpose,
+    lax.rev_p: _rev, lax.slice_p: _slice, lax.dynamic_slice_p: _dynamic_slice,
+    lax.dynamic_update_slice_p: _dynamic_update_slice, lax.concatenate_p: _concatenate,
+    lax.stack_p: _stack, lax.gather_p: _gather, lax.scatter_p: _scatter,
+    lax.argmax_p: _arg_reduce("argmax3"), lax.argmin_p: _arg_reduce("argmin3"),
+    lax.cumsum_p: _cumulative("cumsum3", "cumor3"),
+    lax.cumprod_p: _cumulative("cumprod3", "cumand3"),
+    lax.cummax_p: _cumulative("cummax3", "cumor3"),
+    lax.cummin_p: _cumulative("cummin3", "cumand3"),
+    lax.dot_general_p: _dot_general, debug_print_p: _debug_print,
+})
 
 
-def statement_rule_names() -> set[str]:
-    return set(STATEMENTS)
-
+def statement_rule(prim):
+    """The rule that renders an equation of `prim` in the driver or a region: its own, else
+    (a kernel primitive outside any `fused`) a one-equation kernel; None if neither."""
+    rule = lowering_rule(prim, STATEMENT)
+    if rule is None and in_kernels(prim):
+        return _unfused
+    return rule

@@ -5,7 +5,8 @@ They live in one importable module so Numba can cache kernels that use them. Mos
 scalar functions that LLVM inlines into the kernel loop; `expf` is a branch-free float32
 exponential, so loops calling it vectorize (libm's `expf` does not, and `exp` dominates
 SELU-like kernels). The other elementary functions (`rt.tanh_f32`, `rt.log_f64`, ...) are
-vecmath.py's, re-exported here.
+vecmath.py's, re-exported here; helpers that rules register with their lowerings join them
+at first use (`provide`).
 """
 from __future__ import annotations
 
@@ -17,10 +18,10 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from .vecmath import *  # noqa: F401,F403  (rt.tanh_f32, ...: the vectorized math functions)
-from .vecmath import target_has_avx512
+from .vecmath_core import target_has_avx512
 
 # No `cache=True`: Numba's own disk cache loads machine code unverified. Kernels calling these
-# have their code linked in; for drivers calling them, cpu_cache gives them its verified cache.
+# have their code linked in; for drivers calling them, cache.py gives them its verified cache.
 _jit = njit(cache=False, error_model="numpy", nogil=True)
 _inline = njit(cache=False, error_model="numpy", nogil=True, inline="always")
 
@@ -567,3 +568,18 @@ def _make_lanes_total(op):
 
 lanes_total_max = _make_lanes_total(_lanes_max)
 lanes_total_min = _make_lanes_total(_lanes_min)
+
+
+# --- helpers registered with lowerings ------------------------------------------------------
+
+def provide(name: str, fn) -> None:
+    """Make `fn`, a helper a rule was registered with (`register_lowering(..., helpers=)`,
+    e.g. jitviz.random's Threefry), callable as `rt.<name>` in generated code: compiled by
+    Numba once, on first use. A name this module already gives another function is an
+    error, not a silent replacement."""
+    current = globals().get(name)
+    if current is None:
+        globals()[name] = _jit(fn)
+    elif getattr(current, "py_func", None) is not fn:
+        raise ValueError(f"the CPU runtime already has rt.{name}; register the helper of "
+                         f"{fn.__module__}.{fn.__qualname__} under another name")

@@ -1,0 +1,420 @@
+"""Branch-free elementary functions for the CPU kernels, float32 and float64, that vectorize.
+
+A kernel that calls libm per element (`np.tanh(x)` in Numba) runs one scalar call per value:
+the loop cannot vectorize. The functions here are straight-line arithmetic instead: a range
+reduction by exact operations, a polynomial on the reduced range, a reconstruction, and
+selects (`a if c else b`, which LLVM turns into vector blends) for the special values. No
+fastmath: every step is IEEE arithmetic whose error is bounded below.
+
+Each function has one implementation, written once for both float types by a factory that
+closes over that type's constants (`F32`, `F64` of vecmath_core.py, with the intrinsics the
+functions are built from; the trigonometric ones are vecmath_trig.py's); Numba freezes them
+into the code. The polynomials' coefficients come from `scripts/fit_vecmath.py`
+(least-squares fits of each function's tail after its exact leading terms, on Chebyshev
+nodes, against long-double references). The kernels call them as `rt.<name>_f32` /
+`rt.<name>_f64` (runtime.py re-exports them; the `_vector` rule of rules.py names the
+function of a primitive and dtype).
+sin/cos/tan also have `_fast` variants without the large-argument table and a `trig_big_*`
+test, which elementwise kernels use blockwise (`FusedRenderer._guarded_loops`).
+
+Measured accuracy (max ulp over the whole range, tests/test_vecmath.py) is in README.md.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from .vecmath_core import F32, F64, as_float, as_int, fma, horner, inline, ldexp, \
+    target_has_avx512
+from .vecmath_trig import (TRIG_F32, TRIG_F32_FAST, TRIG_F64, TRIG_F64_FAST,
+                           make_inverse_trig, trig_big_f32, trig_big_f64)
+
+
+# --- scaling by 2**n -----------------------------------------------------------------------
+
+def _make_scale(c):
+    I, MANT, BIAS = c.I, c.MANT, c.BIAS
+
+    @inline
+    def scale_bits(p, k):
+        """p * 2**k from exponent bits, in two halves (|k| up to twice the exponent range,
+        subnormal results rounded once, in the second product)."""
+        h = k >> 1
+        a = as_float(I((I(h) + BIAS) << MANT))
+        b = as_float(I((I(k - h) + BIAS) << MANT))
+        return p * a * b
+
+    @inline
+    def scale_ldexp(p, k):
+        return ldexp(p, np.int32(k))
+
+    return scale_ldexp if target_has_avx512() else scale_bits
+
+
+# --- exp, expm1, exp2, logistic, tanh, sinh, cosh ------------------------------------------
+
+def _make_exp_family(c, scale):
+    F, P, LOG2E, LN2_HI, LN2_LO = c.F, c.EXPM1, c.LOG2E, c.LN2_HI, c.LN2_LO
+    ZERO, HALF, ONE, TWO = c.ZERO, c.HALF, c.ONE, c.TWO
+    LO, HI, LO2, HI2 = c.EXP_LO, c.EXP_HI, c.EXP2_LO, c.EXP2_HI
+
+    @inline
+    def expm1_poly(r):
+        """e^r - 1 for |r| <= ln2/2: r + r^2/2 exactly, the tail r^3 P(r) fitted."""
+        return fma(r * r, fma(r, horner(r, P), HALF), r)
+
+    @inline
+    def parts(x):
+        """(q, n) with e^x = 2^n (1 + q). Cody-Waite: n = rint(x / ln2), r = x - n ln2 with
+        ln2 in two pieces; n * LN2_HI is exact (LN2_HI ends in zero bits and |n| is small
+        after the clamp), so r carries only the tiny n * LN2_LO rounding. A NaN is clamped
+        to a number here (the callers restore it)."""
+        xc = x if x > LO else LO
+        xc = xc if xc < HI else HI
+        n = np.rint(xc * LOG2E)
+        r = fma(n, -LN2_HI, xc)
+        r = fma(n, -LN2_LO, r)
+        return expm1_poly(r), np.int32(n)
+
+    @inline
+    def from_parts_m1(q, k):
+        """2^k (1 + q) - 1 without cancellation: for k <= 1 as 2^k q + (2^k - 1), where
+        2^k - 1 is exact; for larger k as 2^k (1 + q) - 1, which loses nothing (the result
+        exceeds 2.8) and does not overflow 2^k early near the largest results."""
+        small = scale(q, k) + (scale(ONE, k) - ONE)
+        big = scale(q + ONE, k) - ONE
+        return small if k < 2 else big
+
+    @inline
+    def exp(x):
+        q, k = parts(x)
+        y = scale(q + ONE, k)
+        return y if x == x else x
+
+    @inline
+    def expm1(x):
+        q, k = parts(x)
+        y = from_parts_m1(q, k)
+        return x if (x == ZERO) | (x != x) else y  # -0.0 and NaN as given
+
+    @inline
+    def exp2(x):
+        """2^x = 2^n 2^r, n = rint(x), r = x - n exact, 2^r = e^(r ln2)."""
+        xc = x if x > LO2 else LO2
+        xc = xc if xc < HI2 else HI2
+        n = np.rint(xc)
+        y = scale(expm1_poly((xc - n) * LN2_HI + (xc - n) * LN2_LO) + ONE, np.int32(n))
+        return y if x == x else x
+
+    @inline
+    def logistic(x):
+        """1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: e = e^-|x| never overflows, and
+        tiny results for very negative x keep their precision (1 / (1 + inf) would be 0)."""
+        q, k = parts(-abs(x))
+        e = scale(q + ONE, k)
+        y = (ONE if x >= ZERO else e) / (ONE + e)
+        return y if x == x else x
+
+    @inline
+    def tanh(x):
+        """With t = expm1(+-2|x|): -t / (t + 2) below |x| = 1 (no cancellation for small x),
+        1 - 2 / (t + 2) above; one division for both. Saturates at 1 as t overflows."""
+        a = abs(x)
+        big = a >= ONE
+        q, k = parts(a + a if big else -(a + a))
+        t = from_parts_m1(q, k)
+        d = (TWO if big else -t) / (t + TWO)
+        y = ONE - d if big else d
+        y = y if a == a else x
+        return np.copysign(y, x)
+
+    @inline
+    def sinh(x):
+        """|x| < 1: (E + E / (E + 1)) / 2 with E = expm1(|x|) (no cancellation); above,
+        e^|x| / 2 - e^-|x| / 2 from the same 2^n (1 + q), scaled by 2^(n-1) directly so
+        values near the overflow threshold stay finite. One division for both."""
+        a = abs(x)
+        q, k = parts(a)
+        p = q + ONE
+        small = a < ONE
+        em1 = from_parts_m1(q, k)
+        d = (em1 if small else ONE) / (em1 + ONE if small else p)
+        y = HALF * (em1 + d) if small else scale(p, k - 1) - scale(d, -k - 1)
+        y = y if a == a else x
+        return np.copysign(y, x)
+
+    @inline
+    def cosh(x):
+        """e^|x| / 2 + e^-|x| / 2, both from 2^n (1 + q) (no cancellation: both positive)."""
+        a = abs(x)
+        q, k = parts(a)
+        p = q + ONE
+        y = scale(p, k - 1) + scale(ONE / p, -k - 1)
+        return y if a == a else a
+
+    if c.TANH is None:
+        return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,
+                               tanh=tanh, sinh=sinh, cosh=cosh, parts=parts)
+    PT, PS, SMALL_T = c.TANH, c.SINH, F(0.5625)
+
+    @inline
+    def tanh_poly(x):
+        """float32: x + x^3 P(x^2) below 0.5625 (fitted), 1 - 2 / (e^2|x| + 1) above
+        (the quotient is at most 0.5 there, so the subtraction loses nothing)."""
+        a = abs(x)
+        z = a * a
+        q, k = parts(a + a)
+        big = ONE - TWO / (scale(q + ONE, k) + ONE)
+        y = fma(a * z, horner(z, PT), a) if a < SMALL_T else big
+        y = y if a == a else x
+        return np.copysign(y, x)
+
+    @inline
+    def sinh_poly(x):
+        """float32: x + x^3 P(x^2) below 1 (fitted), e^|x| / 2 - e^-|x| / 2 above."""
+        a = abs(x)
+        z = a * a
+        q, k = parts(a)
+        p = q + ONE
+        big = scale(p, k - 1) - scale(ONE / p, -k - 1)
+        y = fma(a * z, horner(z, PS), a) if a < ONE else big
+        y = y if a == a else x
+        return np.copysign(y, x)
+
+    return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,
+                           tanh=tanh_poly, sinh=sinh_poly, cosh=cosh, parts=parts)
+
+
+# --- log, log1p, log2, log10, asinh, acosh, atanh -------------------------------------------
+
+def _make_log_family(c, scale):
+    F, I, P, PF, MANT, BIAS = c.F, c.I, c.LOG, c.LOG_F, c.MANT, c.BIAS
+    ZERO, HALF, ONE, TWO, INF, NAN = c.ZERO, c.HALF, c.ONE, c.TWO, c.INF, c.NAN
+    TINY, SUB_SCALE, SUB_K = c.TINY, c.SUB_SCALE, c.SUB_K
+    OFFSET, SQRTH_BITS, MANT_MASK = I(c.ONE_BITS - c.SQRTH_BITS), c.SQRTH_BITS, c.MANT_MASK
+    LN2_HI, LN2_LO, LOG2E_HI, LOG2E_LO = c.LN2_HI, c.LN2_LO, c.LOG2E_HI, c.LOG2E_LO
+    LOG10E, L10_HI, L10_LO, HUGE = c.LOG10E, c.LOG10_2_HI, c.LOG10_2_LO, c.HUGE
+
+    @inline
+    def tail_atanh(f, hfsq):
+        """fdlibm's identity: s = f / (2 + f), log(1 + f) = 2 atanh(s)
+        = f - f^2/2 + s (f^2/2 + R(s^2)), R fitted, |s| < 0.1716."""
+        s = f / (TWO + f)
+        z = s * s
+        return s * (hfsq + z * horner(z, P))
+
+    @inline
+    def tail_poly(f, hfsq):
+        """log(1 + f) - (f - f^2/2) = f^3 P(f), P fitted: no division (float32)."""
+        return f * (f * f) * horner(f, PF)
+
+    tail_of = tail_atanh if PF is None else tail_poly
+
+    @inline
+    def parts(u, c_abs):
+        """(k, f, hfsq, tail) with u + c_abs = 2^k (1 + f) and log(1 + f) = f - hfsq + tail.
+        k and 1 + f in [sqrt(1/2), sqrt(2)) come from the bits: adding ONE - sqrt(1/2) to
+        the bits carries into the exponent exactly when the mantissa is >= sqrt(1/2) (so
+        k = exponent + 1 there), and the mantissa bits, re-based at sqrt(1/2), give 1 + f
+        (exact, so f = m - 1 is exact). Subnormal u is first lifted by 2^(mant+2). c_abs, a
+        correction below u's last bit (log1p's rounding of 1 + x), joins f after scaling by
+        2^-k, where f has room for it. The tail: `tail_of`."""
+        sub = u < TINY
+        us = u * SUB_SCALE if sub else u
+        # (I(...) around integer steps: Numba widens int32 arithmetic to int64, which
+        # would double the vector integer work and convert k from int64)
+        ix = I(as_int(us) + OFFSET)
+        k = I(I((ix >> MANT) - BIAS) - (SUB_K if sub else I(0)))
+        m = as_float(I((ix & MANT_MASK) + SQRTH_BITS))
+        k32 = np.int32(k)
+        f = (m - ONE) + scale(c_abs, -k32)
+        hfsq = HALF * f * f
+        return F(k), f, hfsq, tail_of(f, hfsq)
+
+    @inline
+    def log_of(u, c_abs, kadd):
+        """log(u + c_abs) + kadd ln2, with k ln2 in two pieces (k * LN2_HI exact)."""
+        k, f, hfsq, tail = parts(u, c_abs)
+        k = k + kadd
+        return fma(k, LN2_HI, ((tail + k * LN2_LO) - hfsq) + f)
+
+    @inline
+    def one_plus(t):
+        """(u, c_abs): u = fl(1 + t) and its rounding error c_abs = (1 + t) - u, exactly
+        (Fast2Sum: the larger of 1 and t first)."""
+        u = ONE + t
+        return u, (ONE - (u - t)) if t >= ONE else (t - (u - ONE))
+
+    @inline
+    def specials(x, y, lo):
+        """log-like results: NaN below the domain's bound `lo`, -inf at it, inf at inf."""
+        y = y if x > lo else (-INF if x == lo else NAN)
+        return y if x < INF else x  # inf stays inf, NaN stays NaN
+
+    @inline
+    def log(x):
+        return specials(x, log_of(x, ZERO, ZERO), ZERO)
+
+    @inline
+    def log1p(x):
+        u, cr = one_plus(x)
+        y = log_of(u, cr, ZERO)
+        y = x if x == ZERO else y  # -0.0
+        return specials(x, y, -ONE)
+
+    @inline
+    def log2(x):
+        """k + log(1 + f) log2(e): exact for powers of two (log(1) = 0); log2(e) in two
+        pieces so the product keeps the precision of log(1 + f)."""
+        k, f, hfsq, tail = parts(x, ZERO)
+        v = (tail - hfsq) + f
+        return specials(x, fma(v, LOG2E_HI, fma(v, LOG2E_LO, k)), ZERO)
+
+    @inline
+    def log10(x):
+        """k log10(2) + log(1 + f) log10(e), log10(2) in two pieces (k * L10_HI exact)."""
+        k, f, hfsq, tail = parts(x, ZERO)
+        v = (tail - hfsq) + f
+        return specials(x, fma(k, L10_HI, fma(v, LOG10E, k * L10_LO)), ZERO)
+
+    @inline
+    def asinh(x):
+        """sign(x) log(|x| + sqrt(x^2 + 1)), as one log with a chosen argument:
+        |x| <= 2: log1p(a + a^2 / (1 + sqrt(1 + a^2)))  (no cancellation near 0);
+        2 < |x| <= HUGE: log(2a + 1 / (a + sqrt(a^2 + 1)));  beyond: log(a) + ln2."""
+        a = abs(x)
+        small, huge = a <= TWO, a > HUGE
+        sq = np.sqrt(fma(a, a, ONE) if not huge else ONE)
+        d = (a * a if small else ONE) / (ONE + sq if small else a + sq)  # one division
+        u, cr = one_plus(a + d)
+        u = u if small else (a if huge else a + a + d)
+        y = log_of(u, cr if small else ZERO, ONE if huge else ZERO)
+        y = y if (a == a) & (a < INF) & (a != ZERO) else a
+        return np.copysign(y, x)
+
+    @inline
+    def acosh(x):
+        """log(x + sqrt(x^2 - 1)) as one log: x < 2: log1p(t + sqrt(2t + t^2)), t = x - 1
+        exact; 2 <= x <= HUGE: log(2x - 1 / (x + sqrt(x^2 - 1))); beyond: log(x) + ln2."""
+        small, huge = x < TWO, x > HUGE
+        t = x - ONE
+        sq = np.sqrt(fma(x, x, -ONE) if not (huge | small) else ONE)
+        u, cr = one_plus(t + np.sqrt(fma(t, t, t + t) if small else ZERO))
+        u = u if small else (x if huge else x + x - ONE / (x + sq))
+        y = log_of(u, cr if small else ZERO, ONE if huge else ZERO)
+        y = y if x > ONE else (ZERO if x == ONE else NAN)
+        return y if x < INF else x
+
+    @inline
+    def atanh(x):
+        """sign(x) log1p(2a / (1 - a)) / 2, written fdlibm's way below a = 1/2:
+        log1p(2a + 2a a / (1 - a)) (the small term separate); one division for both."""
+        a = abs(x)
+        t = a + a
+        small = a < HALF
+        d = (t * a if small else t) / (ONE - a)
+        u, cr = one_plus(t + d if small else d)
+        y = HALF * log_of(u, cr, ZERO)
+        y = y if a < ONE else (INF if a == ONE else NAN)
+        y = y if a != ZERO else a
+        return np.copysign(y, x)
+
+    return SimpleNamespace(log=log, log1p=log1p, log2=log2, log10=log10, asinh=asinh,
+                           acosh=acosh, atanh=atanh, log_of=log_of)
+
+
+# --- cbrt, pow --------------------------------------------------------------------------------
+
+def _make_cbrt(c, scale):
+    F, I, MANT, BIAS, ONE, TWO = c.F, c.I, c.MANT, c.BIAS, c.ONE, c.TWO
+    TINY, INF, MASK, ONE_BITS = c.TINY, c.INF, c.MANT_MASK, c.ONE_BITS
+    START = tuple(F(v) for v in (0.5538377439720975, 0.5849490984690608,
+                                 -0.16147549955620027, 0.02277094563997633))
+    CBRT2, CBRT4 = F(2.0 ** (1 / 3)), F(4.0 ** (1 / 3))
+    SUB_SCALE, SUB_Q = F(2.0 ** (3 * 18)), np.int32(18)  # a multiple of 3: exact cbrt
+    STEPS = 1 if F is np.float32 else 2
+
+    @inline
+    def cbrt(x):
+        """|x| = 2^(3q + k) m, m in [1, 2), k in {0, 1, 2}: a cubic start for cbrt(m)
+        (2^-13.6), times cbrt(2^k), refined for v = 2^k m by Halley's iteration
+        t (t^3 + 2v) / (2t^3 + v) (cubic convergence: float64 only, to 2^-40) and a Newton
+        step (quadratic), scaled by 2^q. Subnormals are lifted by 2^54 first (a multiple
+        of 3)."""
+        a = abs(x)
+        sub = a < TINY
+        ix = as_int(a * SUB_SCALE if sub else a)
+        e = np.int32(I(ix >> MANT) - BIAS)  # (np.int32: Numba widens int32 arithmetic)
+        q = np.int32(np.int32(np.uint32(np.int32(e + np.int32(3000))) // np.uint32(3))
+                     - np.int32(1000))  # floor(e / 3) by an unsigned division (no branches)
+        k = np.int32(e - np.int32(3) * q)
+        m = as_float(I((ix & MASK) | ONE_BITS))
+        v = m * (ONE if k == 0 else (TWO if k == 1 else F(4)))
+        t = horner(m, START) * (ONE if k == 0 else (CBRT2 if k == 1 else CBRT4))
+        for _ in range(STEPS - 1):
+            t3 = t * t * t
+            t = t * (t3 + v + v) / (t3 + t3 + v)
+        # a last Newton step on an accurate residual: t^2 = t2 + e2 exactly (FMA), so
+        # t^3 - v is known far below t's last bit and the result rounds once, at the end
+        t2 = t * t
+        e2 = fma(t, t, -t2)
+        res = fma(t2, t, -v) + e2 * t
+        t = t - res / (F(3) * t2)
+        y = scale(t, np.int32(q - (SUB_Q if sub else np.int32(0))))
+        y = y if (a < INF) & (a != F(0)) else a
+        return np.copysign(y, x)
+
+    return cbrt
+
+
+def _build(c):
+    scale = _make_scale(c)
+    e = _make_exp_family(c, scale)
+    lg = _make_log_family(c, scale)
+    trig = TRIG_F32 if c is F32 else TRIG_F64
+    return SimpleNamespace(scale=scale, **vars(e), **vars(lg), **vars(trig),
+                           **vars(make_inverse_trig(c)), cbrt=_make_cbrt(c, scale))
+
+
+_V32 = _build(F32)
+_V64 = _build(F64)
+
+# the kernels' names: rt.tanh_f32, rt.log_f64, ...
+FUNCTIONS = ("exp", "expm1", "exp2", "logistic", "tanh", "sinh", "cosh",
+             "log", "log1p", "log2", "log10", "asinh", "acosh", "atanh", "sin", "cos", "tan", "atan", "asin", "acos", "atan2", "cbrt")
+__all__ = []
+for _name in FUNCTIONS:
+    globals()[f"{_name}_f32"] = getattr(_V32, _name)
+    globals()[f"{_name}_f64"] = getattr(_V64, _name)
+    __all__ += [f"{_name}_f32", f"{_name}_f64"]
+__all__.append("pow_f32")  # float64 pow stays libm's: it needs a double-double log
+for _name in ("sin", "cos", "tan"):
+    globals()[f"{_name}_f32_fast"] = getattr(TRIG_F32_FAST, _name)
+    globals()[f"{_name}_f64_fast"] = getattr(TRIG_F64_FAST, _name)
+    __all__ += [f"{_name}_f32_fast", f"{_name}_f64_fast"]
+__all__ += ["trig_big_f32", "trig_big_f64"]
+
+
+_exp64, _log64 = _V64.exp, _V64.log
+
+
+@inline
+def pow_f32(x, y):
+    """x^y for float32 as exp(y log|x|) in float64 (log and exp above: |y log x| < 104 for
+    finite nonzero results, so its float64 error is far below a float32 ulp), then C's
+    special cases: x^0 = 1 and 1^y = 1 (even NaN), (-1)^+-inf = 1, a negative x needs an
+    integral y (else NaN; -inf excepted) and an odd one flips the sign (of zeros and
+    infinities too)."""
+    ONE = np.float32(1)
+    xd, yd = np.float64(x), np.float64(y)
+    ad = abs(xd)
+    r = np.float32(_exp64(yd * _log64(ad)))
+    integral = np.rint(yd) == yd
+    odd = integral & (np.rint(yd * 0.5) * 2.0 != yd)
+    neg = np.copysign(1.0, xd) < 0.0
+    r = -r if neg & odd else r
+    finite_neg = (xd < 0.0) & (xd > -np.inf)  # (-inf)^y is +-inf or +-0, never NaN
+    r = np.float32(np.nan) if finite_neg & ~integral & (abs(yd) < np.inf) else r
+    r = ONE if (ad == 1.0) & (abs(yd) == np.inf) else r
+    return ONE if (y == 0) | (x == ONE) else r

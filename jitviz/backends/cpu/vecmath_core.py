@@ -1,0 +1,183 @@
+"""The building blocks of vecmath.py's functions: LLVM intrinsics (fused multiply-add, bit
+casts, scaling by 2**n), Horner's scheme, and the per-type constants and fitted coefficients
+(`F32`, `F64`) that each function's factory closes over.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+# no `cache=True`: these are inlined into kernels, whose code the verified kernel cache keeps
+inline = njit(cache=False, error_model="numpy", nogil=True, inline="always")
+
+
+# --- intrinsics: fused multiply-add, bit casts, scaling by 2**n --------------------------
+
+def _is_float(t):
+    return t in (types.float32, types.float64)
+
+
+@intrinsic
+def fma(typingctx, a, b, c):
+    """a * b + c with one rounding (llvm.fma: a vector FMA once the loop vectorizes). Only
+    inside these approximations (whose error bounds count on it), never for user code."""
+    if not (a == b == c and _is_float(a)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        t = args[0].type
+        fn = builder.module.declare_intrinsic("llvm.fma", [t], ir.FunctionType(t, [t] * 3))
+        return builder.call(fn, args)
+    return a(a, a, a), codegen
+
+
+@intrinsic
+def as_int(typingctx, x):
+    """The bits of a float as the signed integer of its width."""
+    if not _is_float(x):
+        return None
+    it = types.int32 if x == types.float32 else types.int64
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32 if x == types.float32 else 64))
+    return it(x), codegen
+
+
+@intrinsic
+def as_float(typingctx, i):
+    """The float whose bits are the integer `i` (int32 -> float32, int64 -> float64)."""
+    if i not in (types.int32, types.int64):
+        return None
+    ft = types.float32 if i == types.int32 else types.float64
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType() if i == types.int32 else ir.DoubleType())
+    return ft(i), codegen
+
+
+@intrinsic
+def ldexp(typingctx, x, n):
+    """x * 2**n with one rounding (llvm.ldexp: one `vscalefps/pd` per vector on AVX-512,
+    a library call elsewhere, which is why `scale` uses it only there)."""
+    if not _is_float(x) or n != types.int32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        t, i32 = args[0].type, ir.IntType(32)
+        fn = builder.module.declare_intrinsic("llvm.ldexp", [t, i32], ir.FunctionType(t, [t, i32]))
+        return builder.call(fn, args)
+    return x(x, n), codegen
+
+
+# CPUs LLVM knows with AVX-512F, for a NUMBA_CPU_NAME given without NUMBA_CPU_FEATURES
+_AVX512_CPUS = ("avx512", "knl", "knm", "cannonlake", "icelake", "tigerlake", "cooperlake",
+                "cascadelake", "rocketlake", "sapphirerapids", "graniterapids",
+                "emeraldrapids", "alderlake-avx512", "znver4", "znver5", "x86-64-v4")
+
+
+def target_has_avx512() -> bool:
+    """Whether Numba compiles for a CPU with AVX-512F: its NUMBA_CPU_FEATURES, else the CPU
+    NUMBA_CPU_NAME names (`haswell`: no), else the host."""
+    from numba.core import config
+    import llvmlite.binding as ll
+    features = config.CPU_FEATURES
+    if features is None and config.CPU_NAME and config.CPU_NAME != "host":
+        return any(name in config.CPU_NAME for name in _AVX512_CPUS)
+    if features is None:
+        features = ll.get_host_cpu_features().flatten()
+    return "+avx512f" in features.split(",")
+
+
+@inline
+def horner(x, c):
+    """c[0] + c[1] x + c[2] x^2 + ... (a constant tuple: LLVM unrolls the loop)."""
+    p = c[len(c) - 1]
+    for i in range(len(c) - 2, -1, -1):
+        p = fma(p, x, c[i])
+    return p
+
+
+# --- per-type constants --------------------------------------------------------------------
+# Coefficients: `python scripts/fit_vecmath.py` (the max relative error of each fit there).
+
+def _consts(F, I, mant, bias, **kw):
+    c = SimpleNamespace(F=F, I=I, MANT=I(mant), BIAS=I(bias), **kw)
+    c.ZERO, c.HALF, c.ONE, c.TWO = F(0), F(0.5), F(1), F(2)
+    c.INF, c.NAN = F(np.inf), F(np.nan)
+    c.TINY = F(np.finfo(F).tiny)  # the smallest normal number
+    c.ONE_BITS = I(bias << mant)
+    c.MANT_MASK = I((1 << mant) - 1)
+    c.SQRTH_BITS = I(int(np.array(np.sqrt(0.5), F).view(I)))  # sqrt(1/2) as bits
+    c.SUB_SCALE, c.SUB_K = F(2.0 ** (mant + 2)), I(mant + 2)  # lifts subnormals to normal
+    for k, v in list(vars(c).items()):
+        if isinstance(v, tuple):
+            setattr(c, k, tuple(F(x) for x in v))
+        elif isinstance(v, float):
+            setattr(c, k, F(v))
+    return c
+
+
+F32 = _consts(
+    np.float32, np.int32, 23, 127,
+    # ln2 = LN2_HI + LN2_LO, LN2_HI with 8 trailing zero bits (n * LN2_HI exact for |n| < 2^8)
+    LN2_HI=0.693145751953125, LN2_LO=1.428606765330187045e-06, LOG2E=1.4426950408889634,
+    LOG2E_HI=1.4426950216293335, LOG2E_LO=1.925963033500011e-08,
+    LOG10E=0.4342944819032518, LOG10_2_HI=0.30102539062, LOG10_2_LO=4.605038981e-06,
+    # exp clamps: e^-104 underflows to 0, e^90 overflows (sinh/cosh included)
+    EXP_LO=-104.0, EXP_HI=90.0, EXP2_LO=-151.0, EXP2_HI=130.0,
+    EXPM1=(0.16666665873017147, 0.04166646393346171, 0.008333514377129054,
+           0.0013935359213523442, 0.00019776422357764564),
+    LOG=(0.6666677717260451, 0.39977227381543, 0.29884438157148197),
+    # float32's log(1 + f) without a division: f - f^2/2 + f^3 P(f) on [sqrt(1/2) - 1,
+    # sqrt(2) - 1] (degree 7: 2^-27 relative)
+    LOG_F=(0.3333335576940048, -0.2500091297925078, 0.1999982320233121,
+           -0.1661909717557934, 0.14224373692781112, -0.1322196256394409,
+           0.12655155223554548, -0.0735735440619235),
+    ATAN=(-0.33333314760409327, 0.19998421151512719, -0.14242264573785687,
+          0.10582641478328783, -0.06046255308871525),
+    ASIN=(0.1666674119399463, 0.07495711177030893, 0.04542220803330117,
+          0.024403198353104408, 0.041805802411958755),
+    PIO2_HI=1.5707963705062866, PIO2_LO=-4.371139000186243e-08,
+    PI_HI=3.1415927410125732, PI_LO=-8.742278000372485e-08,
+    HUGE=4096.0,
+    # float32 tanh below 0.5625 and sinh below 1: x + x^3 P(x^2) (fewer steps than expm1)
+    TANH=(-0.333333152181899, 0.13332487970708404, -0.05384054673752884,
+          0.021018454016903335, -0.00619339147600203),
+    SINH=(0.16666666509651987, 0.008333349369871504, 0.0001983627403200106,
+          2.8163716019218874e-06),  # above it, asinh/acosh are log(2x) to within float32 rounding
+)
+
+F64 = _consts(
+    np.float64, np.int64, 52, 1023,
+    LN2_HI=6.93147180369123816490e-01, LN2_LO=1.90821492927058770002e-10,
+    LOG2E=1.4426950408889634, LOG2E_HI=1.4426950408889634, LOG2E_LO=2.0355273740931033e-17,
+    LOG10E=0.4342944819032518, LOG10_2_HI=3.01029995663611771306e-01,
+    LOG10_2_LO=3.69423907715893078616e-13,
+    EXP_LO=-746.0, EXP_HI=711.0, EXP2_LO=-1076.0, EXP2_HI=1025.0,
+    EXPM1=(0.1666666666666668, 0.04166666666666659, 0.008333333333319533,
+           0.0013888888888934057, 0.0001984126989194355, 2.4801587220455254e-05,
+           2.755723790737191e-06, 2.7557363376764e-07, 2.511136862557535e-08,
+           2.088768680090374e-09),
+    LOG=(0.6666666666666734, 0.39999999999400215, 0.28571428748241934, 0.22222197740491326,
+         0.18183618193576548, 0.15312429993880977, 0.14814361760885755),
+    ATAN=(-0.33333333333333326, 0.19999999999997495, -0.14285714285358855,
+          0.11111111086045065, -0.09090908059320293, 0.07692280693540747,
+          -0.06666194718019962, 0.05876696477296624, -0.052162524720785135,
+          0.04494615761667364, -0.03326311682446271, 0.014977831644490147),
+    ASIN=(0.16666666666666735, 0.07499999999976854, 0.044642857169183855,
+          0.030381942955443986, 0.02237220830390733, 0.017351727577532967,
+          0.013979482204317613, 0.011409521648501042, 0.01072249851475123,
+          0.003918730738320854, 0.021203723946685432, -0.020302849991541697,
+          0.032202779410067044),
+    PIO2_HI=1.5707963267948966, PIO2_LO=6.123233995736766e-17,
+    PI_HI=3.141592653589793, PI_LO=1.2246467991473532e-16,
+    HUGE=2.0 ** 28,
+    TANH=None, SINH=None,  # float64: the expm1 forms (an odd polynomial would be long)
+    LOG_F=None,  # float64 keeps the division: its polynomial in f would need degree 20
+)
+
+
