@@ -369,3 +369,11 @@ def test_indexing_a_concrete_array_inside_a_trace_keeps_its_weak_type():
     same(run(lambda x: jnp.ones_like(x)[None], 2.0), [1.0], np.float32, weak=True)
     table = jnp.arange(3.0)  # made outside: a constant of the trace, indexed as JAX does
     same(run(lambda i: table[1:] * i, np.float32(1)), [1.0, 2.0], np.float32)
+
+
+def test_lax_concatenate_names_an_out_of_bounds_dimension():
+    with pytest.raises(TypeError, match=r"concatenate dimension out of bounds: dimension 0 for "
+                                        r"shapes \(\), \(\)\."):
+        jitviz.jit(lambda x: lax.concatenate([x, x], 0))(np.int32(0))
+    with pytest.raises(TypeError, match="dimension 1 for shapes"):
+        jitviz.jit(lambda x: lax.concatenate([x, x], 1))(np.zeros(2, np.float32))

@@ -417,6 +417,9 @@ def _concat_rule(*xs, dimension):
                                        enumerate(zip(x.shape, first.shape)) if i != dimension):
             raise TypeError("concatenate operands must have equal shapes except along "
                             f"dimension {dimension}, got " + ", ".join(str(x.shape) for x in xs))
+    if not 0 <= dimension < first.ndim:
+        raise TypeError(f"concatenate dimension out of bounds: dimension {dimension} for "
+                        f"shapes {', '.join(str(x.shape) for x in xs)}.")
     shape = list(first.shape)
     shape[dimension] = sum(x.shape[dimension] for x in xs)
     return ShapedArray(shape, first.dtype, all(x.weak_type for x in xs))

@@ -74,6 +74,7 @@ def run_case(case: Case, do_minimize=False, minimize_budget=45.0, minimized_keys
                 and not m.known and not m.reference_quirk:
             minimized_keys.add(m.key)
             m.minimized = minimized_record(p, m, minimize_budget)
+            annotate(m)  # an entry may recognise the minimised program (its arguments)
     rec = {
         "id": case.id, "seed": case.seed, "x64": case.x64, "backends": list(case.backends),
         "n_stmts": len(p.stmts), "ops": p.ops(), "jax_error": res.jax.error,

@@ -101,12 +101,13 @@ _BEYOND_INT32 = re.compile(r"(?<![\d.e])-?\d{10,}(?![\d.])")  # |n| >= 2**31 has
 
 
 def _index_beyond_int32(m):
-    """A value difference at an indexing statement of a program passing an integer argument
-    beyond int32: JAX converts such an index to int32 first (it wraps), jitviz clamps it."""
+    """A value difference at an indexing statement of a program (or its minimised form)
+    passing an integer argument beyond int32: JAX converts such an index to int32 first (it wraps), jitviz clamps it."""
     if m.kind != "value" or m.op not in _INDEXING:
         return False
-    return any(abs(int(n)) >= 2**31
-               for n in _BEYOND_INT32.findall((m.program or {}).get("args", "")))
+    args = [(p or {}).get("args", "") for p in (m.program, m.minimized)]  # the minimised
+    # program passes the index itself where the whole one computes it
+    return any(abs(int(n)) >= 2**31 for text in args for n in _BEYOND_INT32.findall(text))
 
 
 KNOWN_DIFFERENCES = [
