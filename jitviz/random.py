@@ -30,6 +30,8 @@ from .core.registry import PRIMITIVES, primitive, register_lowering
 from .core.trace import Tracer, current_trace
 from .errors import JitvizWarning
 from .lax import primitives as P
+from .transforms import declare_non_differentiable, register_batch
+from .transforms.batching import elementwise_rule
 
 _M32 = 0xFFFFFFFF
 _ROT = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -117,6 +119,9 @@ def _cuda_threefry(args, dts, out, params):
 
 threefry2x32_p = PRIMITIVES.get("threefry2x32") or primitive(
     "threefry2x32", abstract_eval=_threefry_rule, impl=_threefry_impl, kind="elementwise")
+# a hash of integers: no derivative; vectorized as any elementwise primitive
+declare_non_differentiable(threefry2x32_p)
+register_batch(threefry2x32_p, elementwise_rule(threefry2x32_p))
 
 
 # an elementwise primitive: it fuses into kernels like any other; both Numba targets compile
@@ -449,18 +454,6 @@ def _shuffle(key, items, n):
         items = P.scatter_p.bind(items, items, rank, axes=(0,), mode="set")
     return items
 
-
-def _batch_threefry(args, dims, *, word):
-    from .transforms.batching import _elementwise
-    return _elementwise(threefry2x32_p)(args, dims, word=word)
-
-
-def _register_transform_rules():
-    from .transforms import batching
-    batching.BATCH_RULES["threefry2x32"] = _batch_threefry  # non-differentiable: jvp.py
-
-
-_register_transform_rules()
 
 __all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "randint",
            "bernoulli", "permutation", "KeyReuseWarning", "threefry2x32_p"]

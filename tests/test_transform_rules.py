@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import jitviz
-import jitviz.passes  # noqa: F401  (registers `fused`)
 from jitviz import transforms
 from jitviz.core.registry import PRIMITIVES
 from jitviz.lax import primitives as P
-from jitviz.transforms.jvp import NON_DIFFERENTIABLE as NON_DIFF
+from jitviz.random import threefry2x32_p
+from jitviz.transforms.jvp import NON_DIFFERENTIABLE
 
 from test_primitives import CASES
 
@@ -27,14 +27,21 @@ def test_every_primitive_has_transformation_rules():
 
 def test_a_primitive_without_rules_is_reported(monkeypatch):
     from jitviz.transforms import batching
-    monkeypatch.delitem(batching.BATCH_RULES, "sin")
-    assert transforms.missing_rules()["batch"] == ["sin"]
+    monkeypatch.delitem(batching.BATCH_RULES, P.sin_p)
+    assert transforms.missing_rules()["batch"] == [P.sin_p]
 
 
 def test_non_differentiable_are_declared():
-    from jitviz.transforms.jvp import NON_DIFFERENTIABLE
-    assert {"eq", "iota", "argmax", "floor", "threefry2x32"} <= NON_DIFFERENTIABLE
-    assert NON_DIFFERENTIABLE <= set(PRIMITIVES)
+    assert {P.eq_p, P.iota_p, P.argmax_p, P.floor_p, threefry2x32_p} <= NON_DIFFERENTIABLE
+    assert NON_DIFFERENTIABLE <= set(PRIMITIVES.values())
+
+
+def test_rules_are_registered_by_primitive():
+    """The public registration keys a rule by the Primitive object; a name is refused (a rule
+    under a name string would be one nothing looks up)."""
+    assert transforms.rules_of(threefry2x32_p)["batch"] is not None
+    with pytest.raises(TypeError, match="takes a Primitive"):
+        transforms.register_batch("sin", lambda args, dims: None)
 
 
 def _ids(c):
@@ -69,7 +76,8 @@ def test_vmap_matches_a_loop(case):
 
 def _float_case(case):
     return any(np.asarray(a).dtype.kind == "f" for a in case.args) and \
-        case.prim not in NON_DIFF and case.prim not in ("debug_print", "while") and \
+        PRIMITIVES[case.prim] not in NON_DIFFERENTIABLE and \
+        case.prim not in ("debug_print", "while") and \
         case.id != "nan"  # while: reverse mode refuses (tested in test_grad.py)
 
 

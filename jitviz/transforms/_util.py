@@ -10,28 +10,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.fused import fused_p
 from ..core.ir import ClosedJaxpr, Jaxpr, ShapedArray, literal_value
 from ..core.trace import JaxprTrace, Tracer, concrete_aval, current_trace, push_trace
 from ..lax import primitives as P
+from ..lax.control_flow import jit_p
 
 
 class TransformError(TypeError):
     """A transformation cannot handle a program; names the primitive and the user's line."""
 
 
-# Call primitives: an equation that runs a sub-jaxpr on its operands. `fused` (the
-# optimizer's kernels) registers itself only when the passes are imported, so each rule
-# table adds its call rules again on a miss.
-CALL_PRIMITIVES = ("jit", "fused")
-
-
-def add_call_rules(table: dict, make_rule) -> None:
-    """Give every registered call primitive without one a rule `make_rule(primitive)`."""
-    from ..core.registry import PRIMITIVES
-    for name in CALL_PRIMITIVES:
-        prim = PRIMITIVES.get(name)
-        if prim is not None and name not in table:
-            table[name] = make_rule(prim)
+# Call primitives: an equation that runs a sub-jaxpr (its `jaxpr` param) on its operands.
+# Each rule table gives them one rule made from the primitive it re-binds.
+CALL_PRIMITIVES = (jit_p, fused_p)
 
 
 def select(items, mask):

@@ -1,5 +1,5 @@
-"""Vectorization: batching rules, one table keyed by primitive name (`BATCH_RULES`), and the
-jaxpr interpreter that applies them (`batch_replay`).
+"""Vectorization: batching rules, one table keyed by the `Primitive` object (`BATCH_RULES`),
+and the jaxpr interpreter that applies them (`batch_replay`).
 
 A batched value is an array with one extra dimension, the batch dimension `bdim` (None: the
 value is the same for every example). Rules take `(args, dims, **params)` and return
@@ -10,11 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.interpreter import results, run_jaxpr
+from ..core.registry import Primitive
+from ..debug import debug_print_p
 from ..lax import primitives as P
-from ._util import (TransformError, add_call_rules, aval_of, broadcast_to, closed, convert, iota, moveaxis,
-                    keep_source, read_literal, scalar, trace_avals, where)
+from ..lax.control_flow import cond_p, scan_p, while_p
+from ._util import (CALL_PRIMITIVES, TransformError, aval_of, broadcast_to, closed, convert,
+                    iota, keep_source, moveaxis, read_literal, scalar, trace_avals, where)
 
-BATCH_RULES: dict = {}
+BATCH_RULES: dict[Primitive, object] = {}
 
 
 def bdim_to_front(x, d, size=None):
@@ -37,10 +40,11 @@ def batch_size(args, dims):
 
 # --- elementwise ------------------------------------------------------------------------------
 
-def _elementwise(prim, full=False):
-    """Batched operands get the batch dimension first; unbatched ones of the example's rank
-    get a leading 1 (lax broadcasts 1s and rank-0 operands); with `full` every operand is
-    broadcast to the whole batched shape (select_n, clamp need exact shapes)."""
+def elementwise_rule(prim, full=False):
+    """The batching rule of an elementwise primitive. Batched operands get the batch
+    dimension first; unbatched ones of the example's rank get a leading 1 (lax broadcasts 1s
+    and rank-0 operands); with `full` every operand is broadcast to the whole batched shape
+    (select_n, clamp need exact shapes)."""
     def rule(args, dims, **params):
         size = batch_size(args, dims)
         ex_ranks = [aval_of(a).ndim - (d is not None) for a, d in zip(args, dims)]
@@ -84,14 +88,14 @@ def _select_n_rule(args, dims):
         size = batch_size(args, dims)
         cs = [bdim_to_front(c, d, size) for c, d in zip(cases, cd)]
         return P.select_n_p.bind(which, *cs), 0
-    return _elementwise(P.select_n_p, full=True)(args, dims)
+    return elementwise_rule(P.select_n_p, full=True)(args, dims)
 
 
 def _clamp_rule(args, dims):
     lo, x, hi = args
     if dims[0] is None and dims[2] is None and aval_of(lo).ndim == 0 and aval_of(hi).ndim == 0:
         return P.clamp_p.bind(lo, x, hi), dims[1]
-    return _elementwise(P.clamp_p, full=True)(args, dims)
+    return elementwise_rule(P.clamp_p, full=True)(args, dims)
 
 
 def _unary_rule(prim):
@@ -306,37 +310,37 @@ def _dot_rule(args, dims, *, dimension_numbers, precision, preferred_element_typ
 
 # --- the table ------------------------------------------------------------------------------
 
-for _name, _p in list(P.__dict__.items()):
-    if _name.endswith("_p") and getattr(_p, "kind", None) == "elementwise":
-        BATCH_RULES[_p.name] = _elementwise(_p)
-BATCH_RULES["select_n"] = _select_n_rule
-BATCH_RULES["clamp"] = _clamp_rule
+for _p in vars(P).values():
+    if isinstance(_p, Primitive) and _p.kind == "elementwise":
+        BATCH_RULES[_p] = elementwise_rule(_p)
+BATCH_RULES[P.select_n_p] = _select_n_rule
+BATCH_RULES[P.clamp_p] = _clamp_rule
 for _p in (P.convert_element_type_p, P.round_p, P.integer_pow_p):
-    BATCH_RULES[_p.name] = _unary_rule(_p)
+    BATCH_RULES[_p] = _unary_rule(_p)
 for _p in (P.neg_p, P.sign_p, P.floor_p, P.ceil_p, P.is_finite_p, P.exp_p, P.exp2_p, P.log_p,
            P.log1p_p, P.expm1_p, P.tanh_p, P.logistic_p, P.sin_p, P.cos_p, P.tan_p, P.asin_p,
            P.acos_p, P.atan_p, P.sinh_p, P.cosh_p, P.asinh_p, P.acosh_p, P.atanh_p, P.sqrt_p,
            P.rsqrt_p, P.cbrt_p, P.square_p, P.not_p, P.abs_p, P.real_p, P.imag_p, P.conj_p):
-    BATCH_RULES[_p.name] = _unary_rule(_p)
-BATCH_RULES["broadcast_in_dim"] = _bid_rule
-BATCH_RULES["reshape"] = _reshape_rule
-BATCH_RULES["transpose"] = _transpose_rule
-BATCH_RULES["squeeze"] = _shift_dims(P.squeeze_p, "dimensions")
-BATCH_RULES["rev"] = _shift_dims(P.rev_p, "dimensions")
-BATCH_RULES["concatenate"] = _all_front(P.concatenate_p, "dimension")
-BATCH_RULES["stack"] = _all_front(P.stack_p, "axis")
-BATCH_RULES["slice"] = _slice_rule
-BATCH_RULES["dynamic_slice"] = _dyn_slice_rule
-BATCH_RULES["dynamic_update_slice"] = _dus_rule
-BATCH_RULES["gather"] = _gather_rule
-BATCH_RULES["scatter"] = _scatter_rule
-BATCH_RULES["iota"] = lambda args, dims, **params: (P.iota_p.bind(**params), None)
+    BATCH_RULES[_p] = _unary_rule(_p)
+BATCH_RULES[P.broadcast_in_dim_p] = _bid_rule
+BATCH_RULES[P.reshape_p] = _reshape_rule
+BATCH_RULES[P.transpose_p] = _transpose_rule
+BATCH_RULES[P.squeeze_p] = _shift_dims(P.squeeze_p, "dimensions")
+BATCH_RULES[P.rev_p] = _shift_dims(P.rev_p, "dimensions")
+BATCH_RULES[P.concatenate_p] = _all_front(P.concatenate_p, "dimension")
+BATCH_RULES[P.stack_p] = _all_front(P.stack_p, "axis")
+BATCH_RULES[P.slice_p] = _slice_rule
+BATCH_RULES[P.dynamic_slice_p] = _dyn_slice_rule
+BATCH_RULES[P.dynamic_update_slice_p] = _dus_rule
+BATCH_RULES[P.gather_p] = _gather_rule
+BATCH_RULES[P.scatter_p] = _scatter_rule
+BATCH_RULES[P.iota_p] = lambda args, dims, **params: (P.iota_p.bind(**params), None)
 for _p in (P.reduce_sum_p, P.reduce_prod_p, P.reduce_max_p, P.reduce_min_p, P.reduce_and_p,
            P.reduce_or_p, P.argmax_p, P.argmin_p):
-    BATCH_RULES[_p.name] = _reduce_rule(_p)
+    BATCH_RULES[_p] = _reduce_rule(_p)
 for _p in (P.cumsum_p, P.cumprod_p, P.cummax_p, P.cummin_p):
-    BATCH_RULES[_p.name] = _shift_axis(_p, "axis")
-BATCH_RULES["dot_general"] = _dot_rule
+    BATCH_RULES[_p] = _shift_axis(_p, "axis")
+BATCH_RULES[P.dot_general_p] = _dot_rule
 
 
 # --- the interpreter -------------------------------------------------------------------------
@@ -345,21 +349,19 @@ def batch_replay(jaxpr, args, dims):
     """Apply `jaxpr` to batched values; returns (outputs, their batch dims). Values are
     (value, batch dimension or None) pairs."""
     def apply_eqn(eqn, vals):
+        prim = eqn.primitive
         ins, ds = [x for x, _ in vals], [d for _, d in vals]
         with keep_source(eqn):
             if all(d is None for d in ds):
-                outs = results(eqn, eqn.primitive.bind(*ins, **eqn.params))
+                outs = results(eqn, prim.bind(*ins, **eqn.params))
                 odims = [None] * len(outs)
             else:
-                rule = BATCH_RULES.get(eqn.primitive.name)
-                if rule is None:  # a call primitive registered later (fused)
-                    register_call_rules()
-                    rule = BATCH_RULES.get(eqn.primitive.name)
+                rule = BATCH_RULES.get(prim)
                 if rule is None:
                     raise TransformError(f"no batching rule for the primitive "
-                                         f"{eqn.primitive.name!r}{where(eqn)}")
+                                         f"{prim.name!r}{where(eqn)}")
                 outs, odims = rule(ins, ds, **eqn.params)
-                if not eqn.primitive.multiple_results:
+                if not prim.multiple_results:
                     outs, odims = [outs], [odims]
                 elif not isinstance(odims, (list, tuple)):
                     odims = [odims] * len(outs)
@@ -393,7 +395,6 @@ def batch_jaxpr(jaxpr, batched, size, force_out=None):
 # --- control flow --------------------------------------------------------------------------
 
 def _cond_rule(args, dims, *, branches):
-    from ..lax.control_flow import cond_p
     index, *ops = args
     idim, *odims = dims
     size = batch_size(args, dims)
@@ -424,11 +425,10 @@ def _cond_rule(args, dims, *, branches):
     return outs, [0] * n_out
 
 
-BATCH_RULES["cond"] = _cond_rule
+BATCH_RULES[cond_p] = _cond_rule
 
 
 def _scan_rule(args, dims, *, jaxpr, length, reverse, num_consts, num_carry, unroll):
-    from ..lax.control_flow import scan_p
     body = jaxpr.jaxpr
     nc, nk = num_consts, num_carry
     size = batch_size(args, dims)
@@ -456,12 +456,11 @@ def _scan_rule(args, dims, *, jaxpr, length, reverse, num_consts, num_carry, unr
     return outs, [0 if b else None for b in carry_b] + [1 if b else None for b in y_b]
 
 
-BATCH_RULES["scan"] = _scan_rule
+BATCH_RULES[scan_p] = _scan_rule
 
 
 def _while_rule(args, dims, *, cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
     from ..core.interpreter import inline_jaxpr
-    from ..lax.control_flow import while_p
     ncc, nbc = cond_nconsts, body_nconsts
     size = batch_size(args, dims)
     cc_b = [d is not None for d in dims[:ncc]]
@@ -515,7 +514,7 @@ def _while_rule(args, dims, *, cond_jaxpr, cond_nconsts, body_jaxpr, body_nconst
     return outs, [0] * nk
 
 
-BATCH_RULES["while"] = _while_rule
+BATCH_RULES[while_p] = _while_rule
 
 
 def _call_rule(prim):
@@ -532,15 +531,9 @@ def _call_rule(prim):
 
 
 def _debug_print_rule(args, dims, **params):
-    from ..debug import debug_print_p
     return debug_print_p.bind(*args, **params), []
 
 
-BATCH_RULES["debug_print"] = _debug_print_rule
-
-
-def register_call_rules():
-    add_call_rules(BATCH_RULES, _call_rule)
-
-
-register_call_rules()
+BATCH_RULES[debug_print_p] = _debug_print_rule
+for _p in CALL_PRIMITIVES:
+    BATCH_RULES[_p] = _call_rule(_p)

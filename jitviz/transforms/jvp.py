@@ -1,5 +1,5 @@
-"""Forward mode: JVP rules, one table keyed by primitive name, and the jaxpr interpreter
-that applies them (`jvp_replay`).
+"""Forward mode: JVP rules, one table keyed by the `Primitive` object, and the jaxpr
+interpreter that applies them (`jvp_replay`).
 
 A tangent is a value of the primal's type, or `None` for a symbolic zero (integer and boolean
 values always have zero tangents). Rules take `(primals, tangents, **params)` and return
@@ -8,26 +8,31 @@ values always have zero tangents). Rules take `(primals, tangents, **params)` an
 Elementwise primitives are described once by their partial derivatives (`DERIVATIVES`), which
 the reverse mode (`vjp.py`) shares. Primitives whose output carries no derivative (integer or
 boolean results, piecewise-constant functions) are declared in `NON_DIFFERENTIABLE`:
-`tests/test_transform_rules.py` fails for a primitive that is in neither table.
+`tests/test_transform_rules.py` fails for a primitive that is in neither table. Primitives
+defined outside `lax` register here through `jitviz.transforms.register_jvp` /
+`declare_non_differentiable`.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.interpreter import results, run_jaxpr
+from ..core.registry import Primitive
+from ..debug import debug_print_p
 from ..lax import primitives as P
-from ._util import (TransformError, add_any, add_call_rules, aval_of, broadcast_to, closed,
+from ..lax.control_flow import cond_p, scan_p, while_p
+from ._util import (CALL_PRIMITIVES, TransformError, add_any, aval_of, broadcast_to, closed,
                     convert, instantiate, is_float, keep_source, mul, neg, read_literal,
                     scalar, select, take, take_where, trace_avals, where, zeros)
 
 #: primitives with zero derivative everywhere it exists (or integer/boolean results)
-NON_DIFFERENTIABLE = {
-    "sign", "floor", "ceil", "round", "is_finite", "not", "nextafter", "and", "or", "xor",
-    "shift_left", "shift_right_arithmetic", "eq", "ne", "lt", "le", "gt", "ge", "iota",
-    "argmax", "argmin", "reduce_and", "reduce_or", "threefry2x32",
+NON_DIFFERENTIABLE: set[Primitive] = {
+    P.sign_p, P.floor_p, P.ceil_p, P.round_p, P.is_finite_p, P.not_p, P.nextafter_p, P.and_p,
+    P.or_p, P.xor_p, P.shift_left_p, P.shift_right_arithmetic_p, P.eq_p, P.ne_p, P.lt_p,
+    P.le_p, P.gt_p, P.ge_p, P.iota_p, P.argmax_p, P.argmin_p, P.reduce_and_p, P.reduce_or_p,
 }
 
-JVP_RULES: dict = {}
+JVP_RULES: dict[Primitive, object] = {}
 
 
 def c(v, like):
@@ -36,59 +41,56 @@ def c(v, like):
 
 
 # --- partial derivatives of the elementwise primitives ---------------------------------------
-# name -> (operands..., out, **params) -> tuple of partials (None: zero), each broadcastable
-# to the output. Used by JVP (t * d) and VJP (ct * d, summed down to the operand's shape).
-
-def _b(p):
-    return p.bind
-
+# primitive -> (operands..., out, **params) -> tuple of partials (None: zero), each
+# broadcastable to the output. Used by JVP (t * d) and VJP (ct * d, summed down to the
+# operand's shape).
 
 def _sq(x):
     return mul(x, x)
 
 
-DERIVATIVES: dict = {
-    "exp": lambda x, y: (y,),
-    "exp2": lambda x, y: (mul(y, c(np.log(2.0), x)),),
-    "log": lambda x, y: (P.div_p.bind(c(1, x), x),),
-    "log1p": lambda x, y: (P.div_p.bind(c(1, x), P.add_p.bind(c(1, x), x)),),
-    "expm1": lambda x, y: (P.add_p.bind(y, c(1, y)),),
-    "tanh": lambda x, y: (P.sub_p.bind(c(1, y), _sq(y)),),
-    "logistic": lambda x, y: (mul(y, P.sub_p.bind(c(1, y), y)),),
-    "sin": lambda x, y: (P.cos_p.bind(x),),
-    "cos": lambda x, y: (neg(P.sin_p.bind(x)),),
-    "tan": lambda x, y: (P.add_p.bind(c(1, y), _sq(y)),),
-    "asin": lambda x, y: (P.rsqrt_p.bind(P.sub_p.bind(c(1, x), _sq(x))),),
-    "acos": lambda x, y: (neg(P.rsqrt_p.bind(P.sub_p.bind(c(1, x), _sq(x)))),),
-    "atan": lambda x, y: (P.div_p.bind(c(1, x), P.add_p.bind(c(1, x), _sq(x))),),
-    "sinh": lambda x, y: (P.cosh_p.bind(x),),
-    "cosh": lambda x, y: (P.sinh_p.bind(x),),
-    "asinh": lambda x, y: (P.rsqrt_p.bind(P.add_p.bind(_sq(x), c(1, x))),),
-    "acosh": lambda x, y: (P.rsqrt_p.bind(mul(P.sub_p.bind(x, c(1, x)),
-                                               P.add_p.bind(x, c(1, x)))),),
-    "atanh": lambda x, y: (P.div_p.bind(c(1, x), P.sub_p.bind(c(1, x), _sq(x))),),
-    "sqrt": lambda x, y: (P.div_p.bind(c(0.5, y), y),),
-    "rsqrt": lambda x, y: (P.div_p.bind(mul(c(-0.5, y), y), x),),
-    "cbrt": lambda x, y: (P.div_p.bind(c(1 / 3, y), _sq(y)),),
-    "square": lambda x, y: (mul(c(2, x), x),),
-    "abs": lambda x, y: (P.sign_p.bind(x),),
-    "integer_pow": lambda x, y, *, y_: None,  # replaced below (params clash with `y`)
-    "mul": lambda x, y, out: (y, x),
-    "div": lambda x, y, out: (P.div_p.bind(c(1, y), y), neg(P.div_p.bind(out, y))),
-    "rem": lambda x, y, out: (None if False else c(1, x),
-                              neg(P.round_p.bind(P.div_p.bind(P.sub_p.bind(x, out), y),
-                                                 rounding_method=0))),
-    "pow": lambda x, y, out: (
+DERIVATIVES: dict[Primitive, object] = {
+    P.exp_p: lambda x, y: (y,),
+    P.exp2_p: lambda x, y: (mul(y, c(np.log(2.0), x)),),
+    P.log_p: lambda x, y: (P.div_p.bind(c(1, x), x),),
+    P.log1p_p: lambda x, y: (P.div_p.bind(c(1, x), P.add_p.bind(c(1, x), x)),),
+    P.expm1_p: lambda x, y: (P.add_p.bind(y, c(1, y)),),
+    P.tanh_p: lambda x, y: (P.sub_p.bind(c(1, y), _sq(y)),),
+    P.logistic_p: lambda x, y: (mul(y, P.sub_p.bind(c(1, y), y)),),
+    P.sin_p: lambda x, y: (P.cos_p.bind(x),),
+    P.cos_p: lambda x, y: (neg(P.sin_p.bind(x)),),
+    P.tan_p: lambda x, y: (P.add_p.bind(c(1, y), _sq(y)),),
+    P.asin_p: lambda x, y: (P.rsqrt_p.bind(P.sub_p.bind(c(1, x), _sq(x))),),
+    P.acos_p: lambda x, y: (neg(P.rsqrt_p.bind(P.sub_p.bind(c(1, x), _sq(x)))),),
+    P.atan_p: lambda x, y: (P.div_p.bind(c(1, x), P.add_p.bind(c(1, x), _sq(x))),),
+    P.sinh_p: lambda x, y: (P.cosh_p.bind(x),),
+    P.cosh_p: lambda x, y: (P.sinh_p.bind(x),),
+    P.asinh_p: lambda x, y: (P.rsqrt_p.bind(P.add_p.bind(_sq(x), c(1, x))),),
+    P.acosh_p: lambda x, y: (P.rsqrt_p.bind(mul(P.sub_p.bind(x, c(1, x)),
+                                                 P.add_p.bind(x, c(1, x)))),),
+    P.atanh_p: lambda x, y: (P.div_p.bind(c(1, x), P.sub_p.bind(c(1, x), _sq(x))),),
+    P.sqrt_p: lambda x, y: (P.div_p.bind(c(0.5, y), y),),
+    P.rsqrt_p: lambda x, y: (P.div_p.bind(mul(c(-0.5, y), y), x),),
+    P.cbrt_p: lambda x, y: (P.div_p.bind(c(1 / 3, y), _sq(y)),),
+    P.square_p: lambda x, y: (mul(c(2, x), x),),
+    P.abs_p: lambda x, y: (P.sign_p.bind(x),),
+    P.mul_p: lambda x, y, out: (y, x),
+    P.div_p: lambda x, y, out: (P.div_p.bind(c(1, y), y), neg(P.div_p.bind(out, y))),
+    P.rem_p: lambda x, y, out: (c(1, x),
+                                neg(P.round_p.bind(P.div_p.bind(P.sub_p.bind(x, out), y),
+                                                   rounding_method=0))),
+    P.pow_p: lambda x, y, out: (
         mul(y, P.pow_p.bind(x, P.sub_p.bind(y, c(1, y)))),
         P.select_n_p.bind(P.eq_p.bind(x, c(0, x)), mul(P.log_p.bind(x), out), zeros(aval_of(out)))
         if aval_of(x).shape == aval_of(out).shape else mul(P.log_p.bind(x), out)),
-    "max": lambda x, y, out: _minmax_partials(x, y, P.gt_p),
-    "min": lambda x, y, out: _minmax_partials(x, y, P.lt_p),
-    "atan2": lambda x, y, out: _atan2_partials(x, y),
+    P.max_p: lambda x, y, out: _minmax_partials(x, y, P.gt_p),
+    P.min_p: lambda x, y, out: _minmax_partials(x, y, P.lt_p),
+    P.atan2_p: lambda x, y, out: _atan2_partials(x, y),
 }
 
 
 def _integer_pow_partial(x, out, *, y):
+    """`y` is integer_pow's exponent param (the output is `out` here)."""
     if y == 0:
         return (None,)
     if y == 1:
@@ -113,22 +115,18 @@ def _atan2_partials(x, y):
     return P.div_p.bind(y, denom), neg(P.div_p.bind(x, denom))
 
 
-def partials(name, primals, out, params):
+DERIVATIVES[P.integer_pow_p] = _integer_pow_partial
+
+
+def partials(prim, primals, out, params):
     """The partial derivatives of an elementwise primitive at `primals`."""
-    if name == "integer_pow":
-        return _integer_pow_partial(primals[0], out, **params)
-    f = DERIVATIVES[name]
-    if len(primals) == 1:
-        return f(primals[0], out)
-    return f(*primals, out)
+    return DERIVATIVES[prim](*primals, out, **params)
 
 
-def _elementwise_jvp(name):
-    prim = P.__dict__[f"{name}_p"]
-
+def _elementwise_jvp(prim):
     def rule(primals, tangents, **params):
         out = prim.bind(*primals, **params)
-        ds = partials(name, primals, out, params)
+        ds = partials(prim, primals, out, params)
         t_out = None
         for t, d in zip(tangents, ds):
             if t is not None and d is not None:
@@ -139,11 +137,8 @@ def _elementwise_jvp(name):
     return rule
 
 
-for _name in list(DERIVATIVES):
-    JVP_RULES[_name] = _elementwise_jvp(_name)
-del DERIVATIVES["integer_pow"]  # its partial is `_integer_pow_partial`
-JVP_RULES["integer_pow"] = _elementwise_jvp("integer_pow")
-DIFFERENTIABLE_ELEMENTWISE = set(DERIVATIVES) | {"integer_pow"}
+for _p in DERIVATIVES:
+    JVP_RULES[_p] = _elementwise_jvp(_p)
 
 
 # --- linear primitives: the tangent goes through the same primitive -----------------------
@@ -166,11 +161,11 @@ def linear_jvp(prim, linear_args=None):
 for _p in (P.neg_p, P.add_p, P.sub_p, P.real_p, P.imag_p, P.conj_p, P.broadcast_in_dim_p,
            P.reshape_p, P.transpose_p, P.squeeze_p, P.rev_p, P.concatenate_p, P.stack_p,
            P.slice_p, P.reduce_sum_p, P.cumsum_p):
-    JVP_RULES[_p.name] = linear_jvp(_p)
-JVP_RULES["dynamic_slice"] = linear_jvp(P.dynamic_slice_p, [0])
-JVP_RULES["dynamic_update_slice"] = linear_jvp(P.dynamic_update_slice_p, [0, 1])
-JVP_RULES["gather"] = linear_jvp(P.gather_p, [0])
-JVP_RULES["select_n"] = lambda primals, tangents: (
+    JVP_RULES[_p] = linear_jvp(_p)
+JVP_RULES[P.dynamic_slice_p] = linear_jvp(P.dynamic_slice_p, [0])
+JVP_RULES[P.dynamic_update_slice_p] = linear_jvp(P.dynamic_update_slice_p, [0, 1])
+JVP_RULES[P.gather_p] = linear_jvp(P.gather_p, [0])
+JVP_RULES[P.select_n_p] = lambda primals, tangents: (
     P.select_n_p.bind(*primals),
     None if all(t is None for t in tangents[1:]) else P.select_n_p.bind(
         primals[0], *[instantiate(t, aval_of(x)) for t, x in zip(tangents[1:], primals[1:])]))
@@ -184,7 +179,7 @@ def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
     return out, P.convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
 
 
-JVP_RULES["convert_element_type"] = _convert_jvp
+JVP_RULES[P.convert_element_type_p] = _convert_jvp
 
 
 def _scatter_jvp(primals, tangents, *, axes, mode):
@@ -199,7 +194,7 @@ def _scatter_jvp(primals, tangents, *, axes, mode):
     raise TransformError(f"differentiation of scatter with mode={mode!r} is not implemented")
 
 
-JVP_RULES["scatter"] = _scatter_jvp
+JVP_RULES[P.scatter_p] = _scatter_jvp
 
 
 def _clamp_jvp(primals, tangents):
@@ -220,7 +215,7 @@ def _clamp_jvp(primals, tangents):
     return out, t_out
 
 
-JVP_RULES["clamp"] = _clamp_jvp
+JVP_RULES[P.clamp_p] = _clamp_jvp
 
 
 def _dot_jvp(primals, tangents, **params):
@@ -235,7 +230,7 @@ def _dot_jvp(primals, tangents, **params):
     return out, t_out
 
 
-JVP_RULES["dot_general"] = _dot_jvp
+JVP_RULES[P.dot_general_p] = _dot_jvp
 
 
 # --- reductions and cumulative ops ----------------------------------------------------------
@@ -264,8 +259,8 @@ def _reduce_ext_jvp(prim):
     return rule
 
 
-JVP_RULES["reduce_max"] = _reduce_ext_jvp(P.reduce_max_p)
-JVP_RULES["reduce_min"] = _reduce_ext_jvp(P.reduce_min_p)
+JVP_RULES[P.reduce_max_p] = _reduce_ext_jvp(P.reduce_max_p)
+JVP_RULES[P.reduce_min_p] = _reduce_ext_jvp(P.reduce_min_p)
 
 
 def prod_of_others(x, axes):
@@ -297,7 +292,7 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
     return y, P.reduce_sum_p.bind(mul(tangents[0], prod_of_others(x, axes)), axes=axes)
 
 
-JVP_RULES["reduce_prod"] = _reduce_prod_jvp
+JVP_RULES[P.reduce_prod_p] = _reduce_prod_jvp
 
 
 def _cumprod_jvp(primals, tangents, *, axis, reverse):
@@ -319,7 +314,7 @@ def _cumprod_jvp(primals, tangents, *, axis, reverse):
     return y, jnp.moveaxis(dys, 0, axis)
 
 
-JVP_RULES["cumprod"] = _cumprod_jvp
+JVP_RULES[P.cumprod_p] = _cumprod_jvp
 
 
 def cum_source_index(x, y, axis, reverse):
@@ -352,8 +347,8 @@ def _cumext_jvp(prim):
     return rule
 
 
-JVP_RULES["cummax"] = _cumext_jvp(P.cummax_p)
-JVP_RULES["cummin"] = _cumext_jvp(P.cummin_p)
+JVP_RULES[P.cummax_p] = _cumext_jvp(P.cummax_p)
+JVP_RULES[P.cummin_p] = _cumext_jvp(P.cummin_p)
 
 
 # --- the interpreter --------------------------------------------------------------------
@@ -365,27 +360,24 @@ def jvp_replay(jaxpr, primals, tangents):
         return x, t if is_float(v.aval) else None
 
     def apply_eqn(eqn, vals):
-        name = eqn.primitive.name
+        prim = eqn.primitive
         ins, tins = [x for x, _ in vals], [t for _, t in vals]
         with keep_source(eqn):
-            if all(t is None for t in tins) or name in NON_DIFFERENTIABLE:
-                outs = results(eqn, eqn.primitive.bind(*ins, **eqn.params))
+            if all(t is None for t in tins) or prim in NON_DIFFERENTIABLE:
+                outs = results(eqn, prim.bind(*ins, **eqn.params))
                 touts = [None] * len(outs)
             else:
-                rule = JVP_RULES.get(name)
-                if rule is None:  # a call primitive registered later (fused)
-                    register_call_rules()
-                    rule = JVP_RULES.get(name)
+                rule = JVP_RULES.get(prim)
                 if rule is None:
                     raise TransformError(f"no differentiation rule for the primitive "
-                                         f"{name!r}{where(eqn)}")
+                                         f"{prim.name!r}{where(eqn)}")
                 try:
                     outs, touts = rule(ins, tins, **eqn.params)
                 except TransformError as e:
                     if "(from " in str(e):
                         raise
                     raise TransformError(f"{e}{where(eqn)}") from None
-                if not eqn.primitive.multiple_results:
+                if not prim.multiple_results:
                     outs, touts = [outs], [touts]
         return [pair(v, o, t) for v, o, t in zip(eqn.outvars, outs, touts)]
 
@@ -416,7 +408,6 @@ def _float_mask(avals):
 
 
 def _cond_jvp(primals, tangents, *, branches):
-    from ..lax.control_flow import cond_p
     index, *ops = primals
     nonzero = [t is not None for t in tangents[1:]]
     new = [closed(jvp_jaxpr(b.jaxpr, nonzero)) for b in branches]
@@ -427,11 +418,10 @@ def _cond_jvp(primals, tangents, *, branches):
     return prim_outs, [next(t_iter) if is_float(aval_of(o)) else None for o in prim_outs]
 
 
-JVP_RULES["cond"] = _cond_jvp
+JVP_RULES[cond_p] = _cond_jvp
 
 
 def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carry, unroll):
-    from ..lax.control_flow import scan_p
     body = jaxpr.jaxpr
     nc, nk = num_consts, num_carry
     consts, carry, xs = primals[:nc], primals[nc:nc + nk], primals[nc + nk:]
@@ -475,11 +465,10 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
     return k_out + y_out, kt_out + yt_out
 
 
-JVP_RULES["scan"] = _scan_jvp
+JVP_RULES[scan_p] = _scan_jvp
 
 
 def _while_jvp(primals, tangents, *, cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
-    from ..lax.control_flow import while_p
     ncc, nbc = cond_nconsts, body_nconsts
     cconsts, bconsts, carry = primals[:ncc], primals[ncc:ncc + nbc], primals[ncc + nbc:]
     tb, tk = tangents[ncc:ncc + nbc], tangents[ncc + nbc:]
@@ -514,7 +503,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, cond_nconsts, body_jaxpr, body_
     return outs[:nk], take_where(it, nz_k)
 
 
-JVP_RULES["while"] = _while_jvp
+JVP_RULES[while_p] = _while_jvp
 
 
 def _call_jvp(prim):
@@ -538,16 +527,9 @@ def jvp_replay_closed(cj, primals, tangents):
 
 
 def _debug_print_jvp(primals, tangents, **params):
-    from ..debug import debug_print_p
     return debug_print_p.bind(*primals, **params), []
 
 
-JVP_RULES["debug_print"] = _debug_print_jvp
-
-
-def register_call_rules():
-    """`jit` (and the optimizer's `fused`, once registered): calls of a sub-jaxpr."""
-    add_call_rules(JVP_RULES, _call_jvp)
-
-
-register_call_rules()
+JVP_RULES[debug_print_p] = _debug_print_jvp
+for _p in CALL_PRIMITIVES:
+    JVP_RULES[_p] = _call_jvp(_p)

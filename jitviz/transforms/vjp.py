@@ -1,6 +1,6 @@
-"""Reverse mode by VJP rules: one table keyed by primitive name (`VJP_RULES`), plus forward /
-backward pairs for the primitives that hold sub-jaxprs (`VJP_CALL_RULES`: cond, scan, jit,
-fused, and while, which refuses).
+"""Reverse mode by VJP rules: one table keyed by the `Primitive` object (`VJP_RULES`), plus
+forward / backward pairs for the primitives that hold sub-jaxprs (`VJP_CALL_RULES`: cond, scan,
+jit, fused, and while, which refuses).
 
 `vjp_jaxpr(jaxpr)` splits a jaxpr into two jaxprs, as JAX's linearize + transpose does:
 
@@ -21,40 +21,43 @@ import numpy as np
 
 from ..core.interpreter import results, run_jaxpr
 from ..core.ir import ShapedArray, Var
+from ..core.registry import Primitive
 from ..core.trace import JaxprTrace, current_trace, push_trace
+from ..debug import debug_print_p
 from ..lax import primitives as P
-from ._util import (TransformError, add_any, add_call_rules, aval_of, closed, convert,
+from ..lax.control_flow import cond_p, scan_p, while_p
+from ._util import (CALL_PRIMITIVES, TransformError, add_any, aval_of, closed, convert,
                     instantiate, is_float, keep_source, mul, neg, read_literal, strong,
                     trace_avals, unbroadcast, where, zeros)
-from .jvp import prod_of_others  # noqa: E402
-from .jvp import (DIFFERENTIABLE_ELEMENTWISE, NON_DIFFERENTIABLE, along_axis_indices,
-                  cum_source_index, extremum_weights, keep_dims, partials)
+from .jvp import (DERIVATIVES, NON_DIFFERENTIABLE, along_axis_indices, cum_source_index,
+                  extremum_weights, keep_dims, partials, prod_of_others)
 
-VJP_RULES: dict = {}
-VJP_CALL_RULES: dict = {}  # name -> (forward(primals, **params) -> (outs, res), backward)
+VJP_RULES: dict[Primitive, object] = {}
+# primitive -> (forward(primals, **params) -> (outs, res), backward)
+VJP_CALL_RULES: dict[Primitive, tuple] = {}
 
 
 # --- elementwise ------------------------------------------------------------------------------
 
-def _elementwise_vjp(name):
+def _elementwise_vjp(prim):
     def rule(ct, primals, out, **params):
-        ds = partials(name, primals, out, params)
+        ds = partials(prim, primals, out, params)
         return [None if d is None else unbroadcast(mul(ct, d), aval_of(x))
                 for x, d in zip(primals, ds)]
     return rule
 
 
-for _name in DIFFERENTIABLE_ELEMENTWISE:
-    VJP_RULES[_name] = _elementwise_vjp(_name)
+for _p in DERIVATIVES:
+    VJP_RULES[_p] = _elementwise_vjp(_p)
 
-VJP_RULES["neg"] = lambda ct, primals, out: [neg(ct)]
-VJP_RULES["add"] = lambda ct, primals, out: [unbroadcast(ct, aval_of(x)) for x in primals]
-VJP_RULES["sub"] = lambda ct, primals, out: [unbroadcast(ct, aval_of(primals[0])),
+VJP_RULES[P.neg_p] = lambda ct, primals, out: [neg(ct)]
+VJP_RULES[P.add_p] = lambda ct, primals, out: [unbroadcast(ct, aval_of(x)) for x in primals]
+VJP_RULES[P.sub_p] = lambda ct, primals, out: [unbroadcast(ct, aval_of(primals[0])),
                                              unbroadcast(neg(ct), aval_of(primals[1]))]
-VJP_RULES["real"] = lambda ct, primals, out: [convert(ct, aval_of(primals[0]).dtype)]
-VJP_RULES["imag"] = lambda ct, primals, out: [
+VJP_RULES[P.real_p] = lambda ct, primals, out: [convert(ct, aval_of(primals[0]).dtype)]
+VJP_RULES[P.imag_p] = lambda ct, primals, out: [
     mul(convert(neg(ct), aval_of(primals[0]).dtype), _imag_unit(primals[0]))]
-VJP_RULES["conj"] = lambda ct, primals, out: [P.conj_p.bind(ct)]
+VJP_RULES[P.conj_p] = lambda ct, primals, out: [P.conj_p.bind(ct)]
 
 
 def _imag_unit(like):
@@ -69,7 +72,7 @@ def _convert_vjp(ct, primals, out, *, new_dtype, weak_type):
     return [convert(ct, aval_of(x).dtype)]
 
 
-VJP_RULES["convert_element_type"] = _convert_vjp
+VJP_RULES[P.convert_element_type_p] = _convert_vjp
 
 
 def _select_vjp(ct, primals, out):
@@ -83,7 +86,7 @@ def _select_vjp(ct, primals, out):
     return outs
 
 
-VJP_RULES["select_n"] = _select_vjp
+VJP_RULES[P.select_n_p] = _select_vjp
 
 
 def _clamp_vjp(ct, primals, out):
@@ -95,7 +98,7 @@ def _clamp_vjp(ct, primals, out):
             unbroadcast(P.select_n_p.bind(P.gt_p.bind(x, hi), z, ct), aval_of(hi))]
 
 
-VJP_RULES["clamp"] = _clamp_vjp
+VJP_RULES[P.clamp_p] = _clamp_vjp
 
 
 # --- structural (linear) --------------------------------------------------------------------
@@ -110,16 +113,16 @@ def _bid_vjp(ct, primals, out, *, shape, broadcast_dimensions):
             if aval_of(r).shape != xs else r]
 
 
-VJP_RULES["broadcast_in_dim"] = _bid_vjp
-VJP_RULES["reshape"] = lambda ct, primals, out, **_: [
+VJP_RULES[P.broadcast_in_dim_p] = _bid_vjp
+VJP_RULES[P.reshape_p] = lambda ct, primals, out, **_: [
     P.reshape_p.bind(ct, new_sizes=aval_of(primals[0]).shape, dimensions=None)]
-VJP_RULES["squeeze"] = VJP_RULES["reshape"]
-VJP_RULES["transpose"] = lambda ct, primals, out, *, permutation: [
+VJP_RULES[P.squeeze_p] = VJP_RULES[P.reshape_p]
+VJP_RULES[P.transpose_p] = lambda ct, primals, out, *, permutation: [
     P.transpose_p.bind(ct, permutation=tuple(int(i) for i in np.argsort(permutation)))]
-VJP_RULES["rev"] = lambda ct, primals, out, *, dimensions: [
+VJP_RULES[P.rev_p] = lambda ct, primals, out, *, dimensions: [
     P.rev_p.bind(ct, dimensions=dimensions)]
-VJP_RULES["reduce_sum"] = lambda ct, primals, out, *, axes: [keep_dims(primals[0], ct, axes)]
-VJP_RULES["cumsum"] = lambda ct, primals, out, *, axis, reverse: [
+VJP_RULES[P.reduce_sum_p] = lambda ct, primals, out, *, axes: [keep_dims(primals[0], ct, axes)]
+VJP_RULES[P.cumsum_p] = lambda ct, primals, out, *, axis, reverse: [
     P.cumsum_p.bind(ct, axis=axis, reverse=not reverse)]
 
 
@@ -137,7 +140,7 @@ def _concat_vjp(ct, primals, out, *, dimension):
     return outs
 
 
-VJP_RULES["concatenate"] = _concat_vjp
+VJP_RULES[P.concatenate_p] = _concat_vjp
 
 
 def _stack_vjp(ct, primals, out, *, axis):
@@ -151,7 +154,7 @@ def _stack_vjp(ct, primals, out, *, axis):
     return outs
 
 
-VJP_RULES["stack"] = _stack_vjp
+VJP_RULES[P.stack_p] = _stack_vjp
 
 
 def _i32(v):
@@ -189,7 +192,7 @@ def _slice_vjp(ct, primals, out, *, start_indices, limit_indices, strides):
                                           *[_i32(s) for s in start_indices])]
 
 
-VJP_RULES["slice"] = _slice_vjp
+VJP_RULES[P.slice_p] = _slice_vjp
 
 
 def _dyn_slice_vjp(ct, primals, out, *, slice_sizes):
@@ -197,7 +200,7 @@ def _dyn_slice_vjp(ct, primals, out, *, slice_sizes):
     return [P.dynamic_update_slice_p.bind(zeros(aval_of(x)), ct, *starts)] + [None] * len(starts)
 
 
-VJP_RULES["dynamic_slice"] = _dyn_slice_vjp
+VJP_RULES[P.dynamic_slice_p] = _dyn_slice_vjp
 
 
 def _dus_vjp(ct, primals, out):
@@ -207,7 +210,7 @@ def _dus_vjp(ct, primals, out):
     return [ct_x, ct_u] + [None] * len(starts)
 
 
-VJP_RULES["dynamic_update_slice"] = _dus_vjp
+VJP_RULES[P.dynamic_update_slice_p] = _dus_vjp
 
 
 def _gather_vjp(ct, primals, out, *, axes):
@@ -216,7 +219,7 @@ def _gather_vjp(ct, primals, out, *, axes):
         [None] * len(idx)
 
 
-VJP_RULES["gather"] = _gather_vjp
+VJP_RULES[P.gather_p] = _gather_vjp
 
 
 def _scatter_vjp(ct, primals, out, *, axes, mode):
@@ -236,7 +239,7 @@ def _scatter_vjp(ct, primals, out, *, axes, mode):
     return [ct_x, ct_u] + [None] * len(idx)
 
 
-VJP_RULES["scatter"] = _scatter_vjp
+VJP_RULES[P.scatter_p] = _scatter_vjp
 
 
 def _gather_in_bounds(ct, idx, axes):
@@ -277,9 +280,9 @@ def _reduce_ext_vjp(ct, primals, out, *, axes):
     return [mul(keep_dims(x, ct, axes), extremum_weights(x, out, axes))]
 
 
-VJP_RULES["reduce_max"] = _reduce_ext_vjp
-VJP_RULES["reduce_min"] = _reduce_ext_vjp
-VJP_RULES["reduce_prod"] = lambda ct, primals, out, *, axes: [
+VJP_RULES[P.reduce_max_p] = _reduce_ext_vjp
+VJP_RULES[P.reduce_min_p] = _reduce_ext_vjp
+VJP_RULES[P.reduce_prod_p] = lambda ct, primals, out, *, axes: [
     mul(keep_dims(primals[0], ct, axes), prod_of_others(primals[0], axes))]
 
 
@@ -307,7 +310,7 @@ def _cumprod_vjp(ct, primals, out, *, axis, reverse):
     return [jnp.moveaxis(jnp.multiply(before, sums), 0, axis)]
 
 
-VJP_RULES["cumprod"] = _cumprod_vjp
+VJP_RULES[P.cumprod_p] = _cumprod_vjp
 
 
 def _cumext_vjp(ct, primals, out, *, axis, reverse):
@@ -318,8 +321,8 @@ def _cumext_vjp(ct, primals, out, *, axis, reverse):
                              mode="add")]
 
 
-VJP_RULES["cummax"] = _cumext_vjp
-VJP_RULES["cummin"] = _cumext_vjp
+VJP_RULES[P.cummax_p] = _cumext_vjp
+VJP_RULES[P.cummin_p] = _cumext_vjp
 
 
 def _ranges_like(*xs):
@@ -361,7 +364,7 @@ def _dot_vjp(ct, primals, out, *, dimension_numbers, precision, preferred_elemen
     return [ct_x, ct_y]
 
 
-VJP_RULES["dot_general"] = _dot_vjp
+VJP_RULES[P.dot_general_p] = _dot_vjp
 
 
 # --- the interpreters ------------------------------------------------------------------------
@@ -375,16 +378,14 @@ def forward_replay(jaxpr, args, active_in):
 
     def apply_eqn(eqn, ins):
         act = any(isinstance(a, Var) and a.id in active for a in eqn.invars)
-        name = eqn.primitive.name
-        if act and name not in VJP_CALL_RULES and name not in VJP_RULES:
-            register_call_rules()  # a call primitive registered later (fused)
+        prim = eqn.primitive
         with keep_source(eqn):
-            if act and name in VJP_CALL_RULES:
+            if act and prim in VJP_CALL_RULES:
                 act_in = [isinstance(a, Var) and a.id in active for a in eqn.invars]
-                outs, res[eqn] = VJP_CALL_RULES[name][0](ins, act_in, eqn=eqn, **eqn.params)
+                outs, res[eqn] = VJP_CALL_RULES[prim][0](ins, act_in, eqn=eqn, **eqn.params)
             else:
-                outs = results(eqn, eqn.primitive.bind(*ins, **eqn.params))
-        if act and name not in NON_DIFFERENTIABLE:
+                outs = results(eqn, prim.bind(*ins, **eqn.params))
+        if act and prim not in NON_DIFFERENTIABLE:
             active.update(v.id for v in eqn.outvars if is_float(v.aval))
         return outs
 
@@ -407,25 +408,24 @@ def backward_pass(jaxpr, env, active, res, out_cts):
         outs_ct = [cts.pop(v.id, None) for v in eqn.outvars]
         if all(ct is None for ct in outs_ct):
             continue
-        name = eqn.primitive.name
-        if name in NON_DIFFERENTIABLE:
+        prim = eqn.primitive
+        if prim in NON_DIFFERENTIABLE:
             continue
         primals = [env.read(a) for a in eqn.invars]
-        multi = eqn.primitive.multiple_results
         with keep_source(eqn):
-            if name in VJP_CALL_RULES:
+            if prim in VJP_CALL_RULES:
                 if eqn not in res:  # no active input: nothing to send back
                     continue
                 act_in = [isinstance(a, Var) and a.id in active for a in eqn.invars]
-                in_cts = VJP_CALL_RULES[name][1](res[eqn], outs_ct, primals, act_in, eqn=eqn,
+                in_cts = VJP_CALL_RULES[prim][1](res[eqn], outs_ct, primals, act_in, eqn=eqn,
                                                  **eqn.params)
             else:
-                rule = VJP_RULES.get(name)
+                rule = VJP_RULES.get(prim)
                 if rule is None:
                     raise TransformError(f"no reverse-mode differentiation rule for the "
-                                         f"primitive {name!r}{where(eqn)}")
+                                         f"primitive {prim.name!r}{where(eqn)}")
                 outs = [env.read(v) for v in eqn.outvars]
-                if multi:
+                if prim.multiple_results:
                     ct_arg = [instantiate(c, v.aval) for c, v in zip(outs_ct, eqn.outvars)]
                     out_arg = outs
                 else:
@@ -516,7 +516,6 @@ def _open(cj):
 # --- cond ------------------------------------------------------------------------------------
 
 def _cond_fwd(ins, act_in, *, eqn, branches):
-    from ..lax.control_flow import cond_p
     index, *ops = ins
     vs = [vjp_jaxpr(b.jaxpr, act_in[1:], "branch") for b in branches]
     res_avals = [[a for a in v.forward.out_avals[len(b.jaxpr.outvars):]]
@@ -539,7 +538,6 @@ def _cond_fwd(ins, act_in, *, eqn, branches):
 
 def _cond_bwd(res, cts, primals, act_in, *, eqn, branches):
     from ..core.interpreter import inline_jaxpr
-    from ..lax.control_flow import cond_p
     vs, res_avals, res_vals = res
     index, *ops = primals
     n_all = len(res_vals)
@@ -564,7 +562,6 @@ def _cond_bwd(res, cts, primals, act_in, *, eqn, branches):
 
 def _scan_fwd(ins, act_in, *, eqn, jaxpr, length, reverse, num_consts, num_carry, unroll):
     from ..core.interpreter import inline_jaxpr
-    from ..lax.control_flow import scan_p
     body = jaxpr.jaxpr
     nc, nk = num_consts, num_carry
     # carries may become active inside the loop: treat every float carry as active
@@ -588,7 +585,6 @@ def _scan_fwd(ins, act_in, *, eqn, jaxpr, length, reverse, num_consts, num_carry
 def _scan_bwd(res, cts, primals, act_in, *, eqn, jaxpr, length, reverse, num_consts,
               num_carry, unroll):
     from ..core.interpreter import inline_jaxpr
-    from ..lax.control_flow import scan_p
     v, carry_res, stacked = res
     body = jaxpr.jaxpr
     nc, nk = num_consts, num_carry
@@ -638,7 +634,6 @@ def _scan_out_avals(body, nk, length):
 # --- while -----------------------------------------------------------------------------------
 
 def _while_fwd(ins, act_in, *, eqn, **params):
-    from ..lax.control_flow import while_p
     return while_p.bind(*ins, **params), None
 
 
@@ -651,14 +646,9 @@ def _while_bwd(res, cts, primals, act_in, *, eqn, **params):
         f"start/stop. (primitive 'while'){line}")
 
 
-VJP_CALL_RULES["cond"] = (_cond_fwd, _cond_bwd)
-VJP_CALL_RULES["scan"] = (_scan_fwd, _scan_bwd)
-VJP_CALL_RULES["while"] = (_while_fwd, _while_bwd)
-VJP_RULES["debug_print"] = lambda cts, primals, outs, **params: [None] * len(primals)
-
-
-def register_call_rules():
-    add_call_rules(VJP_CALL_RULES, lambda prim: (_call_fwd(prim), _call_bwd(prim)))
-
-
-register_call_rules()
+VJP_CALL_RULES[cond_p] = (_cond_fwd, _cond_bwd)
+VJP_CALL_RULES[scan_p] = (_scan_fwd, _scan_bwd)
+VJP_CALL_RULES[while_p] = (_while_fwd, _while_bwd)
+for _p in CALL_PRIMITIVES:
+    VJP_CALL_RULES[_p] = (_call_fwd(_p), _call_bwd(_p))
+VJP_RULES[debug_print_p] = lambda cts, primals, outs, **params: [None] * len(primals)
