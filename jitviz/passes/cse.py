@@ -11,9 +11,10 @@ import numpy as np
 
 from ..core.ir import ClosedJaxpr, Jaxpr
 from ..core.jaxpr_util import is_effectful, rewrite_jaxpr
+from ..lax import primitives as P
 from ._ir import atom_key
 
-COMMUTATIVE = {"add", "mul", "max", "min", "and", "or", "xor", "eq", "ne"}
+COMMUTATIVE = {P.add_p, P.mul_p, P.max_p, P.min_p, P.and_p, P.or_p, P.xor_p, P.eq_p, P.ne_p}
 
 
 def param_key(v):
@@ -37,7 +38,7 @@ def param_key(v):
 
 def eqn_key(eqn):
     operands = [atom_key(a) for a in eqn.invars]
-    if eqn.primitive.name in COMMUTATIVE:
+    if eqn.primitive in COMMUTATIVE:
         operands.sort(key=repr)
     return (eqn.primitive.name, id(eqn.primitive), tuple(operands), param_key(eqn.params))
 

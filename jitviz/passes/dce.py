@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..core.ir import ClosedJaxpr, Jaxpr, Var
 from ..core.jaxpr_util import is_effectful, map_sub_jaxprs
-from ..core.registry import PRIMITIVES
+from ..lax.control_flow import cond_p
 
 
 def dce_jaxpr(jaxpr: Jaxpr, memo=None) -> Jaxpr:
@@ -39,14 +39,12 @@ def _prune_cond_outputs(eqn, live):
 
 
 # Output pruning rules keyed by primitive (only where dropping an output is always sound).
-_PRUNE_RULES = {"cond": _prune_cond_outputs}
+_PRUNE_RULES = {cond_p: _prune_cond_outputs}
 
 
 def _prune_outputs(eqn, live):
-    rule = _PRUNE_RULES.get(eqn.primitive.name)
-    if rule is None or PRIMITIVES.get(eqn.primitive.name) is not eqn.primitive:
-        return eqn
-    return rule(eqn, live)
+    rule = _PRUNE_RULES.get(eqn.primitive)
+    return eqn if rule is None else rule(eqn, live)
 
 
 def dce(closed: ClosedJaxpr, *, fastmath: bool = False) -> ClosedJaxpr:

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core.ir import ClosedJaxpr, Eqn, Literal, Var, literal_value
 from ..core.jaxpr_util import is_effectful, rename_jaxpr_copy, rewrite_jaxpr, sub_jaxprs
+from ..lax.control_flow import cond_p
 from ._ir import make_literal
 
 
@@ -30,7 +31,7 @@ class _Folder:
         return self.known.get(a.id)
 
     def rule(self, eqn):
-        rule = FOLD_RULES.get(eqn.primitive.name)
+        rule = FOLD_RULES.get(eqn.primitive)
         replaced = rule(self, eqn) if rule is not None else None
         if replaced is not None:
             return replaced
@@ -99,7 +100,7 @@ def _retyped(atom, aval, eqns, source):
 
 
 # Structural folding rules keyed by primitive name (value folding needs no rule).
-FOLD_RULES = {"cond": _fold_cond}
+FOLD_RULES = {cond_p: _fold_cond}
 
 
 def fold_constants(closed: ClosedJaxpr, *, fastmath: bool = False) -> ClosedJaxpr:

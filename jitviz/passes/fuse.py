@@ -26,15 +26,12 @@ from typing import NamedTuple
 from ..core.fused import fused_p
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Var
 from ..core.jaxpr_util import Subst, is_effectful, map_sub_jaxprs
-from ..core.registry import PRIMITIVES
+from ..lax import primitives as P
 
 MAX_KERNEL_EQNS = 256  # bounds Numba compile time of one kernel
 
 
 # --- what fuses ----------------------------------------------------------------------------
-
-REDUCERS = {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
-            "reduce_or"}
 
 
 def _unit_reshape(eqn) -> bool:
@@ -47,18 +44,20 @@ def _always(eqn) -> bool:
     return True
 
 
-# primitive name -> predicate on the equation; elementwise primitives fuse by their kind
-FUSABLE = {"broadcast_in_dim": _always, "iota": _always, "squeeze": _always,
-           "reshape": _unit_reshape, **{name: _always for name in REDUCERS}}
+# the structural primitives a kernel computes as an index map or from the index alone ->
+# a predicate on the equation; elementwise primitives and monoid reductions fuse by their kind
+FUSABLE = {P.broadcast_in_dim_p: _always, P.iota_p: _always, P.squeeze_p: _always,
+           P.reshape_p: _unit_reshape}
+FUSED_KINDS = ("elementwise", "reduction")
 
 
 def is_fusable(eqn: Eqn) -> bool:
     prim = eqn.primitive
-    if is_effectful(eqn) or PRIMITIVES.get(prim.name) is not prim:
+    if is_effectful(eqn):
         return False
-    if prim.kind == "elementwise":
+    if prim.kind in FUSED_KINDS:
         return True
-    rule = FUSABLE.get(prim.name)
+    rule = FUSABLE.get(prim)
     return rule is not None and rule(eqn)
 
 
@@ -259,7 +258,7 @@ def _assemble(jaxpr: Jaxpr, eqns, groups) -> Jaxpr:
 
 def _domain(eqn: Eqn) -> tuple:
     """The index space an equation loops over: its operand's for a reduction."""
-    if eqn.primitive.name in REDUCERS:
+    if eqn.primitive.kind == "reduction":
         return eqn.invars[0].aval.shape
     return eqn.outvars[0].aval.shape
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from ..core.ir import ClosedJaxpr
 from ..core.jaxpr_util import rename_jaxpr_copy, rewrite_jaxpr
-from ..core.registry import PRIMITIVES
+from ..lax.control_flow import jit_p
 
 
 def inline_call(eqn):
     """A `jit` call's equations (its callee already inlined), renamed for this call site."""
-    callee = eqn.params.get("jaxpr") if eqn.primitive is PRIMITIVES.get("jit") else None
+    callee = eqn.params.get("jaxpr") if eqn.primitive is jit_p else None
     # a callee with constvars cannot be spliced into a const-free body: keep the call
     if callee is None or callee.jaxpr.constvars:
         return None

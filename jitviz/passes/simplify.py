@@ -15,7 +15,8 @@ import numpy as np
 
 from ..core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var, literal_value
 from ..core.jaxpr_util import Subst, rewrite_jaxpr
-from ..core.registry import PRIMITIVES
+from ..core.registry import Primitive
+from ..lax import primitives as P
 from ._ir import atom_key, make_literal, use_counts
 
 
@@ -23,24 +24,20 @@ class Algebra(NamedTuple):
     """A group under one operation: how each primitive splits into (sign, operand) terms and
     how a list of terms is rebuilt."""
     name: str
-    combine: str  # the primitive of `a op b`
-    inverse_combine: str  # the primitive of `a op b^-1`
+    combine: Primitive  # `a op b`
+    inverse_combine: Primitive  # `a op b^-1`
     identity: float
     accepts: str  # dtype kinds it applies to
-    split: dict  # primitive name -> signs of its operands (+1 / -1)
-    unary_inverse: str | None  # the primitive of `b^-1` alone (neg), or None
+    split: dict  # primitive -> signs of its operands (+1 / -1)
+    unary_inverse: Primitive | None  # `b^-1` alone (neg), or None
 
 
-ADDITIVE = Algebra("additive", "add", "sub", 0, "fciu",
-                   {"add": (1, 1), "sub": (1, -1), "neg": (-1,)}, "neg")
+ADDITIVE = Algebra("additive", P.add_p, P.sub_p, 0, "fciu",
+                   {P.add_p: (1, 1), P.sub_p: (1, -1), P.neg_p: (-1,)}, P.neg_p)
 # integer `div` truncates, so it is no inverse of `mul`: the multiplicative group is inexact only
-MULTIPLICATIVE = Algebra("multiplicative", "mul", "div", 1, "fc",
-                         {"mul": (1, 1), "div": (1, -1)}, None)
-ALGEBRAS = {name: alg for alg in (ADDITIVE, MULTIPLICATIVE) for name in alg.split}
-
-
-def _prim(name):
-    return PRIMITIVES[name]
+MULTIPLICATIVE = Algebra("multiplicative", P.mul_p, P.div_p, 1, "fc",
+                         {P.mul_p: (1, 1), P.div_p: (1, -1)}, None)
+ALGEBRAS = {prim: alg for alg in (ADDITIVE, MULTIPLICATIVE) for prim in alg.split}
 
 
 class _Simplifier:
@@ -55,17 +52,17 @@ class _Simplifier:
     def terms(self, alg: Algebra, atom, sign, out, root: bool):
         """Flatten `atom` into (sign, atom) terms through single-use equations of `alg`."""
         eqn = self.producer.get(atom.id) if isinstance(atom, Var) else None
-        expandable = eqn is not None and eqn.primitive.name in alg.split and \
-            ALGEBRAS[eqn.primitive.name] is alg and (root or self.uses.get(atom.id, 0) == 1)
+        expandable = eqn is not None and eqn.primitive in alg.split and \
+            ALGEBRAS[eqn.primitive] is alg and (root or self.uses.get(atom.id, 0) == 1)
         if not expandable:
             out.append((sign, atom))
             return
-        for s, a in zip(alg.split[eqn.primitive.name], eqn.invars):
+        for s, a in zip(alg.split[eqn.primitive], eqn.invars):
             self.terms(alg, a, sign * s, out, False)
 
     def rule(self, eqn: Eqn):
         """New equations and the atom replacing `eqn`'s output, or None to keep it."""
-        alg = ALGEBRAS.get(eqn.primitive.name)
+        alg = ALGEBRAS.get(eqn.primitive)
         out_aval = eqn.outvars[0].aval if eqn.outvars else None
         if alg is None or out_aval.dtype.kind not in alg.accepts:
             return None
@@ -118,7 +115,7 @@ def _rebuild(alg: Algebra, terms, eqn: Eqn, out_aval: ShapedArray):
 
     def emit(prim, args, aval, **params):
         v = Var(aval)
-        new.append(Eqn(_prim(prim), args, [v], params, eqn.source))
+        new.append(Eqn(prim, args, [v], params, eqn.source))
         return v
 
     def joined(a, b):
@@ -139,10 +136,10 @@ def _rebuild(alg: Algebra, terms, eqn: Eqn, out_aval: ShapedArray):
     for a in negative:
         acc = emit(alg.inverse_combine, [acc, a], joined(acc, a))
     if acc.aval.shape != out_aval.shape:
-        acc = emit("broadcast_in_dim", [acc], acc.aval.update(shape=out_aval.shape),
+        acc = emit(P.broadcast_in_dim_p, [acc], acc.aval.update(shape=out_aval.shape),
                    shape=out_aval.shape, broadcast_dimensions=())
     if acc.aval.weak_type != out_aval.weak_type:
-        acc = emit("convert_element_type", [acc], out_aval, new_dtype=out_aval.dtype,
+        acc = emit(P.convert_element_type_p, [acc], out_aval, new_dtype=out_aval.dtype,
                    weak_type=out_aval.weak_type)
     return new, acc
 
