@@ -15,6 +15,7 @@ from ..core.trace import Tracer
 from . import primitives as P
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401
 from .control_flow import map  # noqa: F401,A004  (lax.map, as in JAX)
+from .sort import sort, sort_key_val  # noqa: F401
 
 
 def aval_of(x) -> ShapedArray:

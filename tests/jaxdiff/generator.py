@@ -1499,6 +1499,43 @@ for _n in ("cumsum", "cumprod", "cummax", "cummin"):
     op(f"lax.{_n}", 0.8)(_lax_cum(_n))
 
 
+def _sortable(g, nd=0):
+    """A value jitviz sorts (complex keys are not supported yet: see tests/test_sort.py)."""
+    return g.pick(lambda v: v.kind != "c" and v.ndim >= nd)
+
+
+@op("jnp.sort", 0.6)
+def _jsort(g):
+    v = _sortable(g) or g.pick()
+    desc = ", descending=True" if g.chance(0.3) else ""
+    return f"jnp.sort({v.name}, axis={g.axis(v, tuple_=False)}{desc})"
+
+
+@op("jnp.argsort", 0.6)
+def _jargsort(g):  # always stable: an unstable sort may order ties either way
+    v = _sortable(g) or g.pick()
+    desc = ", descending=True" if g.chance(0.3) else ""
+    return f"jnp.argsort({v.name}, axis={g.axis(v, tuple_=False)}{desc})"
+
+
+@op("lax.sort", 0.4)
+def _lsort(g):
+    v = _sortable(g, 1) or g.pick()
+    dim = g.rng.randrange(max(1, v.ndim)) - (v.ndim if g.chance(0.3) else 0)
+    w = g.pick(lambda w: w.shape == v.shape and w is not v) if g.chance(0.4) else None
+    if w is None:
+        return f"lax.sort({v.name}, dimension={dim})"
+    return f"lax.sort(({v.name}, {w.name}), dimension={dim})", 2
+
+
+@op("lax.sort_key_val", 0.3)
+def _lsort_key_val(g):
+    v = _sortable(g, 1) or g.pick()
+    w = g.pick(lambda w: w.shape == v.shape) or v
+    dim = g.rng.randrange(max(1, v.ndim))
+    return f"lax.sort_key_val({v.name}, {w.name}, dimension={dim})", 2
+
+
 @op("lax.broadcast", 0.5)
 def _lbroadcast(g):
     v = g.pick(lambda v: v.ndim < 3) or g.pick()

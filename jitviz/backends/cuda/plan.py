@@ -76,7 +76,8 @@ _TEMPLATE_OF_KIND = {"elementwise": "pull", "structural": "pull", "reduction": "
 declare_target(
     "cuda.kernel", needs=lambda prim: prim.kind not in _TEMPLATE_OF_KIND,
     doc="the kernel template an equation becomes where its kind does not say: 'pull', "
-        "'reduce', 'cumulative', 'scatter', 'dot', 'control', 'print' or 'inline'")
+        "'reduce', 'cumulative', 'scatter', 'dot', 'control', 'print' or 'inline', or a "
+        "template function of its own, template(planner, eqn) (lax.sort's)")
 register_lowering(P.scatter_p, "cuda.kernel", "scatter")  # structural, with its own kernel
 register_lowering(debug_print_p, "cuda.kernel", "print")
 register_lowering(jit_p, "cuda.kernel", "inline")
@@ -345,7 +346,9 @@ class Planner:
         self.open: dict = {}  # shape -> _Group
         self.owner: dict = {}  # var -> open _Group computing it
         for e in eqns:
-            _LOWER[self.category(e)](self, e)
+            template = self.category(e)
+            # a primitive defined outside the backend may bring its own template function
+            (template if callable(template) else _LOWER[template])(self, e)
         self.flush_all()
         _plan_release(self.program)
         return self.program

@@ -1,0 +1,99 @@
+"""lax.sort and jnp.sort/argsort: NumPy's stable order (NaN last, -0.0 equal to 0.0, which is
+also JAX's) on every backend, the rules of the primitive (jvp, vjp, batching), JAX's API."""
+import numpy as np
+import pytest
+
+import jitviz
+import jitviz.numpy as jnp
+from jitviz import lax
+
+RNG = np.random.default_rng(7)
+BACKENDS = ["interpret", "cpu"]
+
+
+def _data(shape, dtype):
+    x = RNG.integers(-3, 4, size=shape).astype(dtype)  # many ties: stability shows
+    if np.dtype(dtype).kind == "f":
+        x.flat[::5] = np.nan
+        x.flat[1::7] = -0.0
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8, np.bool_])
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+def test_sort_and_argsort_match_numpy_stable(backend, dtype, axis):
+    x = _data((7, 9), dtype)
+    sort = jitviz.jit(lambda x: jnp.sort(x, axis=axis), backend=backend)
+    argsort = jitviz.jit(lambda x: jnp.argsort(x, axis=axis), backend=backend)
+    np.testing.assert_array_equal(sort(x), np.sort(x, axis=axis, kind="stable"))
+    np.testing.assert_array_equal(argsort(x), np.argsort(x, axis=axis, kind="stable"))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_descending_keeps_equal_keys_in_order(backend):
+    x = np.array([2.0, -0.0, 5.0, 0.0, np.nan, 2.0], np.float32)
+    out = jitviz.jit(lambda x: jnp.argsort(x, descending=True), backend=backend)(x)
+    assert out.tolist() == [4, 2, 0, 5, 1, 3]  # NaN first; 2.0s and the zeros in order
+    values = jitviz.jit(lambda x: jnp.sort(x, descending=True), backend=backend)(x)
+    np.testing.assert_array_equal(values, np.sort(x)[::-1])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sort_key_val_moves_values_with_their_keys(backend):
+    k = np.array([[3, 1, 2], [0, 0, -1]], np.int32)
+    v = np.arange(6, dtype=np.float32).reshape(2, 3)
+    keys, vals = jitviz.jit(lambda k, v: lax.sort_key_val(k, v), backend=backend)(k, v)
+    assert keys.tolist() == [[1, 2, 3], [-1, 0, 0]]
+    assert vals.tolist() == [[1.0, 2.0, 0.0], [5.0, 3.0, 4.0]]
+
+
+def test_sort_prints_as_jax():
+    x = np.ones((2, 3), np.float32)
+    assert str(jitviz.make_jaxpr(lambda x: lax.sort(x, 0))(x)) == (
+        "{ lambda ; a:f32[2,3]. let\n    b:f32[2,3] = sort[dimension=0 is_stable=True "
+        "num_keys=1] a\n  in (b,) }")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradient_goes_back_through_the_permutation(backend):
+    x = np.array([[0.3, -1.0, 2.0, 0.5], [1.0, 0.0, -2.0, 4.0]], np.float32)
+    w = np.arange(1, 5, dtype=np.float32)
+    g = jitviz.jit(jitviz.grad(lambda x: (jnp.sort(x, axis=1) * w).sum()), backend=backend)(x)
+    expected = np.zeros_like(x)
+    np.put_along_axis(expected, np.argsort(x, 1), np.broadcast_to(w, x.shape), 1)
+    np.testing.assert_array_equal(g, expected)
+    _, tangent = jitviz.jvp(lambda x: jnp.sort(x, axis=1), (x,), (np.ones_like(x) * w,))
+    np.testing.assert_array_equal(tangent, np.take_along_axis(np.broadcast_to(w, x.shape),
+                                                              np.argsort(x, 1), 1))
+
+
+def test_vmap_sorts_each_example():
+    x = _data((4, 5, 6), np.float32)
+    out = jitviz.vmap(lambda row: jnp.sort(row, axis=0), in_axes=1)(x)
+    np.testing.assert_array_equal(out, np.moveaxis(np.sort(x, axis=0), 1, 0))
+    keys, vals = jitviz.vmap(lax.sort_key_val, in_axes=(0, None))(
+        np.array([[2, 1], [1, 2]], np.int32), np.array([10.0, 20.0], np.float32))
+    assert vals.tolist() == [[20.0, 10.0], [10.0, 20.0]]
+
+
+def test_unsupported_sorts_say_so():
+    with pytest.raises(NotImplementedError, match="num_keys=1"):
+        jitviz.jit(lambda a, b: lax.sort((a, b), num_keys=2))(np.ones(2), np.ones(2))
+    with pytest.raises(TypeError, match="sort does not accept dtype complex64"):
+        jitviz.jit(jnp.sort)(np.ones(2, np.complex64))
+    with pytest.raises(TypeError, match="'kind' argument to sort is not supported"):
+        jnp.sort(np.ones(2), kind="quicksort")
+    with pytest.raises(jitviz.errors.CompilationError, match="float16"):
+        jitviz.jit(jnp.sort, backend="cpu")(np.ones(3, np.float16))
+
+
+def test_matches_jax_when_installed():
+    jax = pytest.importorskip("jax")
+    x = _data((6, 8), np.float32)
+    for fn in ("sort", "argsort"):
+        for kw in ({}, {"axis": 0}, {"descending": True}, {"axis": None}):
+            ours = getattr(jnp, fn)
+            theirs = getattr(jax.numpy, fn)
+            np.testing.assert_array_equal(jitviz.jit(lambda x: ours(x, **kw))(x),
+                                          np.asarray(jax.jit(lambda x: theirs(x, **kw))(x)))
