@@ -97,3 +97,60 @@ def test_matches_jax_when_installed():
             theirs = getattr(jax.numpy, fn)
             np.testing.assert_array_equal(jitviz.jit(lambda x: ours(x, **kw))(x),
                                           np.asarray(jax.jit(lambda x: theirs(x, **kw))(x)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "midpoint"])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 2)])
+def test_quantiles_match_numpy(backend, method, axis):
+    x = RNG.standard_normal((4, 5, 3)).astype(np.float32)
+    q = np.array([0.0, 0.3, 0.5, 1.0], np.float32)
+    f = jitviz.jit(lambda x, q: jnp.quantile(x, q, axis=axis, method=method), backend=backend)
+    np.testing.assert_allclose(f(x, q), np.quantile(x, q, axis=axis, method=method),
+                               rtol=1e-6, atol=1e-7)
+    keep = jitviz.jit(lambda x: jnp.median(x, axis=axis, keepdims=True), backend=backend)(x)
+    np.testing.assert_allclose(keep, np.median(x, axis=axis, keepdims=True), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_nan_quantiles_skip_nans_and_plain_ones_propagate_them(backend):
+    x = np.array([[3.0, np.nan, 1.0, 2.0], [np.nan, np.nan, np.nan, np.nan]], np.float32)
+    median = jitviz.jit(lambda x: jnp.median(x, axis=1), backend=backend)(x)
+    nanmedian = jitviz.jit(lambda x: jnp.nanmedian(x, axis=1), backend=backend)(x)
+    assert np.isnan(median).all()
+    np.testing.assert_array_equal(nanmedian, [2.0, np.nan])
+    p = jitviz.jit(lambda x: jnp.nanpercentile(x[0], 50.0), backend=backend)(x)
+    assert p == 2.0 and p.dtype == np.float32
+
+
+def test_median_is_differentiable():
+    x = np.array([4.0, 1.0, 3.0, 2.0], np.float32)
+    g = jitviz.grad(jnp.median)(x)
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.5, 0.5])  # the two middle values
+
+
+def test_quantile_errors_are_jax_s():
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(ValueError, match="method can only be"):
+        jnp.quantile(x, 0.5, method="bogus")
+    with pytest.raises(ValueError, match="q must be have rank <= 1"):
+        jnp.quantile(x, np.ones((2, 2)))
+    with pytest.raises(ValueError, match="does not support overwrite_input=True"):
+        jnp.median(x, overwrite_input=True)
+    with pytest.raises(NotImplementedError, match="inverted_cdf"):
+        jnp.quantile(x, 0.5, method="inverted_cdf")
+
+
+def test_quantiles_match_jax_when_installed():
+    jax = pytest.importorskip("jax")
+    x = RNG.standard_normal((5, 6)).astype(np.float32)
+    x[1, 2] = np.nan
+    q = np.array([0.1, 0.5, 0.75], np.float32)
+    for name, kw in [("quantile", {"method": "nearest"}), ("nanquantile", {"axis": 1}),
+                     ("percentile", {"axis": 0, "keepdims": True}), ("median", {}),
+                     ("nanmedian", {"axis": (0, 1)}), ("nanpercentile", {})]:
+        args = (x,) if "median" in name else (x, q * 100 if "percentile" in name else q)
+        ours = jitviz.jit(lambda *a: getattr(jnp, name)(*a, **kw))(*args)
+        theirs = jax.jit(lambda *a: getattr(jax.numpy, name)(*a, **kw))(*args)
+        np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-6, err_msg=name)
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, name

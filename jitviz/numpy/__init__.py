@@ -33,7 +33,8 @@ from .ufuncs import (abs, absolute, acos, acosh, add, arccos, arccosh, arcsin, a
                      greater, greater_equal)
 from .ufuncs import divmod_ as divmod  # noqa: A001
 from .einsum import apply_along_axis, einsum, vectorize
-from .sorting import argsort, sort
+from .sorting import (argsort, median, nanmedian, nanpercentile, nanquantile, percentile,
+                      quantile, sort)
 from .extra import (array_split, atleast_3d, block, broadcast_shapes, cross, diag, diag_indices,
                     diag_indices_from, diagonal, diff, dsplit, ediff1d, fill_diagonal, hsplit,
                     indices, isin, kron, meshgrid, pad, piecewise, put_along_axis, roll, rot90,

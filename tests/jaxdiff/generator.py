@@ -1518,6 +1518,27 @@ def _jargsort(g):  # always stable: an unstable sort may order ties either way
     return f"jnp.argsort({v.name}, axis={g.axis(v, tuple_=False)}{desc})"
 
 
+def _quantile_maker(name, scale=1.0, median=False):
+    def make(g):
+        v = g.pick(lambda v: v.kind != "c") or g.pick()
+        kw = f", axis={g.axis(v)}" + (", keepdims=True" if g.chance(0.3) else "")
+        if median:
+            return f"jnp.{name}({v.name}{kw})"
+        q = g.choice(["0.5", "0.0", "1.0", "0.25", "np.array([0.1, 0.9], np.float32)"])
+        if scale != 1.0:
+            q = f"{q} * {scale}"
+        if g.chance(0.4):
+            kw += f", method={g.choice(['lower', 'higher', 'nearest', 'midpoint'])!r}"
+        return f"jnp.{name}({v.name}, {q}{kw})"
+    return make
+
+
+for _n, _scale, _median in (("quantile", 1.0, False), ("nanquantile", 1.0, False),
+                            ("percentile", 100.0, False), ("nanpercentile", 100.0, False),
+                            ("median", 1.0, True), ("nanmedian", 1.0, True)):
+    op(f"jnp.{_n}", 0.3)(_quantile_maker(_n, _scale, _median))
+
+
 @op("lax.sort", 0.4)
 def _lsort(g):
     v = _sortable(g, 1) or g.pick()
