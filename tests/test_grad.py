@@ -231,3 +231,16 @@ def test_complex_inputs_and_outputs_are_refused_not_miscomputed():
         jitviz.grad(lambda z: jnp.real(z * z))(np.complex64(1 + 2j))
     with pytest.raises(TypeError, match="real-valued outputs"):
         jitviz.grad(lambda x: x * (1 + 1j))(np.float32(1.0))
+
+
+def test_stop_gradient_blocks_derivatives_in_both_modes_and_keeps_values():
+    from jitviz import lax
+    f = lambda x: lax.stop_gradient(x) * x  # noqa: E731
+    assert str(jitviz.make_jaxpr(f)(1.0)) == \
+        "{ lambda ; a:f32[]. let b:f32[] = stop_gradient a; c:f32[] = mul b a in (c,) }"
+    for backend in ("interpret", "cpu"):
+        assert float(jitviz.jit(jitviz.grad(f), backend=backend)(3.0)) == 3.0
+    assert float(jitviz.jvp(f, (3.0,), (1.0,))[1]) == 3.0
+    tree = lax.stop_gradient({"w": np.float32(2.0), "n": 3})
+    assert tree["n"] == 3 and float(tree["w"]) == 2.0  # integer leaves pass untouched
+    np.testing.assert_array_equal(jitviz.vmap(f)(np.arange(3.0)), [0.0, 1.0, 4.0])

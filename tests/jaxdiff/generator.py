@@ -1539,6 +1539,11 @@ for _n, _scale, _median in (("quantile", 1.0, False), ("nanquantile", 1.0, False
     op(f"jnp.{_n}", 0.3)(_quantile_maker(_n, _scale, _median))
 
 
+@op("lax.stop_gradient", 0.4)
+def _lstop_gradient(g):
+    return f"lax.stop_gradient({g.pick().name})"
+
+
 @op("lax.sort", 0.4)
 def _lsort(g):
     v = _sortable(g, 1) or g.pick()
