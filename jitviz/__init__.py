@@ -28,7 +28,7 @@ from .export import export
 from .annotate import Annotation, annotate
 from .explorer import explore, monitor
 # transformations (grad, vmap) and counter-based random numbers: jitviz/transforms, random.py
-from .transforms import grad, value_and_grad, jvp, vjp, vmap
+from .transforms import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
 from . import random
 # JAX's other modules (jax.nn, jax.scipy), composed from jitviz.numpy and jitviz.lax
 from . import nn, scipy
@@ -51,6 +51,7 @@ __all__ = [
     "Annotation",
     # JAX's API
     "lax", "numpy", "random", "nn", "scipy", "grad", "value_and_grad", "jvp", "vjp", "vmap",
+    "jacfwd", "jacrev", "hessian",
     "tree", "tree_util", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map",
     "tree_structure", "register_pytree_node",
     "Device", "default_backend", "device_count", "device_get", "device_put", "devices",

@@ -1,6 +1,7 @@
 """Transformations of the IR, Autodidax-style: forward mode (`jvp.py`), reverse mode
 (`vjp.py`), vectorization (`batching.py`), and the function transformations users call
-(`function_transforms.py`: `grad`, `value_and_grad`, `jvp`, `vjp`, `vmap`).
+(`function_transforms.py`: `grad`, `value_and_grad`, `jvp`, `vjp`, `vmap`; `jacobians.py`:
+`jacfwd`, `jacrev`, `hessian`).
 
 Each rule table is keyed by the `Primitive` object. A primitive defined outside `lax` gets its
 rules next to its definition through `register_jvp`, `register_vjp`, `register_batch` and
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from ..core.registry import PRIMITIVES, Primitive
 from .function_transforms import TransformError, grad, jvp, value_and_grad, vjp, vmap
+from .jacobians import hessian, jacfwd, jacrev
 import importlib as _importlib
 
 # the submodules `jvp`/`vjp` share their names with the functions exported here
@@ -75,6 +77,6 @@ def missing_rules() -> dict:
     return out
 
 
-__all__ = ["grad", "value_and_grad", "jvp", "vjp", "vmap", "TransformError", "rules_of",
-           "missing_rules", "register_jvp", "register_vjp", "register_batch",
-           "declare_non_differentiable"]
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "vmap", "jacfwd", "jacrev", "hessian",
+           "TransformError", "rules_of", "missing_rules", "register_jvp", "register_vjp",
+           "register_batch", "declare_non_differentiable"]
