@@ -377,3 +377,15 @@ def test_lax_concatenate_names_an_out_of_bounds_dimension():
         jitviz.jit(lambda x: lax.concatenate([x, x], 0))(np.int32(0))
     with pytest.raises(TypeError, match="dimension 1 for shapes"):
         jitviz.jit(lambda x: lax.concatenate([x, x], 1))(np.zeros(2, np.float32))
+
+
+def test_a_boolean_mask_must_match_the_axes_it_indexes():
+    x = np.zeros((1, 2, 1), np.int32)
+    with pytest.raises(IndexError, match=r"in index 2: got \(1,\), expected \[2\]"):
+        jitviz.jit(lambda x: x[:2, None, np.array([True])])(x)  # None takes no axis of x
+    same(run(lambda x: x[:2, None, np.array([True, False])], x), [[[[0]]]], np.int32)
+
+
+def test_quantile_of_a_0d_array_keeps_the_raveled_axis():
+    same(run(lambda x: jnp.nanquantile(x, 0.25, axis=None, keepdims=True), np.float32(0)),
+         [0.0], np.float32)

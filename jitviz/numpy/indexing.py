@@ -131,16 +131,22 @@ def getitem(x, idx):
     shape = aval(x).shape
     entries = _expand_index(idx, len(shape))
     # booleans: traced masks cannot work; concrete masks become integer arrays
-    flat = []
-    for e in entries:
+    flat, dim = [], 0  # dim: the first axis of x the entry indexes
+    for k, e in enumerate(entries):
         if _is_bool_array(e):
             if isinstance(e, Tracer):
                 raise explain.boolean_index_error(e)
+            covered = shape[dim:dim + np.ndim(e)]
+            if np.shape(e) != covered:  # (JAX's IndexError, as NumPy's)
+                raise IndexError(f"boolean index did not match shape of indexed array in "
+                                 f"index {k}: got {np.shape(e)}, expected {list(covered)}")
             flat.extend(np.nonzero(e))
+            dim += np.ndim(e)
         elif isinstance(e, (bool, np.bool_)):
             raise IndexError("boolean scalar indices are not supported by jitviz")
         else:
             flat.append(e)
+            dim += e is not None
     entries = flat
     if not any(_is_array_index(e) for e in entries):
         # basic indexing first, then each None adds its axis to the result (as JAX)

@@ -139,7 +139,7 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
     if not keepdims:  # the statistics keep the reduced axis (after q's) as size 1
         result = reshape(result, tuple(d for i, d in enumerate(aval(result).shape)
                                        if i != aval(q).ndim + axis))
-    elif keep_shape is not None:
+    elif keep_shape:  # (a 0-d input keeps the axis its ravel made, as in JAX)
         result = reshape(result, aval(q).shape + keep_shape)
     return lax.convert_element_type(result, aval(a).dtype)
 
