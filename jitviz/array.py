@@ -22,6 +22,12 @@ class Array(np.ndarray):
         self.py_value = None
         self.derived_from = None
 
+    def copy(self, order="C"):
+        """A copy that keeps the weak type (`x.copy()` of a weak value is weak in JAX)."""
+        out = np.ndarray.copy(self, order)
+        out.weak_type, out.in_trace = self.weak_type, self.in_trace
+        return out
+
     def block_until_ready(self):
         """CPU results are ready when returned; kept for code written for JAX."""
         return self

@@ -389,3 +389,15 @@ def test_a_boolean_mask_must_match_the_axes_it_indexes():
 def test_quantile_of_a_0d_array_keeps_the_raveled_axis():
     same(run(lambda x: jnp.nanquantile(x, 0.25, axis=None, keepdims=True), np.float32(0)),
          [0.0], np.float32)
+
+
+def test_a_0d_integer_array_indexes_as_its_integer():
+    x = np.arange(3, dtype=np.int32)
+    same(run(lambda x: x[np.array(1)], x), 1, np.int32)  # was x itself
+    same(run(lambda x: x[jnp.full_like(x[0], 2)], x), 2, np.int32)
+    same(run(lambda x: x[np.array(-1), None], x), [2], np.int32)
+
+
+def test_copy_keeps_the_weak_type():
+    same(run(lambda: jnp.imag(-0.0).copy()), 0.0, np.float32, weak=True)
+    assert jnp.asarray(1.5).copy().weak_type

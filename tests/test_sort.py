@@ -154,3 +154,9 @@ def test_quantiles_match_jax_when_installed():
         theirs = jax.jit(lambda *a: getattr(jax.numpy, name)(*a, **kw))(*args)
         np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-6, err_msg=name)
         assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, name
+
+
+def test_quantile_over_an_empty_reduced_axis_keeps_the_shape():
+    out = jitviz.jit(lambda x: jnp.quantile(x, 0.5, axis=(-3,), keepdims=True))(
+        np.zeros((1, 1, 0), np.int32))
+    assert out.shape == (1, 1, 0) and out.dtype == np.float32

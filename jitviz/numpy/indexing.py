@@ -105,6 +105,8 @@ def _expand_index(idx, ndim):
 
 
 def _canon_entry(i):
+    if isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iu":
+        return int(i)  # a 0-d integer array indexes as the integer it holds (JAX)
     if isinstance(i, list):
         return np.asarray(i) if not any(isinstance(e, Tracer) for e in i) else \
             _stack_tracers(i)

@@ -1,6 +1,9 @@
-"""Sorting: `jnp.sort` and `jnp.argsort` over `lax.sort` (NaN last, stable), as JAX builds
-them."""
+"""Sorting and order statistics over `lax.sort` (stable, NaN last), as JAX builds them:
+`jnp.sort`, `jnp.argsort`, and the quantile family (`quantile`, `percentile`, `median` and
+their `nan*` forms)."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -123,7 +126,8 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
             raise ValueError("repeated axis")
         kept = [d for d in range(len(shape)) if d not in axes]
         keep_shape = tuple(1 if d in axes else n for d, n in enumerate(shape))
-        a = reshape(transpose(a, kept + list(axes)), tuple(shape[d] for d in kept) + (-1,))
+        reduced = math.prod(shape[d] for d in axes)  # (not -1: the array may be empty)
+        a = reshape(transpose(a, kept + list(axes)), tuple(shape[d] for d in kept) + (reduced,))
         axis = len(kept)
     else:
         axis = canonical_axis(axis, len(shape))
