@@ -359,6 +359,13 @@ def _scatter_add(x, u, i):
     return out
 
 
+def _custom_sin_params(s):
+    """The params of a `custom_vjp` call of sin (its bwd the true derivative)."""
+    sin = jitviz.custom_vjp(lambda x: lax.sin(x))
+    sin.defvjp(lambda x: (lax.sin(x), x), lambda x, g: (g * lax.cos(x),))
+    return jitviz.make_jaxpr(sin)(s).jaxpr.eqns[0].params
+
+
 def _control_cases():
     s = np.float32(1.5)
     neg = closed(lambda x: -x, s)
@@ -407,6 +414,7 @@ def _control_cases():
              lambda x, y: [np.sin(x) + y]),
         Case("debug_print", (X23, np.float32(3)), {"fmt": "{} and {y}", "names": ("y",)},
              lambda *a: []),
+        Case("custom_vjp_call", (s,), _custom_sin_params(s), lambda x: [np.sin(x)]),
     ] + ([  # the fusion pass's kernel primitive (jitviz.passes.fuse)
         Case("fused", (s, s), {"name": "mul_add", "jaxpr": closed(lambda x, y: (x * y + x,), s, s)},
              lambda x, y: [x * y + x]),

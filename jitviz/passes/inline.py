@@ -1,15 +1,17 @@
-"""Inline nested `jit` calls, as XLA does: the callee's equations join the caller's, so the
-later passes (CSE, folding, fusion) see across the call boundary."""
+"""Inline call primitives (nested `jit` calls, `custom_vjp` calls once differentiated), as XLA
+does: the callee's equations join the caller's, so the later passes (CSE, folding, fusion) see
+across the call boundary."""
 from __future__ import annotations
 
 from ..core.ir import ClosedJaxpr
 from ..core.jaxpr_util import rename_jaxpr_copy, rewrite_jaxpr
-from ..lax.control_flow import jit_p
 
 
 def inline_call(eqn):
-    """A `jit` call's equations (its callee already inlined), renamed for this call site."""
-    callee = eqn.params.get("jaxpr") if eqn.primitive is jit_p else None
+    """A call's equations (its callee already inlined), renamed for this call site. A call
+    primitive names the param holding its callee (`Primitive.call_param`)."""
+    param = eqn.primitive.call_param
+    callee = eqn.params.get(param) if param is not None else None
     # a callee with constvars cannot be spliced into a const-free body: keep the call
     if callee is None or callee.jaxpr.constvars:
         return None
