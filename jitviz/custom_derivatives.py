@@ -1,4 +1,5 @@
-"""`jitviz.custom_vjp`: a function with a reverse-mode rule of its own, as `jax.custom_vjp`.
+"""`jitviz.custom_vjp` and `jitviz.custom_jvp`: functions with derivative rules of their own,
+as `jax.custom_vjp` and `jax.custom_jvp`.
 
     @jitviz.custom_vjp
     def clip_gradient(x):
@@ -11,7 +12,12 @@ evaluates it, both Numba backends inline it — the shared `inline` pass does so
 see it), its vjp runs the user's `fwd` and `bwd`, its batching rule vectorizes all three
 functions, and forward mode is refused with JAX's error.
 
-Like JAX, the function may not close over values being traced by an enclosing transformation
+A `custom_jvp` call is a `custom_jvp_call` equation the same way; its jvp is the user's rule,
+its reverse mode the transpose of that rule (the rule is linear in the tangents: its vjp with
+respect to them, as JAX transposes the linearized rule), and it batches the function and the
+rule together.
+
+Like JAX, the functions may not close over values being traced by an enclosing transformation
 (pass them as arguments); closed-over constants are fine and get no cotangent.
 """
 from __future__ import annotations
@@ -74,24 +80,29 @@ class custom_vjp:
                                  " using defvjp.")
         if kwargs:
             raise TypeError("custom_vjp functions take positional arguments only in jitviz")
-        from .transforms._util import trace_flat
-        leaves, in_tree = tree_flatten(args)
-        store = {}
+        return _bind_call(custom_vjp_call_p, "custom_vjp", self.fun, args, lambda i, o: dict(
+            fwd=_flat_fwd(self.fwd, i, o), bwd=_flat_bwd(self.bwd, i, o)))
 
-        def flat_fun(*xs):
-            out, tree = tree_flatten(self.fun(*tree_unflatten(in_tree, list(xs))))
-            store["out_tree"] = tree
-            return out
-        jaxpr, hoisted = trace_flat(flat_fun, leaves, name=function_name(self.fun), known=False)
-        if any(isinstance(h, Tracer) for h in hoisted):
-            raise TypeError(f"custom_vjp function {function_name(self.fun)} closes over a value "
-                            "traced by an enclosing transformation; pass it as an argument")
-        out_tree = store["out_tree"]
-        outs = custom_vjp_call_p.bind(
-            *hoisted, *leaves, name=function_name(self.fun), jaxpr=ClosedJaxpr(jaxpr, ()),
-            fwd=_flat_fwd(self.fwd, in_tree, out_tree), bwd=_flat_bwd(self.bwd, in_tree, out_tree),
-            num_consts=len(hoisted))
-        return tree_unflatten(out_tree, list(outs))
+
+def _bind_call(prim, kind, fun, args, rules_of_trees):
+    """Trace `fun` at `args` and bind `prim` on the leaves, with the params `rules_of_trees`
+    makes from the input and output trees (the user's rules on flat leaves)."""
+    from .transforms._util import trace_flat
+    leaves, in_tree = tree_flatten(args)
+    store = {}
+
+    def flat_fun(*xs):
+        out, tree = tree_flatten(fun(*tree_unflatten(in_tree, list(xs))))
+        store["out_tree"] = tree
+        return out
+    jaxpr, hoisted = trace_flat(flat_fun, leaves, name=function_name(fun), known=False)
+    if any(isinstance(h, Tracer) for h in hoisted):
+        raise TypeError(f"{kind} function {function_name(fun)} closes over a value traced by "
+                        "an enclosing transformation; pass it as an argument")
+    out_tree = store["out_tree"]
+    outs = prim.bind(*hoisted, *leaves, name=function_name(fun), jaxpr=ClosedJaxpr(jaxpr, ()),
+                     num_consts=len(hoisted), **rules_of_trees(in_tree, out_tree))
+    return tree_unflatten(out_tree, list(outs))
 
 
 def _flat_fwd(fwd, in_tree, out_tree):
@@ -156,3 +167,122 @@ def _register_transformation_rules():
 
 
 _register_transformation_rules()
+
+
+# --- custom_jvp -------------------------------------------------------------------------------
+
+def _jvp_call_rule(*args, name, jaxpr, jvp, num_consts):
+    return _call_rule(*args, name=name, jaxpr=jaxpr, fwd=None, bwd=None, num_consts=num_consts)
+
+
+def _jvp_call_impl(*args, name, jaxpr, jvp, num_consts):
+    return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+
+
+custom_jvp_call_p = primitive(
+    "custom_jvp_call", abstract_eval=_jvp_call_rule, impl=_jvp_call_impl, multiple_results=True,
+    pp_params=lambda p: [("name", p["name"]), ("jaxpr", p["jaxpr"])], kind="control",
+    call_param="jaxpr")
+register_lowering(custom_jvp_call_p, "cpu.statement",
+                  lambda fb, eqn: _jit_rule("cpu.statement")(fb, eqn))
+register_lowering(custom_jvp_call_p, "cuda.kernel", "inline")
+
+
+class custom_jvp:
+    """`jax.custom_jvp`: decorate `fun`, then `@fun.defjvp` a rule `jvp(primals, tangents) ->
+    (primal_out, tangent_out)`, or `fun.defjvps(*per_argument_rules)`."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        if nondiff_argnums:
+            raise NotImplementedError("custom_jvp's nondiff_argnums is not supported by jitviz "
+                                      "yet: close over those values instead")
+        functools.update_wrapper(self, fun)
+        self.fun, self.jvp = fun, None
+
+    def defjvp(self, jvp, symbolic_zeros=False):
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps):
+        """One rule per argument, `rule(tangent, primal_out, *primals) -> its contribution`."""
+        def jvp(primals, tangents):
+            out = self.fun(*primals)
+            parts = [rule(t, out, *primals) for rule, t in zip(jvps, tangents)
+                     if rule is not None]
+            total = parts[0]
+            for p in parts[1:]:
+                total = total + p
+            return out, total
+        self.jvp = jvp
+
+    def __call__(self, *args, **kwargs):
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {function_name(self.fun)}"
+                                 " using defjvp.")
+        if kwargs:
+            raise TypeError("custom_jvp functions take positional arguments only in jitviz")
+        return _bind_call(custom_jvp_call_p, "custom_jvp", self.fun, args,
+                          lambda i, o: dict(jvp=_flat_jvp(self.jvp, i, o)))
+
+
+def _flat_jvp(jvp, in_tree, out_tree):
+    """The rule on flat leaves: (primal leaves, tangent leaves) -> (outputs, tangents)."""
+    def run(primals, tangents):
+        ps, ts = (tuple(tree_unflatten(in_tree, list(x))) for x in (primals, tangents))
+        out, t_out = jvp(ps, ts)
+        return tree_flatten(out)[0], tree_flatten(t_out)[0]
+    return run
+
+
+def _custom_jvp_rule(primals, tangents, *, name, jaxpr, jvp, num_consts):
+    from .transforms._util import aval_of, instantiate
+    args = primals[num_consts:]
+    ts = [instantiate(t, aval_of(x)) for t, x in zip(tangents[num_consts:], args)]
+    outs, touts = jvp(list(args), ts)
+    return list(outs), list(touts)
+
+
+def _custom_jvp_vjp_rule(cts, primals, outs, *, name, jaxpr, jvp, num_consts):
+    """The transpose of the rule: it is linear in the tangents, so its vjp with respect to
+    them at any point (zero tangents) maps output cotangents to input cotangents."""
+    from .transforms import vjp as vjp_of
+    from .transforms._util import aval_of, instantiate, is_float, zeros
+    args = list(primals[num_consts:])
+    diff = [i for i, x in enumerate(args) if is_float(aval_of(x))]
+
+    def tangent_out(*ts):
+        full = [zeros(aval_of(x)) for x in args]
+        for i, t in zip(diff, ts):
+            full[i] = t
+        return jvp(args, full)[1]
+    _, pullback = vjp_of(tangent_out, *[zeros(aval_of(args[i])) for i in diff])
+    in_cts = pullback([instantiate(c, aval_of(o)) for c, o in zip(cts, outs)])
+    result = [None] * len(args)
+    for i, c in zip(diff, in_cts):
+        result[i] = c
+    return [None] * num_consts + result
+
+
+def _custom_jvp_batch_rule(args, dims, *, name, jaxpr, jvp, num_consts):
+    """The batched call of the batched function with the batched rule."""
+    from .transforms import vmap
+    from .transforms._util import trace_flat
+    from .transforms.batching import batch_size, bdim_to_front
+    size = batch_size(args, dims)
+    consts = args[:num_consts]
+    leaves = [bdim_to_front(x, d, size) for x, d in zip(args[num_consts:], dims[num_consts:])]
+    batched = vmap(lambda *xs: inline_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *xs))
+    body, hoisted = trace_flat(lambda *xs: list(batched(*xs)), leaves, name=name, known=False)
+    outs = custom_jvp_call_p.bind(*hoisted, *leaves, name=name, jaxpr=ClosedJaxpr(body, ()),
+                                  jvp=vmap(jvp), num_consts=len(hoisted))
+    return list(outs), [0] * len(outs)
+
+
+def _register_custom_jvp_rules():
+    from .transforms import register_batch, register_jvp, register_vjp
+    register_jvp(custom_jvp_call_p, _custom_jvp_rule)
+    register_vjp(custom_jvp_call_p, _custom_jvp_vjp_rule)
+    register_batch(custom_jvp_call_p, _custom_jvp_batch_rule)
+
+
+_register_custom_jvp_rules()

@@ -366,6 +366,14 @@ def _custom_sin_params(s):
     return jitviz.make_jaxpr(sin)(s).jaxpr.eqns[0].params
 
 
+def _custom_mul_sin_params(s):
+    """The params of a `custom_jvp` call of sin(x) * y (its rule the true derivative, so the
+    transformation tests check the rule's transpose too)."""
+    f = jitviz.custom_jvp(lambda x, y: lax.sin(x) * y)
+    f.defjvp(lambda p, t: (f(*p), lax.cos(p[0]) * t[0] * p[1] + lax.sin(p[0]) * t[1]))
+    return jitviz.make_jaxpr(f)(s, s).jaxpr.eqns[0].params
+
+
 def _control_cases():
     s = np.float32(1.5)
     neg = closed(lambda x: -x, s)
@@ -415,6 +423,7 @@ def _control_cases():
         Case("debug_print", (X23, np.float32(3)), {"fmt": "{} and {y}", "names": ("y",)},
              lambda *a: []),
         Case("custom_vjp_call", (s,), _custom_sin_params(s), lambda x: [np.sin(x)]),
+        Case("custom_jvp_call", (s, s), _custom_mul_sin_params(s), lambda x, y: [np.sin(x) * y]),
     ] + ([  # the fusion pass's kernel primitive (jitviz.passes.fuse)
         Case("fused", (s, s), {"name": "mul_add", "jaxpr": closed(lambda x, y: (x * y + x,), s, s)},
              lambda x, y: [x * y + x]),

@@ -1,5 +1,6 @@
-"""jitviz.custom_vjp: the user's fwd/bwd decide reverse-mode derivatives (also under jit, vmap
-and on the CPU backend), the value is the function's, forward mode is refused as in JAX."""
+"""jitviz.custom_vjp and custom_jvp: the user's rules decide derivatives (also under jit, vmap
+and on the CPU backend) and the value is the function's; a custom_vjp refuses forward mode and
+a custom_jvp's reverse mode is its rule's transpose, as in JAX."""
 import numpy as np
 import pytest
 
@@ -95,3 +96,55 @@ def test_matches_jax_when_installed():
     ours = jitviz.jit(jitviz.grad(build(jitviz, jnp)))(X)
     theirs = jax.jit(jax.grad(build(jax, jax.numpy)))(X)
     np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-6)
+
+
+# --- custom_jvp ------------------------------------------------------------------------------
+
+@jitviz.custom_jvp
+def scaled_sin(x, y):
+    return jnp.sin(x) * y
+
+
+@scaled_sin.defjvp
+def _scaled_sin_jvp(primals, tangents):  # deliberately 10x the true x-derivative
+    x, y = primals
+    return scaled_sin(x, y), jnp.cos(x) * tangents[0] * y * 10 + jnp.sin(x) * tangents[1]
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_custom_jvp_rule_drives_both_modes(backend):
+    x, y = np.array([0.5, 1.0], np.float32), np.float32(2.0)
+    expected_x = np.cos(x) * y * 10
+    _, t = jitviz.jvp(scaled_sin, (x, y), (np.ones(2, np.float32), np.float32(0.0)))
+    np.testing.assert_allclose(t, expected_x, rtol=1e-6)
+    gx, gy = jitviz.jit(jitviz.grad(lambda x, y: scaled_sin(x, y).sum(), argnums=(0, 1)),
+                        backend=backend)(x, y)
+    np.testing.assert_allclose(gx, expected_x, rtol=1e-6)  # the rule's transpose
+    np.testing.assert_allclose(gy, np.sin(x).sum(), rtol=1e-6)
+    np.testing.assert_allclose(jitviz.jit(scaled_sin, backend=backend)(x, y), np.sin(x) * y)
+
+
+def test_custom_jvp_with_vmap_hessian_and_defjvps():
+    x, y = np.array([0.5, 1.0], np.float32), np.float32(2.0)
+    per = jitviz.vmap(jitviz.grad(lambda v: scaled_sin(v, y)))(x)
+    np.testing.assert_allclose(per, np.cos(x) * y * 10, rtol=1e-6)
+    h = jitviz.hessian(lambda v: scaled_sin(v, y).sum())(x)
+    np.testing.assert_allclose(h, np.diag(-np.sin(x) * y * 10), rtol=1e-6)
+    safe_log = jitviz.custom_jvp(lambda v: jnp.log(v))
+    safe_log.defjvps(lambda t, ans, v: t / jnp.maximum(v, 1e-3))
+    g = jitviz.grad(lambda v: safe_log(v).sum())(np.array([0.0, 2.0], np.float32))
+    np.testing.assert_allclose(g, [1000.0, 0.5], rtol=1e-5)  # finite at 0, as the rule says
+
+
+def test_custom_jvp_matches_jax_when_installed():
+    jax = pytest.importorskip("jax")
+
+    def build(lib, np_):
+        f = lib.custom_jvp(lambda x: np_.exp(x) - 1)
+        f.defjvp(lambda p, t: (f(*p), np_.exp(p[0]) * t[0] * 2))
+        return lambda x: (f(x) * x).sum()
+    x = np.array([0.1, 0.5, 2.0], np.float32)
+    np.testing.assert_allclose(jitviz.grad(build(jitviz, jnp))(x),
+                               np.asarray(jax.grad(build(jax, jax.numpy))(x)), rtol=1e-6)
+    np.testing.assert_allclose(jitviz.hessian(build(jitviz, jnp))(x),
+                               np.asarray(jax.hessian(build(jax, jax.numpy))(x)), rtol=1e-5)
