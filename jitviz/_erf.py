@@ -1,4 +1,6 @@
-"""erf and erfc composed from existing primitives, accurate to float32 (no erf primitive yet).
+"""erf and erfc composed from other primitives, accurate to float32: what `nn.gelu`, `ndtr`
+and `norm.cdf` use (the `lax.erf`/`lax.erfc` primitives are libm's, any float; moving these
+users onto them changes their float32 values by an ulp or so, a step of its own).
 
 |x| < 1: erf is Eigen's / XLA's float32 rational approximation `x P(x^2) / Q(x^2)`;
 |x| >= 1: erfc is Cephes' `erfcf`, `exp(-x^2) / |x| R(1 / x^2)`, so the tails keep their
@@ -30,8 +32,8 @@ def float32_operand(x, name):
     from .lax import aval_of
     if aval_of(x).dtype != np.float32:
         raise NotImplementedError(
-            f"{name} of {aval_of(x).dtype.name}: jitviz has no erf primitive yet and its "
-            "composed erf is accurate to float32 only; use float32 inputs")
+            f"{name} of {aval_of(x).dtype.name}: jitviz computes {name} with a composed erf "
+            "accurate to float32 only; use float32 inputs")
     return x
 
 

@@ -9,6 +9,7 @@ is added to the registry without a case here.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Callable, NamedTuple
 
@@ -105,6 +106,8 @@ def _unary_cases():
         out.append(Case(name, (arg,), {}, fn))
     out += [
         Case("exp", (F(3, dtype=f64),), {}, np.exp, "f64"),
+        Case("erf", (X23,), {}, np.vectorize(math.erf, otypes=[f32])),
+        Case("erfc", (F(4, dtype=f64, lo=-3, hi=6),), {}, np.vectorize(math.erfc), "f64"),
         Case("sin", (C(3),), {}, np.sin, "c64"),
         Case("log", (F(3, dtype=f16, lo=0.5),), {}, np.log, "f16"),
         Case("asin", (UNIT,), {}, np.arcsin), Case("acos", (UNIT,), {}, np.arccos),

@@ -120,9 +120,9 @@ def test_jvp_and_vjp_agree(case):
 UNARY_DOMAIN = {"log": (0.5, 2), "log1p": (0.5, 2), "sqrt": (0.5, 2), "rsqrt": (0.5, 2),
                 "asin": (-0.5, 0.5), "acos": (-0.5, 0.5), "atanh": (-0.5, 0.5),
                 "acosh": (1.5, 3), "cbrt": (0.5, 2)}
-UNARY = ["neg", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos",
-         "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sqrt",
-         "rsqrt", "cbrt", "square", "abs"]
+UNARY = ["neg", "erf", "erfc", "exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic",
+         "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+         "sqrt", "rsqrt", "cbrt", "square", "abs"]
 BINARY = ["add", "sub", "mul", "div", "pow", "max", "min", "atan2", "rem"]
 
 

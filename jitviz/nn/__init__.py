@@ -88,8 +88,8 @@ def mish(x):
 
 def gelu(x, approximate: bool = True):
     """`jax.nn.gelu`. The tanh approximation by default (as JAX); `approximate=False` is
-    x/2 erfc(-x/sqrt 2) with jitviz's composed float32 erfc (float64 is refused: there is no
-    erf primitive yet — use `approximate=True` there)."""
+    x/2 erfc(-x/sqrt 2) with jitviz's composed float32 erfc (`jitviz/_erf.py`; float64 is
+    refused — use `approximate=True` there)."""
     x = _inexact(x)
     dt = lax.aval_of(x).dtype
     if approximate:

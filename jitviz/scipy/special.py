@@ -1,8 +1,8 @@
 """`jitviz.scipy.special`, as `jax.scipy.special`, composed from `jitviz.numpy` / `jitviz.lax`.
 
-`ndtr` and `log_ndtr` use jitviz's composed float32 erf/erfc (`jitviz/_erf.py`: there is no
-erf primitive yet) and refuse float64; `ndtri` is JAX's own rational approximation (any float).
-`erf`, `erfc`, `gammaln`, `digamma` are not here: they wait for their primitives.
+`erf` and `erfc` are the `lax` primitives (any float). `ndtr` and `log_ndtr` still use
+jitviz's composed float32 erf/erfc (`jitviz/_erf.py`) and refuse float64; `ndtri` is JAX's own
+rational approximation (any float). `gammaln`, `digamma` wait for their primitives.
 """
 from __future__ import annotations
 
@@ -155,6 +155,18 @@ def _polyval(coefs, x, dt):
     return p
 
 
+def erf(x):
+    """`jax.scipy.special.erf` (integer and boolean inputs become the default float)."""
+    (x,) = _inexact(x)
+    return lax.erf(x)
+
+
+def erfc(x):
+    """`jax.scipy.special.erfc`: 1 - erf(x), accurate in the tails."""
+    (x,) = _inexact(x)
+    return lax.erfc(x)
+
+
 def ndtri(p):
     """`jax.scipy.special.ndtri`: the inverse normal CDF, JAX's (Cephes') piecewise rational
     approximation: one for the centre, two in sqrt(-2 log p) for the tails."""
@@ -180,5 +192,5 @@ def ndtri(p):
     return jnp.where(p == c(0.0), -inf, jnp.where(p == c(1.0), inf, x))
 
 
-__all__ = ["entr", "expit", "log_ndtr", "logit", "logsumexp", "ndtr", "ndtri", "xlog1py",
-           "xlogy"]
+__all__ = ["entr", "erf", "erfc", "expit", "log_ndtr", "logit", "logsumexp", "ndtr", "ndtri",
+           "xlog1py", "xlogy"]

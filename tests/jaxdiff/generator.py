@@ -1544,6 +1544,16 @@ def _lstop_gradient(g):
     return f"lax.stop_gradient({g.pick().name})"
 
 
+@op("lax.erf", 0.3)
+def _lerf(g):
+    return f"lax.erf({(g.pick(lambda v: v.kind == 'f') or g.pick()).name})"
+
+
+@op("lax.erfc", 0.3)
+def _lerfc(g):
+    return f"lax.erfc({(g.pick(lambda v: v.kind == 'f') or g.pick()).name})"
+
+
 @op("lax.sort", 0.4)
 def _lsort(g):
     v = _sortable(g, 1) or g.pick()
