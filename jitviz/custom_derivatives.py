@@ -32,26 +32,31 @@ from .core.trace import Tracer
 from .tree import tree_flatten, tree_unflatten
 
 
-def _call_rule(*args, name, jaxpr, fwd, bwd, num_consts):
+def _call_rule(*args, name, jaxpr, num_consts, **rules):
     ins = jaxpr.jaxpr.in_avals
     if len(ins) != len(args) or not all(a.same_type(b) for a, b in zip(ins, args)):
-        raise TypeError(f"custom_vjp call of {name}: operands do not match its function")
+        raise TypeError(f"custom derivative call of {name}: operands do not match its function")
     return jaxpr.jaxpr.out_avals
 
 
-def _call_impl(*args, name, jaxpr, fwd, bwd, num_consts):
+def _call_impl(*args, name, jaxpr, num_consts, **rules):
     return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
 
 
-custom_vjp_call_p = primitive(
-    "custom_vjp_call", abstract_eval=_call_rule, impl=_call_impl, multiple_results=True,
-    pp_params=lambda p: [("name", p["name"]), ("jaxpr", p["jaxpr"])], kind="control",
-    call_param="jaxpr")
+def _call_primitive(name):
+    """A call of a function with rules of its own (`rules`: params holding the user's rules on
+    flat leaves): printed like a `jit` call, valued as its jaxpr, and compiled as the call of
+    its function — each Numba backend inlines it as it inlines `jit`."""
+    prim = primitive(name, abstract_eval=_call_rule, impl=_call_impl, multiple_results=True,
+                     pp_params=lambda p: [("name", p["name"]), ("jaxpr", p["jaxpr"])],
+                     kind="control", call_param="jaxpr")
+    register_lowering(prim, "cpu.statement", lambda fb, eqn: _jit_rule("cpu.statement")(fb, eqn))
+    register_lowering(prim, "cuda.kernel", "inline")
+    return prim
 
-# compiled, it is the call of its function: each Numba backend inlines it as it inlines `jit`
-register_lowering(custom_vjp_call_p, "cpu.statement",
-                  lambda fb, eqn: _jit_rule("cpu.statement")(fb, eqn))
-register_lowering(custom_vjp_call_p, "cuda.kernel", "inline")
+
+custom_vjp_call_p = _call_primitive("custom_vjp_call")
+custom_jvp_call_p = _call_primitive("custom_jvp_call")
 
 
 def _jit_rule(target):
@@ -142,51 +147,37 @@ def _jvp_rule(primals, tangents, **params):
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
 
-def _batch_rule(args, dims, *, name, jaxpr, fwd, bwd, num_consts):
-    """The batched call of the batched function, with the batched fwd and bwd (the closed-over
-    constants are concrete, so never batched)."""
-    from .transforms import vmap
-    from .transforms._util import trace_flat
-    from .transforms.batching import batch_size, bdim_to_front
-    size = batch_size(args, dims)
-    consts = args[:num_consts]
-    leaves = [bdim_to_front(x, d, size) for x, d in zip(args[num_consts:], dims[num_consts:])]
-    batched = vmap(lambda *xs: inline_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *xs))
-    body, hoisted = trace_flat(lambda *xs: list(batched(*xs)), leaves, name=name, known=False)
-    outs = custom_vjp_call_p.bind(
-        *hoisted, *leaves, name=name, jaxpr=ClosedJaxpr(body, ()),
-        fwd=vmap(fwd), bwd=vmap(bwd), num_consts=len(hoisted))
-    return list(outs), [0] * len(outs)
+def _batch_rule(prim):
+    """The batched call of the batched function, with each of its rules batched too (the
+    closed-over constants are concrete, so never batched)."""
+    def rule(args, dims, *, name, jaxpr, num_consts, **rules):
+        from .transforms import vmap
+        from .transforms._util import trace_flat
+        from .transforms.batching import batch_size, bdim_to_front
+        size = batch_size(args, dims)
+        consts = args[:num_consts]
+        leaves = [bdim_to_front(x, d, size)
+                  for x, d in zip(args[num_consts:], dims[num_consts:])]
+        batched = vmap(lambda *xs: inline_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *xs))
+        body, hoisted = trace_flat(lambda *xs: list(batched(*xs)), leaves, name=name,
+                                   known=False)
+        outs = prim.bind(*hoisted, *leaves, name=name, jaxpr=ClosedJaxpr(body, ()),
+                         num_consts=len(hoisted), **{k: vmap(r) for k, r in rules.items()})
+        return list(outs), [0] * len(outs)
+    return rule
 
 
 def _register_transformation_rules():
     from .transforms import register_batch, register_jvp, register_vjp
     register_vjp(custom_vjp_call_p, _vjp_rule)
     register_jvp(custom_vjp_call_p, _jvp_rule)
-    register_batch(custom_vjp_call_p, _batch_rule)
+    register_batch(custom_vjp_call_p, _batch_rule(custom_vjp_call_p))
 
 
 _register_transformation_rules()
 
 
 # --- custom_jvp -------------------------------------------------------------------------------
-
-def _jvp_call_rule(*args, name, jaxpr, jvp, num_consts):
-    return _call_rule(*args, name=name, jaxpr=jaxpr, fwd=None, bwd=None, num_consts=num_consts)
-
-
-def _jvp_call_impl(*args, name, jaxpr, jvp, num_consts):
-    return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
-
-
-custom_jvp_call_p = primitive(
-    "custom_jvp_call", abstract_eval=_jvp_call_rule, impl=_jvp_call_impl, multiple_results=True,
-    pp_params=lambda p: [("name", p["name"]), ("jaxpr", p["jaxpr"])], kind="control",
-    call_param="jaxpr")
-register_lowering(custom_jvp_call_p, "cpu.statement",
-                  lambda fb, eqn: _jit_rule("cpu.statement")(fb, eqn))
-register_lowering(custom_jvp_call_p, "cuda.kernel", "inline")
-
 
 class custom_jvp:
     """`jax.custom_jvp`: decorate `fun`, then `@fun.defjvp` a rule `jvp(primals, tangents) ->
@@ -263,26 +254,11 @@ def _custom_jvp_vjp_rule(cts, primals, outs, *, name, jaxpr, jvp, num_consts):
     return [None] * num_consts + result
 
 
-def _custom_jvp_batch_rule(args, dims, *, name, jaxpr, jvp, num_consts):
-    """The batched call of the batched function with the batched rule."""
-    from .transforms import vmap
-    from .transforms._util import trace_flat
-    from .transforms.batching import batch_size, bdim_to_front
-    size = batch_size(args, dims)
-    consts = args[:num_consts]
-    leaves = [bdim_to_front(x, d, size) for x, d in zip(args[num_consts:], dims[num_consts:])]
-    batched = vmap(lambda *xs: inline_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *xs))
-    body, hoisted = trace_flat(lambda *xs: list(batched(*xs)), leaves, name=name, known=False)
-    outs = custom_jvp_call_p.bind(*hoisted, *leaves, name=name, jaxpr=ClosedJaxpr(body, ()),
-                                  jvp=vmap(jvp), num_consts=len(hoisted))
-    return list(outs), [0] * len(outs)
-
-
 def _register_custom_jvp_rules():
     from .transforms import register_batch, register_jvp, register_vjp
     register_jvp(custom_jvp_call_p, _custom_jvp_rule)
     register_vjp(custom_jvp_call_p, _custom_jvp_vjp_rule)
-    register_batch(custom_jvp_call_p, _custom_jvp_batch_rule)
+    register_batch(custom_jvp_call_p, _batch_rule(custom_jvp_call_p))
 
 
 _register_custom_jvp_rules()

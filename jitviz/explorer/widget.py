@@ -273,12 +273,14 @@ class Explorer(_JitvizWidget):
         reasons = self._subject.recompile_reasons()
         rows = []
         for i, spec in enumerate(specs):
+            before = self.previous_of(i)  # the one its recompile reason names
             rows.append({"index": i, "signature": spec.signature, "hits": spec.hits,
                          "backend": spec.backend, "compiled": spec.compiled,
                          "kernels": len(spec.kernels),
                          "reason": reasons.get(spec.signature, "first call" if i == 0 and
                                                spec.compiled else ""),
-                         "diff": signature_diff(specs[i - 1] if i else None, spec)})
+                         "diff": signature_diff(None if before is None else specs[before],
+                                                spec)})
         self.events = self._subject.events()
         self.specializations = rows
         index = self._subject.preferred(specs) if select is None else select
