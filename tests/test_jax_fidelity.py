@@ -401,3 +401,41 @@ def test_a_0d_integer_array_indexes_as_its_integer():
 def test_copy_keeps_the_weak_type():
     same(run(lambda: jnp.imag(-0.0).copy()), 0.0, np.float32, weak=True)
     assert jnp.asarray(1.5).copy().weak_type
+
+
+# --- boolean scalar indices (a 0-d mask: NumPy's and JAX's new unit axis) --------------------
+
+# index -> the shape JAX 0.10 gives for an (2, 3) operand (NumPy's too)
+BOOL_SCALAR_INDICES = [
+    (True, (1, 2, 3)), (False, (0, 2, 3)), ((0, True), (1, 3)), ((True, 1), (1, 3)),
+    ((slice(None), True), (2, 1, 3)), ((True, True), (1, 2, 3)),
+    ((np.array([0, 1]), True), (2, 3)), ((Ellipsis, False), (2, 3, 0)),
+    ((np.bool_(False), 1, 2), (0,)), (np.array(True), (1, 2, 3)),
+]
+
+
+@pytest.mark.parametrize("index, shape", BOOL_SCALAR_INDICES, ids=repr)
+def test_boolean_scalar_index_adds_a_unit_axis_as_numpy_does(index, shape):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    want = x[index]
+    assert want.shape == shape
+    for got in (jnp.asarray(x)[index], run(lambda v: v[index], x)):
+        assert got.shape == shape and got.dtype == np.float32
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("index", [True, False, (0, True), (True, 1), (1, False)], ids=repr)
+@pytest.mark.parametrize("mode", [None, "drop", "clip"])
+def test_boolean_scalar_index_in_at_updates(index, mode):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    want = x.copy()
+    want[index] = 7  # NumPy's assignment selects what JAX's .at[index].set does
+    got = run(lambda v: v.at[index].set(7.0, mode=mode), x)
+    np.testing.assert_array_equal(got, want)
+    assert jnp.asarray(x).at[index].get(mode=mode).shape == x[index].shape
+
+
+def test_boolean_scalar_index_with_a_mismatched_array_index_is_jax_error():
+    x = jnp.arange(6.0).reshape(2, 3)
+    with pytest.raises(ValueError, match="shape mismatch|broadcast"):
+        x[False, np.array([0, 1])]

@@ -90,8 +90,8 @@ def _expand_index(idx, ndim):
     n_ell = sum(1 for i in idx if i is Ellipsis)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    used = sum(1 for i in idx if i is not None and i is not Ellipsis
-               and not _is_bool_array(i)) + sum(np.ndim(i) for i in idx if _is_bool_array(i))
+    used = sum(1 for i in idx if i is not None and i is not Ellipsis and not _is_bool(i)) \
+        + sum(np.ndim(i) for i in idx if _is_bool_array(i))
     if used > ndim:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but "
                          f"{used} were indexed")
@@ -107,6 +107,8 @@ def _expand_index(idx, ndim):
 def _canon_entry(i):
     if isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iu":
         return int(i)  # a 0-d integer array indexes as the integer it holds (JAX)
+    if isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype == np.bool_:
+        return bool(i)  # a 0-d mask indexes as the boolean scalar it holds
     if isinstance(i, list):
         return np.asarray(i) if not any(isinstance(e, Tracer) for e in i) else \
             _stack_tracers(i)
@@ -122,6 +124,11 @@ def _is_bool_array(i):
     if isinstance(i, Tracer):
         return i.dtype == np.bool_ and i.ndim > 0
     return isinstance(i, np.ndarray) and i.dtype == np.bool_
+
+
+def _is_bool(i):
+    """A boolean mask or a boolean scalar (`True` indexes no axis of the operand)."""
+    return _is_bool_array(i) or isinstance(i, (bool, np.bool_))
 
 
 def _is_int_scalar(i):
@@ -145,7 +152,12 @@ def getitem(x, idx):
             flat.extend(np.nonzero(e))
             dim += np.ndim(e)
         elif isinstance(e, (bool, np.bool_)):
-            raise IndexError("boolean scalar indices are not supported by jitviz")
+            # NumPy's (and JAX's) 0-d mask: a new unit axis here, selected by [0] (True) or
+            # by nothing (False), so it broadcasts with the other array indices as theirs does
+            x = lax.expand_dims(x, (dim,))
+            shape = aval(x).shape
+            flat.append(np.arange(1 if e else 0))
+            dim += 1
         else:
             flat.append(e)
             dim += e is not None

@@ -158,7 +158,7 @@ def _select_padded(x, index, pad_value):
     entries = _integer_entries(_expand_index(index, len(aval(x).shape)))
     axis, redirected = 0, []
     for e in entries:
-        if e is None:
+        if e is None or isinstance(e, (bool, np.bool_)):  # these index no axis of x
             redirected.append(e)
             continue
         if not isinstance(e, slice):
