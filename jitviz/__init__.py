@@ -10,7 +10,7 @@ from .config import config, disable_jit
 from .core.interpreter import eval_jaxpr
 from .core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from .core.typecheck import typecheck_jaxpr
-from .staging import ShapeDtypeStruct, eval_shape, make_jaxpr
+from .staging import ShapeDtypeStruct, eval_shape, make_jaxpr, typeof
 from .tree import (register_pytree_node, tree_flatten, tree_leaves, tree_map,
                    tree_structure, tree_unflatten)
 from . import tree, tree_util  # (jax.tree, jax.tree_util)
@@ -29,6 +29,8 @@ from .annotate import Annotation, annotate
 from .explorer import explore, monitor
 # transformations (grad, vmap) and counter-based random numbers: jitviz/transforms, random.py
 from .transforms import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
+jacobian = jacrev  # jax.jacobian
+from . import test_util
 from .custom_derivatives import custom_jvp, custom_vjp
 from . import random
 # JAX's other modules (jax.nn, jax.scipy), composed from jitviz.numpy and jitviz.lax
@@ -45,14 +47,14 @@ __all__ = [
     "errors", "JitvizWarning", "SideEffectWarning", "StaleGlobalWarning", "RetraceWarning",
     "UnrolledLoopWarning",
     # the IR
-    "make_jaxpr", "eval_jaxpr", "typecheck_jaxpr", "eval_shape", "ShapeDtypeStruct",
+    "make_jaxpr", "eval_jaxpr", "typecheck_jaxpr", "eval_shape", "ShapeDtypeStruct", "typeof",
     "ShapedArray", "ClosedJaxpr", "Jaxpr", "Eqn", "Var", "Literal", "Array",
     # looking at programs
     "explore", "monitor", "diff", "diff_with_previous", "ProgramDiff", "export", "annotate",
     "Annotation",
     # JAX's API
     "lax", "numpy", "random", "nn", "scipy", "grad", "value_and_grad", "jvp", "vjp", "vmap",
-    "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp",
+    "jacfwd", "jacrev", "jacobian", "hessian", "test_util", "custom_jvp", "custom_vjp",
     "tree", "tree_util", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map",
     "tree_structure", "register_pytree_node",
     "Device", "default_backend", "device_count", "device_get", "device_put", "devices",

@@ -29,6 +29,8 @@ class Config:
         "warn_unrolled_loops": True,
         "unrolled_loop_threshold": 200,
         "retrace_churn_threshold": 3,
+        # a CacheMissWarning at every trace, with its reason (JAX's jax_explain_cache_misses)
+        "explain_cache_misses": False,
         "jit_cache_size": 64,
         "stale_check_max_elements": 64,
         # cpu: with jit(parallel=None), the default, a kernel of at least this many

@@ -155,6 +155,12 @@ class TracerLeakWarning(JitvizWarning):
     `config.warn_side_effects`."""
 
 
+class CacheMissWarning(JitvizWarning):
+    """Every trace of a jitted function, with jitviz's reason (a new function, or what
+    changed since the closest earlier signature). Off unless
+    `config.update("explain_cache_misses", True)` (JAX's `jax_explain_cache_misses`)."""
+
+
 class KernelCacheWarning(JitvizWarning):
     """The disk kernel cache rejected an entry (it was deleted and the kernel compiled
     again), or could not be written."""

@@ -341,16 +341,22 @@ class JitFunction:
             calls += 1
         return exe.timings, total / calls, calls
 
-    def lower(self, *args, **kwargs) -> "Lowered":
-        """Trace (or reuse the cached trace) and run the optimization pipeline."""
+    def trace(self, *args, **kwargs) -> "Traced":
+        """`jax.jit(f).trace(*args)`: the traced program (`.jaxpr`) and its output types
+        (`.out_info`), without optimizing or compiling; `.lower()` goes on. Reuses the
+        cached trace of these argument types if there is one."""
         split = split_args(self._spec, args, kwargs)
         key = self._key(split)
         entry = self._cache.entries.get(key)
         if entry is not None:
-            return Lowered(self, entry.closed, entry.stages)
+            return Traced(self, entry.closed, entry.stages)
         closed = trace_to_jaxpr(self.__wrapped__, self._spec, args, kwargs, purpose="jit",
                                 split=split, avals=list(key.avals))
-        return Lowered(self, closed, _lower(closed, self.backend, self.fastmath))
+        return Traced(self, closed)
+
+    def lower(self, *args, **kwargs) -> "Lowered":
+        """Trace (or reuse the cached trace) and run the optimization pipeline."""
+        return self.trace(*args, **kwargs).lower()
 
     # -- cache hits ------------------------------------------------------------------------
     def _key(self, split: SplitArgs) -> Key:
@@ -434,6 +440,8 @@ class JitFunction:
         if reason is not None:
             self._record(Event("recompile", signature, cache.name, reason, reason=reason,
                                kinds=kinds, call_site=call_site))
+        if config.explain_cache_misses:
+            _explain_cache_miss(cache, signature, reason, call_site)
         t0 = time.perf_counter()
         with self._failure_recorded("trace", signature):
             closed = trace_to_jaxpr(fun, self._spec, args, kwargs, purpose="jit", split=split,
@@ -619,6 +627,19 @@ def _check_binding(jf: JitFunction, entry: Entry, check: _BindingCheck):
     entry.stale_events[check.name] = (fp, event)
 
 
+def _explain_cache_miss(cache: FunctionCache, signature: str, reason, call_site):
+    """JAX's `jax_explain_cache_misses`, with jitviz's reasons: one warning per trace."""
+    import warnings
+    from .errors import CacheMissWarning
+    where = f" at {call_site.short()}" if call_site else ""
+    why = reason or f"never seen function {cache.name} defined at {cache.location}"
+    warning = CacheMissWarning(f"TRACING CACHE MISS{where}: {cache.name}({signature}) because: "
+                               f"{why}")
+    # a fresh registry: every miss is shown, not only the first one from this line
+    frame_file, frame_line = (call_site.file, call_site.line) if call_site else ("<jit>", 0)
+    warnings.warn_explicit(warning, CacheMissWarning, frame_file, frame_line, registry={})
+
+
 def _compare_by_value(value) -> bool:
     """Small arrays can change in place: compare their contents, not just their identity."""
     return isinstance(value, np.ndarray) and value.size <= config.stale_check_max_elements
@@ -658,6 +679,36 @@ def _compile(backend_name, stages, fastmath, parallel, profile=False):
     executable = backend.compile(closed, fastmath=fastmath, parallel=parallel, **options)
     executable.stage = name
     return executable
+
+
+class Traced:
+    """A traced function (`f.trace(*args)`, JAX's AOT stage before lowering): `.jaxpr` is the
+    program as traced, `.out_info` its outputs as `ShapeDtypeStruct`s."""
+
+    def __init__(self, jf: JitFunction, closed: ClosedJaxpr, stages=None):
+        self._jf = jf
+        self.jaxpr = closed
+        self._stages = stages
+        self.fun_name = function_name(jf.__wrapped__)
+
+    in_avals = property(lambda self: self.jaxpr.in_avals)
+    out_avals = property(lambda self: self.jaxpr.out_avals)
+
+    @property
+    def out_info(self):
+        from .staging import ShapeDtypeStruct
+        outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                for a in self.jaxpr.out_avals]
+        return tree_unflatten(self.jaxpr.out_tree, outs)
+
+    def lower(self) -> "Lowered":
+        """Run the backend's optimization pipeline (the stages the explorer shows)."""
+        jf = self._jf
+        stages = self._stages or _lower(self.jaxpr, jf.backend, jf.fastmath)
+        return Lowered(jf, self.jaxpr, stages)
+
+    def __repr__(self):
+        return f"<Traced {self.fun_name}: {self.jaxpr.in_avals} -> {self.jaxpr.out_avals}>"
 
 
 class Lowered:

@@ -195,6 +195,13 @@ def make_jaxpr(fun, static_argnums=(), static_argnames=()):
     return make
 
 
+def typeof(x) -> ShapedArray:
+    """`jax.typeof`: the abstract type of an array, scalar or traced value (inside `vmap`, of
+    one example): `print(jitviz.typeof(x))` shows `float32[3,3]` (`~` marks a weak type)."""
+    from .lax import aval_of
+    return aval_of(x)
+
+
 class ShapeDtypeStruct:
     """`jax.ShapeDtypeStruct`: a shape and dtype standing for an array (for `eval_shape`)."""
 

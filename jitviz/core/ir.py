@@ -51,7 +51,10 @@ class ShapedArray:
         return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 
     def __str__(self):
-        return self.str_short()
+        """JAX's type text (`jax.typeof(x)` prints it): `float32[3,3]`, `~float32[]` when
+        weak; jaxprs print `str_short()` (`f32[3,3]`)."""
+        weak = "~" if self.weak_type else ""
+        return f"{weak}{self.dtype.name}[{','.join(map(str, self.shape))}]"
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
