@@ -9,17 +9,24 @@ import numpy as np
 from .core.registry import primitive
 
 
-def _debug_print_rule(*avals, fmt, names):
+def _debug_print_rule(*avals, fmt, names, batch_rank=0):
     return []
 
 
-def _debug_print_impl(*values, fmt, names):
-    emit(fmt, names, values)
+def _debug_print_impl(*values, fmt, names, batch_rank=0):
+    emit(fmt, names, values, batch_rank)
     return []
 
 
-def emit(fmt, names, values):
-    """Format and write one debug print (shared by every backend's lowering)."""
+def emit(fmt, names, values, batch_rank=0):
+    """Format and write a debug print (shared by every backend's lowering). Under `vmap`
+    (`batch_rank` leading batch axes on every value) one line per example, in order, as
+    JAX prints them."""
+    if batch_rank:
+        batch_shape = np.shape(values[0])[:batch_rank]
+        for index in np.ndindex(*batch_shape):
+            emit(fmt, names, [np.asarray(v)[index] for v in values])
+        return
     n_pos = len(values) - len(names)
     pos = [_show(v) for v in values[:n_pos]]
     kw = {k: _show(v) for k, v in zip(names, values[n_pos:])}
@@ -33,7 +40,8 @@ def _show(v):
 
 def _pp(params):
     return [("fmt", repr(params["fmt"]))] + (
-        [("names", params["names"])] if params["names"] else [])
+        [("names", params["names"])] if params["names"] else []) + (
+        [("batch_rank", params["batch_rank"])] if params.get("batch_rank") else [])
 
 
 debug_print_p = primitive("debug_print", abstract_eval=_debug_print_rule,

@@ -824,3 +824,16 @@ def test_max_min_order_signed_zeros_as_the_interpreter():
         got = np.asarray(jitviz.jit(fn, backend="cuda")(*args))
         np.testing.assert_array_equal(got, want)
         assert (np.signbit(got) == np.signbit(want)).all(), (got, want)
+
+
+@sim
+def test_batched_print_prints_each_example_on_the_host(capsys):
+    def f(x, y):
+        jitviz.debug.print("x={} y={}", x, y)
+        return x * y
+    g = jitviz.vmap(f, in_axes=(0, None))
+    x = np.array([1.0, 2.0], f32)
+    jitviz.jit(g, backend="interpret")(x, f32(3))
+    want = capsys.readouterr().out
+    jitviz.jit(g, backend="cuda")(x, f32(3))
+    assert capsys.readouterr().out == want == "x=1.0 y=3.0\nx=2.0 y=3.0\n"

@@ -530,8 +530,13 @@ def _call_rule(prim):
     return rule
 
 
-def _debug_print_rule(args, dims, **params):
-    return debug_print_p.bind(*args, **params), []
+def _debug_print_rule(args, dims, *, batch_rank=0, **params):
+    """One line per example, as JAX's batched debug print: every value gets this vmap's axis
+    after the batch axes it already has (unbatched values broadcast), and the print iterates
+    the leading batch axes in order, so the first vmap applied varies slowest (as JAX)."""
+    size = batch_size(args, dims)
+    placed = [moveaxis(bdim_to_front(a, d, size), 0, batch_rank) for a, d in zip(args, dims)]
+    return debug_print_p.bind(*placed, batch_rank=batch_rank + 1, **params), []
 
 
 BATCH_RULES[debug_print_p] = _debug_print_rule

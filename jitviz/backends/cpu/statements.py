@@ -421,7 +421,7 @@ def _as_3d(fb, x, perm, shape3, eqn) -> str:
 def _debug_print(fb, eqn):
     args = ", ".join(fb.atom(a) for a in eqn.invars)
     call = (f"_debug_emit({eqn.params['fmt']!r}, {tuple(eqn.params.get('names', ()))!r}, "
-            f"({args}{',' if eqn.invars else ''}))")
+            f"({args}{',' if eqn.invars else ''}), {eqn.params.get('batch_rank', 0)})")
     if fb.host:
         fb.program.namespace["_debug_emit"] = emit
         fb.emit(call, eqn)

@@ -131,7 +131,8 @@ class _Run:
             else:
                 vals.append(env[a].copy_to_host().reshape(a.aval.shape))
         sys.stdout.flush()
-        emit(step.eqn.params["fmt"], step.eqn.params["names"], vals)
+        emit(step.eqn.params["fmt"], step.eqn.params["names"], vals,
+             step.eqn.params.get("batch_rank", 0))
 
     def host_while(self, step, env):
         cc = [self.read(env, a) for a in step.cond_consts]
