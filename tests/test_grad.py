@@ -244,3 +244,21 @@ def test_stop_gradient_blocks_derivatives_in_both_modes_and_keeps_values():
     tree = lax.stop_gradient({"w": np.float32(2.0), "n": 3})
     assert tree["n"] == 3 and float(tree["w"]) == 2.0  # integer leaves pass untouched
     np.testing.assert_array_equal(jitviz.vmap(f)(np.arange(3.0)), [0.0, 1.0, 4.0])
+
+
+def test_cotangent_of_a_weak_input_is_weak_as_in_jax():
+    # JAX 0.10: grad(f)(0.5) and the 'b' leaf of a params dict holding a Python float are
+    # weakly typed float32; strong inputs give strong gradients
+    def loss(params, x):
+        return jnp.sum((x @ params["W"] + params["b"]) ** 2)
+    x = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    g = jitviz.grad(loss)({"W": np.ones(3, np.float32), "b": 0.5}, x)
+    assert g["b"].weak_type and g["b"].dtype == np.float32 and float(g["b"]) == 44.0
+    assert not g["W"].weak_type
+    for f in (jitviz.grad(jnp.sin), jitviz.jit(jitviz.grad(jnp.sin)),
+              jitviz.grad(jitviz.grad(jnp.sin))):
+        out = f(3.0)
+        assert out.weak_type and out.dtype == np.float32
+    assert not jitviz.grad(jnp.sin)(np.float32(3.0)).weak_type
+    _, pullback = jitviz.vjp(jnp.sin, 4.0)
+    assert pullback(1.0)[0].weak_type and jitviz.jit(pullback)(1.0)[0].weak_type

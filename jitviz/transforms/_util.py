@@ -265,6 +265,18 @@ def neg(a):
     return P.neg_p.bind(a)
 
 
+def with_weak_type_of(x, primal):
+    """`x` (a cotangent) weakly typed when `primal` is: JAX's cotangent has its primal's
+    type (`grad(f)(0.5)` is weak)."""
+    pa, av = aval_of(primal), aval_of(x)
+    if av.weak_type or not pa.weak_type or av.dtype != pa.dtype:
+        return x
+    if isinstance(x, Tracer):
+        return P.convert_element_type_p.bind(x, new_dtype=av.dtype, weak_type=True)
+    from ..array import as_array
+    return as_array(np.asarray(x, av.dtype), True)
+
+
 def strong(x):
     """`x` strongly typed (cotangents entering a transformed jaxpr are strong)."""
     av = aval_of(x)

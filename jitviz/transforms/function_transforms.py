@@ -20,7 +20,7 @@ from ..core.source import function_name
 from ..core.trace import Tracer
 from ..tree import tree_flatten, tree_unflatten
 from ._util import (TransformError, aval_of, closed, convert, full, instantiate, is_float, moveaxis,
-                    trace_flat)
+                    trace_flat, with_weak_type_of)
 from .batching import batch_replay, bdim_to_front
 from .jvp import jvp_replay
 from .vjp import assemble_residuals, vjp_jaxpr
@@ -88,7 +88,8 @@ def vjp(fun, *primals, has_aux=False, _name=None):
         cts += [full(o.aval.shape, 0, o.aval.dtype) for o in jaxpr.outvars[len(cts):]]
         cts = [convert(c, o.aval.dtype) for c, o in zip(cts, jaxpr.outvars)]
         in_cts = jit_p.bind(*res, *cts, name=f"backward({name})", jaxpr=closed(v.backward))
-        return tree_unflatten(in_tree, list(in_cts[nh:]))
+        return tree_unflatten(in_tree, [with_weak_type_of(c, x)
+                                        for c, x in zip(in_cts[nh:], leaves)])
 
     main_out = tree_unflatten(main_tree, main)
     if has_aux:
