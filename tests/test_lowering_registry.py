@@ -134,3 +134,27 @@ def test_boolean_clamp_is_the_shared_extrema(backend):
     lo, x, hi = (a.ravel() for a in np.meshgrid(BOOLS, BOOLS, BOOLS, indexing="ij"))
     f = jitviz.jit(lambda lo, x, hi: lax.clamp(lo, x, hi), backend=backend)
     np.testing.assert_array_equal(f(lo, x, hi), np.minimum(np.maximum(x, lo), hi))
+
+
+# --- the structural primitives CPU kernels compute: the fusion pass's choice ---------------------
+
+def test_a_structural_primitive_the_fuser_admits_needs_an_index_map(monkeypatch):
+    from jitviz.passes import fuse
+    prim = registry.Primitive("test_registry_fused_structural", abstract_eval=lambda x: x,
+                              impl=lambda x: x, kind="structural")
+    try:
+        monkeypatch.setitem(fuse.FUSABLE, prim, lambda eqn: True)
+        assert missing_lowerings("cpu.index") == ["test_registry_fused_structural"]
+        register_lowering(prim, "cpu.generate", lambda eqn, idx: "0")
+        assert missing_lowerings("cpu.index") == []
+    finally:
+        del PRIMITIVES["test_registry_fused_structural"]
+        registry._RULES["cpu.generate"].pop(prim, None)
+
+
+def test_every_index_map_and_generator_is_of_a_primitive_the_fuser_admits():
+    """An index or generate rule of a primitive that never reaches a kernel is dead."""
+    from jitviz.passes.fuse import FUSABLE
+    kernel_structural = (registry.lowered_primitives("cpu.index")
+                         | registry.lowered_primitives("cpu.generate"))
+    assert kernel_structural and kernel_structural <= set(FUSABLE)

@@ -45,10 +45,21 @@ declare_target(EXPR, needs=lambda prim: prim.kind == "elementwise", fallback=NUM
                doc="rule(args, in_dtypes, out_dtype, params) -> Numba expression")
 declare_target(REDUCE, needs=lambda prim: prim.kind == "reduction",
                doc="a Reduction (identity and combine per dtype kind, blockwise form)")
-# which structural primitives reach a kernel is the fusion pass's choice (broadcasts,
-# squeezes, unit reshapes, iota), not a kind, so these two tables declare no needs
-declare_target(INDEX, doc="rule(eqn, idx) -> the operand's index (structural ops in kernels)")
-declare_target(GENERATE, doc="rule(eqn, idx) -> a value computed from the index")
+
+
+def fused_structural(prim) -> bool:
+    """Whether the fusion pass (the CPU pipeline's planning stage) puts the structural
+    primitive `prim` into kernels (broadcasts, squeezes, unit reshapes, iota: its `FUSABLE`
+    table, not a kind), where it must be an index map or generated from the index."""
+    from ...passes.fuse import FUSABLE  # at call time: the passes import the primitives first
+    return prim in FUSABLE
+
+
+declare_target(INDEX, needs=lambda prim: fused_structural(prim)
+               and not has_lowering(prim, GENERATE),
+               doc="rule(eqn, idx) -> the operand's index (structural ops in kernels)")
+declare_target(GENERATE, doc="rule(eqn, idx) -> a value computed from the index (a fused "
+                             "structural primitive has this rule or an index map)")
 declare_target(STATEMENT, needs=lambda prim: not in_kernels(prim),
                doc="rule(fb, eqn): statements of the driver or of a control-flow region")
 
