@@ -158,3 +158,34 @@ def test_every_index_map_and_generator_is_of_a_primitive_the_fuser_admits():
     kernel_structural = (registry.lowered_primitives("cpu.index")
                          | registry.lowered_primitives("cpu.generate"))
     assert kernel_structural and kernel_structural <= set(FUSABLE)
+
+
+def _softsign_scalar(x):
+    return x / (1 + abs(x))
+
+
+def test_one_shared_rule_with_a_helper_lowers_a_primitive_on_both_numba_targets(tmp_path):
+    """A new elementwise primitive needs one rule for both Numba targets: its helper is
+    compiled by each (rt.<name> in CPU kernels, a device function on CUDA)."""
+    from jitviz.backends.cpu import CpuBackend
+    from jitviz.backends.cpu.cache import KernelCache
+    from jitviz.passes import run_pipeline
+    prim = registry.Primitive("test_registry_softsign", abstract_eval=lambda x: x,
+                              impl=lambda x: x / (1 + np.abs(x)), kind="elementwise")
+    x = np.linspace(-3, 3, 7, dtype=np.float32)
+    try:
+        numba_expr.register_shared(
+            prim, lambda d, args, ins, out, params: f"{d.helper('softsign_scalar')}({args[0]})",
+            helpers=[("softsign_scalar", _softsign_scalar)])
+        for table in ("cpu.expr", "cuda.expr"):
+            assert lowering_helpers(table)["softsign_scalar"] is _softsign_scalar
+        closed = run_pipeline(jitviz.make_jaxpr(lambda x: prim.bind(x) * 2)(x))[-1][1]
+        exe = CpuBackend(cache=KernelCache(str(tmp_path))).compile(closed)
+        np.testing.assert_allclose(exe(x)[0], 2 * x / (1 + np.abs(x)), rtol=1e-6)
+        assert "rt.softsign_scalar(" in exe.kernels[0].source
+        from jitviz.backends.cuda.rules import elementwise_expr
+        f32 = np.dtype(np.float32)
+        assert elementwise_expr(prim, ["x"], [f32], f32, {}) == "softsign_scalar(x)"
+    finally:
+        del PRIMITIVES["test_registry_softsign"]
+        registry._RULES[numba_expr.NUMBA_EXPR].pop(prim, None)

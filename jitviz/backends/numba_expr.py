@@ -15,6 +15,8 @@ differently:
     d.group(x)                           # an operand as one unit (CUDA's may be expressions)
     d.complex_compare("<", a, b)         # NumPy's lexicographic order of complex numbers
     d.extremum(MAX, a, b, out)           # NaN-propagating maximum/minimum
+    d.helper("softsign_scalar")          # a helper registered with the rule, as the target's
+                                         # text calls it (rt.softsign_scalar on the CPU)
 
 A target registers only what differs (the CPU's vectorized `rt.*_f32` math, CUDA's libdevice
 calls and integer division), with the target's own signature `rule(args, in_dtypes, out_dtype,
@@ -61,6 +63,9 @@ class Dialect:
     def extremum(self, monoid: "Monoid", a: str, b: str, dtype) -> str:
         raise NotImplementedError
 
+    def helper(self, name: str) -> str:
+        raise NotImplementedError
+
     def bind(self, shared: "SharedRule") -> Callable:
         """`shared` as a rule of this target's signature (args, in_dtypes, out_dtype, params)."""
         def rule(args, in_dtypes, out_dtype, params):
@@ -75,8 +80,11 @@ class SharedRule(NamedTuple):
     exact_in_half: bool = False
 
 
-def register_shared(prim, render, *, exact_in_half=False) -> None:
-    register_lowering(prim, NUMBA_EXPR, SharedRule(render, exact_in_half))
+def register_shared(prim, render, *, exact_in_half=False, helpers=()) -> None:
+    """`render(d, args, in_dtypes, out_dtype, params)` lowers `prim` on both Numba targets;
+    `helpers` (as in `register_lowering`): functions its text calls through `d.helper`, which
+    each target compiles for itself."""
+    register_lowering(prim, NUMBA_EXPR, SharedRule(render, exact_in_half), helpers)
 
 
 def expression_rule(prim, dialect: Dialect):

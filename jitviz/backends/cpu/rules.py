@@ -122,6 +122,9 @@ class CpuDialect(Dialect):
             return f"rt.f{monoid.name}({a}, {b})"
         return f"np.{'maximum' if monoid is MAX else 'minimum'}({a}, {b})"
 
+    def helper(self, name):
+        return f"rt.{name}"  # the kernels' runtime namespace
+
 
 CPU = CpuDialect()
 

@@ -131,6 +131,9 @@ class CudaDialect(Dialect):
     def extremum(self, monoid, a, b, dtype):
         return minmax(monoid, a, b, dtype)
 
+    def helper(self, name):
+        return name  # a device function in the kernels' globals
+
     def bind(self, shared):
         rule = super().bind(shared)
         return rule if shared.exact_in_half else _in_float32(rule)
