@@ -189,3 +189,15 @@ def test_one_shared_rule_with_a_helper_lowers_a_primitive_on_both_numba_targets(
     finally:
         del PRIMITIVES["test_registry_softsign"]
         registry._RULES[numba_expr.NUMBA_EXPR].pop(prim, None)
+
+
+def test_a_plain_rule_in_the_shared_table_is_refused_with_the_fix():
+    prim = registry.Primitive("test_registry_plain_shared", abstract_eval=lambda x: x,
+                              impl=lambda x: x, kind="elementwise")
+    try:
+        register_lowering(prim, numba_expr.NUMBA_EXPR, lambda args, *_: args[0])
+        with pytest.raises(TypeError, match="register_shared"):
+            numba_expr.expression_rule(prim, CPU)
+    finally:
+        del PRIMITIVES["test_registry_plain_shared"]
+        registry._RULES[numba_expr.NUMBA_EXPR].pop(prim, None)

@@ -26,6 +26,7 @@ each target, here or there.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -40,29 +41,36 @@ declare_target(NUMBA_EXPR, doc="a SharedRule: render(d, args, in_dtypes, out_dty
                                "one Numba expression, `d` the target's Dialect")
 
 
-class Dialect:
+class Dialect(ABC):
     """How one Numba target writes what the shared rules say (see the module's docstring)."""
 
     target: str  # the target's own expression table, whose fallback is NUMBA_EXPR
 
+    @abstractmethod
     def call(self, name: str, args, in_dtype, out_dtype) -> str:
         raise NotImplementedError
 
+    @abstractmethod
     def const(self, value, dtype) -> str:
         raise NotImplementedError
 
+    @abstractmethod
     def wrap(self, text: str, dtype) -> str:
         raise NotImplementedError
 
+    @abstractmethod
     def group(self, text: str) -> str:
         raise NotImplementedError
 
+    @abstractmethod
     def complex_compare(self, op: str, a: str, b: str) -> str:
         raise NotImplementedError
 
+    @abstractmethod
     def extremum(self, monoid: "Monoid", a: str, b: str, dtype) -> str:
         raise NotImplementedError
 
+    @abstractmethod
     def helper(self, name: str) -> str:
         raise NotImplementedError
 
@@ -96,14 +104,22 @@ def expression_rule(prim, dialect: Dialect):
     # the registry's fallback returns the shared table's own entry: that one is written
     # against a dialect, the target's own rules are not
     if found is lowering(prim, NUMBA_EXPR):
-        return dialect.bind(found.rule)
+        return dialect.bind(_checked(prim, found.rule))
     return found.rule
 
 
 def shared_rule(prim, dialect: Dialect):
     """The shared rule of `prim` bound to `dialect`, for a target's own rule that uses it for
     some dtypes only."""
-    return dialect.bind(lowering(prim, NUMBA_EXPR).rule)
+    return dialect.bind(_checked(prim, lowering(prim, NUMBA_EXPR).rule))
+
+
+def _checked(prim, rule) -> SharedRule:
+    if not isinstance(rule, SharedRule):
+        raise TypeError(f"the {NUMBA_EXPR!r} rule of {prim.name} is {rule!r}: register a shared "
+                        f"rule with numba_expr.register_shared(prim, render), render(d, args, "
+                        f"in_dtypes, out_dtype, params) with d the target's Dialect")
+    return rule
 
 
 # --- monoids: reductions and cumulative scans -------------------------------------------------
