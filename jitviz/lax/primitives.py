@@ -8,7 +8,7 @@ P; P.exp_p`), defined by theme in the modules next to this one:
     structural.py    broadcasts, reshapes, transposes, slices, concatenation, gathers,
                      scatters, iota
     reductions.py    reductions, arg-reductions, cumulative scans
-    dot.py           dot_general
+    contractions.py  dot_general
 
 Control flow (cond, while, scan, jit), sort, erf and stop_gradient have modules of their own.
 A new primitive goes into the module of its theme; the helpers those modules share are
@@ -25,4 +25,4 @@ from .structural import _pp_with  # noqa: F401
 from .reductions import *  # noqa: F401,F403
 from .reductions import (_arg_rule, _check_cumulative_axis, _cum_impl, _cum_rule,  # noqa: F401
                          _reduce_rule)
-from .dot import *  # noqa: F401,F403
+from .contractions import *  # noqa: F401,F403

@@ -1,4 +1,5 @@
-"""dot_general: contractions over paired dimensions with batch dimensions (kind "dot")."""
+"""dot_general (lax.dot, jnp.dot, matmul, einsum): contractions over paired dimensions, with
+batch dimensions (kind "dot")."""
 from __future__ import annotations
 
 import numpy as np
