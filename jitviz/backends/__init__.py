@@ -1,7 +1,9 @@
 """Backends: each compiles an optimized `ClosedJaxpr` into an `Executable`.
 
 One file per backend behind the small interface in `base.py`: `interpret` (NumPy op by op,
-the oracle), `cpu` (Numba njit), `cuda` (Numba CUDA).
+the oracle), `cpu` (Numba njit), `cuda` (Numba CUDA). The two Numba backends share the Python
+source text both generate (`numba_text.py`) and the expression rules and reduction monoids
+both emit (`numba_expr.py`, each backend's `rules.py` overriding what it writes its own way).
 """
 from __future__ import annotations
 

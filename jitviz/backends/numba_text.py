@@ -1,6 +1,6 @@
 """Python source text that both Numba backends generate (CPU kernels with `njit`, CUDA kernels
 with `cuda.jit`): dtype constructors, typed constants, XLA's saturating float -> integer
-conversion. The expression rules the two targets share will live here too.
+conversion. The expression rules the two targets share are `numba_expr.py`'s.
 """
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ from ...core.registry import has_lowering, lowering_rule
 from ...core.ir import literal_key
 from ..base import Cost
 from ..numba_text import compute_dtype, ctor, is_half, typed_const
-from .rules import EXPR, GENERATE, INDEX, REDUCE, cast_text
+from .rules import CPU, GENERATE, INDEX, REDUCE, cast_text, expr_rule
 
 
 class KernelCode(NamedTuple):
@@ -232,7 +232,7 @@ class FusedRenderer:
         if generate is not None:
             text = generate(eqn, idx)
         else:
-            rule = lowering_rule(prim, EXPR)
+            rule = expr_rule(prim)
             if rule is None:
                 raise NotImplementedError(f"no CPU kernel rule for primitive {prim.name!r}")
             args = [self.value(u, self._operand_index(u, out.shape, idx)) for u in eqn.invars]
@@ -403,8 +403,8 @@ class FusedRenderer:
         x = eqn.invars[0].aval
         dt = eqn.outvars[0].aval.dtype
         axes = sorted(a % max(x.ndim, 1) for a in eqn.params["axes"])
-        red = _reduction(eqn).by_kind[dt.kind]
-        init = typed_const(red.identity(dt) if callable(red.identity) else red.identity, dt)
+        monoid = _reduction(eqn).monoids[dt.kind]
+        init = typed_const(monoid.identity(dt), dt)
         kept = tuple(i for d, i in enumerate(idx) if d not in axes)
         val = self.value(eqn.invars[0], idx)
         rank = len(idx)
@@ -417,8 +417,8 @@ class FusedRenderer:
                 self._blocked_reduction(eqn, acc, val, init, r, hooks)
             else:
                 hooks.pre.setdefault(r, []).append((f"{acc} = {init}", eqn))
-                self.emit(self.depth, f"{acc} = {cast_text(dt, red.combine.format(acc, val))}",
-                          eqn)
+                step = cast_text(dt, monoid.combine(CPU, acc, val, dt))
+                self.emit(self.depth, f"{acc} = {step}", eqn)
             if kept:
                 hooks.post.setdefault(r, []).append((self.write(st, kept, acc), eqn))
                 if not st.startswith("t"):
@@ -427,8 +427,8 @@ class FusedRenderer:
             cell = self.read(st, kept)
             if not st.startswith("t"):
                 self.note_sizes(st, kept)
-            self.emit(self.depth,
-                      self.write(st, kept, cast_text(dt, red.combine.format(cell, val))), eqn)
+            step = cast_text(dt, monoid.combine(CPU, cell, val, dt))
+            self.emit(self.depth, self.write(st, kept, step), eqn)
             fill = f"rt.float_to_half({init})" if st in self.half else init
             hooks.setup.append((1, f"{st}.fill({fill})", eqn))
         if st.startswith("t"):
@@ -468,7 +468,7 @@ class FusedRenderer:
         if eqn.outvars[0].aval.dtype.kind == "f":
             step = f"rt.{op}_reassoc({part}, {val})"
         else:  # complex: plain arithmetic (no vector reduction to gain)
-            step = red.by_kind["c"].combine.format(part, val)
+            step = red.monoids["c"].combine(CPU, part, val, eqn.outvars[0].aval.dtype)
         self.emit(self.depth, f"{part} = {step}", eqn)
         stack, levels, top = self.fresh("stk"), self.fresh("lvl"), self.fresh("top")
         hooks.setup.append((1, f"{stack} = np.empty(64, {dt})", eqn))

@@ -4,8 +4,11 @@ lowering registry (`jitviz.core.registry`); the program-level rules are `stateme
 Targets (the rule tables) and what a rule there is called with:
 
     cpu.expr       rule(args, in_dtypes, out_dtype, params) -> str: one element of an
-                   elementwise primitive, from its operands' expressions
-    cpu.reduce     a `Reduction`: identity and combine per dtype kind, and its blockwise form
+                   elementwise primitive, from its operands' expressions; it falls back to
+                   the rules both Numba targets share (`numba_expr.py`, written against a
+                   dialect: `CpuDialect` here), so it holds only what the CPU writes its own
+                   way (vectorized `rt.*_f32/_f64` math, integer division and shifts)
+    cpu.reduce     a `Reduction`: the shared monoid per dtype kind, and its blockwise form
     cpu.index      rule(eqn, idx) -> idx: where the operand is read for output index `idx`
                    (broadcasts, squeezes and unit reshapes cost no memory inside a kernel)
     cpu.generate   rule(eqn, idx) -> str: a value made from the index alone (iota)
@@ -23,8 +26,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ...core.registry import declare_target, has_lowering, lowering_helpers, register_lowering
-from ...dtypes import highest, lowest
 from ...lax import primitives as lax
+from ..numba_expr import (AND, MAX, MIN, NUMBA_EXPR, OR, PROD, SUM, Dialect, expression_rule,
+                          shared_rule)
 from ..numba_text import compute_dtype, ctor, is_half, saturating_float_to_int, typed_const
 
 EXPR, REDUCE, INDEX, GENERATE, STATEMENT = (
@@ -37,14 +41,25 @@ def in_kernels(prim) -> bool:
     return any(has_lowering(prim, target) for target in KERNEL_TARGETS)
 
 
-declare_target(EXPR, needs=lambda prim: prim.kind == "elementwise",
+declare_target(EXPR, needs=lambda prim: prim.kind == "elementwise", fallback=NUMBA_EXPR,
                doc="rule(args, in_dtypes, out_dtype, params) -> Numba expression")
 declare_target(REDUCE, needs=lambda prim: prim.kind == "reduction",
                doc="a Reduction (identity and combine per dtype kind, blockwise form)")
-# which structural primitives reach a kernel is the fusion pass's choice (broadcasts,
-# squeezes, unit reshapes, iota), not a kind, so these two tables declare no needs
-declare_target(INDEX, doc="rule(eqn, idx) -> the operand's index (structural ops in kernels)")
-declare_target(GENERATE, doc="rule(eqn, idx) -> a value computed from the index")
+
+
+def fused_structural(prim) -> bool:
+    """Whether the fusion pass (the CPU pipeline's planning stage) puts the structural
+    primitive `prim` into kernels (broadcasts, squeezes, unit reshapes, iota: its `FUSABLE`
+    table, not a kind), where it must be an index map or generated from the index."""
+    from ...passes.fuse import FUSABLE  # at call time: the passes import the primitives first
+    return prim in FUSABLE
+
+
+declare_target(INDEX, needs=lambda prim: fused_structural(prim)
+               and not has_lowering(prim, GENERATE),
+               doc="rule(eqn, idx) -> the operand's index (structural ops in kernels)")
+declare_target(GENERATE, doc="rule(eqn, idx) -> a value computed from the index (a fused "
+                             "structural primitive has this rule or an index map)")
 declare_target(STATEMENT, needs=lambda prim: not in_kernels(prim),
                doc="rule(fb, eqn): statements of the driver or of a control-flow region")
 
@@ -71,6 +86,53 @@ def cast_text(dtype, text) -> str:
     if is_half(dtype):
         return f"rt.round_f16(np.float32({text}))"
     return f"{ctor(dtype)}({text})"
+
+
+class CpuDialect(Dialect):
+    """The shared rules (`numba_expr.py`) as CPU kernels write them: NumPy's math, and no
+    wrapping of integer results (the renderer casts every result to its dtype)."""
+
+    target = EXPR
+
+    def call(self, name, args, in_dtype, out_dtype):
+        return f"np.{name}({', '.join(args)})"
+
+    def const(self, value, dtype):
+        return typed_const(value, dtype)
+
+    def wrap(self, text, dtype):
+        return text
+
+    def group(self, text):
+        return text  # operands are always plain names
+
+    def complex_compare(self, op, a, b):
+        """NumPy's order of complex numbers through one helper, `rt.clt` (a < b):
+        a > b is b < a, a <= b is not b < a, a >= b is not a < b."""
+        less = f"rt.clt({b}, {a})" if op in (">", "<=") else f"rt.clt({a}, {b})"
+        return f"not {less}" if op.endswith("=") else less
+
+    def extremum(self, monoid, a, b, dtype):
+        kind = np.dtype(dtype).kind
+        if kind == "b":
+            return f"({a} {'or' if monoid is MAX else 'and'} {b})"
+        if kind in "iu":
+            return f"{monoid.name}({a}, {b})"
+        if kind == "f":  # branch-free, NaN-propagating (vectorizes)
+            return f"rt.f{monoid.name}({a}, {b})"
+        return f"np.{'maximum' if monoid is MAX else 'minimum'}({a}, {b})"
+
+    def helper(self, name):
+        return f"rt.{name}"  # the kernels' runtime namespace
+
+
+CPU = CpuDialect()
+
+
+def expr_rule(prim):
+    """`prim`'s expression rule in CPU kernels (its own or the shared one): rule(args,
+    in_dtypes, out_dtype, params) -> str; None if it has none."""
+    return expression_rule(prim, CPU)
 
 
 def _bits(dtype) -> int:
@@ -113,8 +175,7 @@ def _exp(a, ins, out, params):  # float32: runtime's expf (about 1 ulp, SELU's h
 def _logistic(a, ins, out, params):
     if ins[0].kind == "f":
         return _vector("logistic", "")(a, ins, out, params)
-    one = _one(out)
-    return f"{one} / ({one} + np.exp(-{a[0]}))"
+    return shared_rule(lax.logistic_p, CPU)(a, ins, out, params)
 
 
 def _pow(a, ins, out, params):
@@ -154,10 +215,6 @@ def _integer_pow(a, ins, out, params):
     return f"{_one(out)} / {text}" if y < 0 else text
 
 
-def _rsqrt(a, ins, out, params):
-    return f"{_one(out)} / np.sqrt({a[0]})"
-
-
 def _div(a, ins, out, params):
     kind = ins[0].kind
     if kind in "iu":
@@ -171,29 +228,8 @@ def _rem(a, ins, out, params):
     return f"rt.irem({a[0]}, {a[1]})" if ins[0].kind in "iu" else f"np.fmod({a[0]}, {a[1]})"
 
 
-def _extremum(np_name, py_name, bool_op):
-    def rule(a, ins, out, params):
-        kind = ins[0].kind
-        if kind == "b":
-            return f"({a[0]} {bool_op} {a[1]})"
-        if kind in "iu":
-            return f"{py_name}({a[0]}, {a[1]})"
-        if kind == "f":  # branch-free, NaN-propagating (vectorizes)
-            return f"rt.f{py_name}({a[0]}, {a[1]})"
-        return f"np.{np_name}({a[0]}, {a[1]})"
-    return rule
-
-
 def _shift(helper):
     return lambda a, ins, out, params: f"rt.{helper}({a[0]}, {a[1]}, {_bits(ins[0])})"
-
-
-def _compare(op, complex_helper=None):
-    def rule(a, ins, out, params):
-        if ins[0].kind == "c" and complex_helper:
-            return complex_helper(a)
-        return f"{a[0]} {op} {a[1]}"
-    return rule
 
 
 def _convert(a, ins, out, params):
@@ -221,18 +257,9 @@ def _select_n(a, ins, out, params):
     return f"({cases[0]} if {which} <= 0 else {text})"
 
 
-def _clamp(a, ins, out, params):
-    lo, x, hi = a
-    if ins[1].kind in "iub":
-        return f"min(max({x}, {lo}), {hi})"
-    if ins[1].kind == "f":
-        return f"rt.fmin(rt.fmax({x}, {lo}), {hi})"
-    return f"np.minimum(np.maximum({x}, {lo}), {hi})"
-
-
+# CPU's own rules, over the shared ones of `numba_expr.py` (which it falls back to)
 register_rules(EXPR, {
-    lax.neg_p: _tmpl("-{0}"), lax.sign_p: _np1("sign"), lax.floor_p: _np1("floor"),
-    lax.ceil_p: _np1("ceil"), lax.is_finite_p: _np1("isfinite"), lax.exp_p: _exp,
+    lax.sign_p: _np1("sign"), lax.exp_p: _exp,
     lax.exp2_p: _vector("exp2", "exp2"), lax.log_p: _vector("log", "log"),
     lax.log1p_p: _vector("log1p", "log1p"), lax.expm1_p: _vector("expm1", "expm1"),
     lax.tanh_p: _vector("tanh", "tanh"), lax.logistic_p: _logistic,
@@ -241,65 +268,39 @@ register_rules(EXPR, {
     lax.acos_p: _vector("acos", "arccos"), lax.atan_p: _vector("atan", "arctan"),
     lax.sinh_p: _vector("sinh", "sinh"), lax.cosh_p: _vector("cosh", "cosh"),
     lax.asinh_p: _vector("asinh", "arcsinh"), lax.acosh_p: _vector("acosh", "arccosh"),
-    lax.atanh_p: _vector("atanh", "arctanh"), lax.sqrt_p: _np1("sqrt"), lax.rsqrt_p: _rsqrt,
-    lax.cbrt_p: _vector("cbrt", "cbrt"), lax.square_p: _tmpl("{0} * {0}"), lax.not_p: _not,
-    lax.abs_p: _np1("abs"), lax.real_p: _tmpl("{0}.real"), lax.imag_p: _tmpl("{0}.imag"),
-    lax.conj_p: _np1("conj"), lax.round_p: _round, lax.integer_pow_p: _integer_pow,
-    lax.add_p: _tmpl("{0} + {1}"), lax.sub_p: _tmpl("{0} - {1}"),
-    lax.mul_p: _tmpl("{0} * {1}"), lax.div_p: _div, lax.rem_p: _rem, lax.pow_p: _pow,
-    lax.max_p: _extremum("maximum", "max", "or"), lax.min_p: _extremum("minimum", "min", "and"),
-    lax.atan2_p: _vector("atan2", "arctan2"), lax.nextafter_p: _tmpl("np.nextafter({0}, {1})"),
-    lax.and_p: _tmpl("{0} & {1}"), lax.or_p: _tmpl("{0} | {1}"), lax.xor_p: _tmpl("{0} ^ {1}"),
-    lax.shift_left_p: _shift("shl"), lax.shift_right_arithmetic_p: _shift("shr"),
-    lax.eq_p: _compare("=="), lax.ne_p: _compare("!="),
-    lax.lt_p: _compare("<", lambda a: f"rt.clt({a[0]}, {a[1]})"),
-    lax.gt_p: _compare(">", lambda a: f"rt.clt({a[1]}, {a[0]})"),
-    lax.le_p: _compare("<=", lambda a: f"not rt.clt({a[1]}, {a[0]})"),
-    lax.ge_p: _compare(">=", lambda a: f"not rt.clt({a[0]}, {a[1]})"),
-    lax.convert_element_type_p: _convert, lax.select_n_p: _select_n, lax.clamp_p: _clamp,
+    lax.atanh_p: _vector("atanh", "arctanh"), lax.cbrt_p: _vector("cbrt", "cbrt"),
+    lax.not_p: _not, lax.abs_p: _np1("abs"), lax.conj_p: _np1("conj"), lax.round_p: _round,
+    lax.integer_pow_p: _integer_pow, lax.div_p: _div, lax.rem_p: _rem, lax.pow_p: _pow,
+    lax.atan2_p: _vector("atan2", "arctan2"), lax.shift_left_p: _shift("shl"),
+    lax.shift_right_arithmetic_p: _shift("shr"), lax.convert_element_type_p: _convert,
+    lax.select_n_p: _select_n,
 })
 
 
-# --- reductions: identity and combine per dtype kind, and the blockwise form --------------
-
-class Reducer(NamedTuple):
-    identity: object  # value, or a function of the dtype
-    combine: str  # template over (acc, value)
-
+# --- reductions: the shared monoids per dtype kind, and the blockwise form -------------------
 
 class Reduction(NamedTuple):
-    by_kind: dict  # dtype kind -> Reducer
+    # dtype kind -> its Monoid (numba_expr.py: identity and combine, shared with CUDA)
+    monoids: dict
     # the suffix of the rt helpers that reduce a float row blockwise (rt.add_reassoc,
     # rt.cascade_push_add, rt.lane_max...); None: a plain loop
     blocked: str | None = None
     cascade: bool = False  # blocks combined by a cascade (sum, prod), else by lanes (max, min)
 
 
-def _all_ones(dt):
-    return True if dt.kind == "b" else (-1 if dt.kind == "i" else np.iinfo(dt).max)
+def _kinds(monoid, kinds="fciu", **by_kind):
+    """`monoid` for every dtype kind in `kinds`, except the kinds `by_kind` names."""
+    return {kind: by_kind.get(kind, monoid) for kind in kinds + "".join(by_kind)}
 
-
-_SUM = Reducer(lambda dt: -0.0 if dt.kind in "fc" else 0, "{0} + {1}")  # -0.0: exact identity
-_PROD = Reducer(lambda dt: 1, "{0} * {1}")
-_MAX_F = Reducer(lowest, "rt.fmax({0}, {1})")
-_MIN_F = Reducer(highest, "rt.fmin({0}, {1})")
-_MAX_C = Reducer(lowest, "np.maximum({0}, {1})")
-_MIN_C = Reducer(highest, "np.minimum({0}, {1})")
-_MAX_I = Reducer(lowest, "max({0}, {1})")
-_MIN_I = Reducer(highest, "min({0}, {1})")
-_OR = Reducer(lambda dt: False if dt.kind == "b" else 0, "{0} | {1}")
-_AND = Reducer(_all_ones, "{0} & {1}")
 
 register_rules(REDUCE, {
-    lax.reduce_sum_p: Reduction({"f": _SUM, "c": _SUM, "i": _SUM, "u": _SUM}, "add", True),
-    lax.reduce_prod_p: Reduction({"f": _PROD, "c": _PROD, "i": _PROD, "u": _PROD}, "mul",
-                                 True),
-    lax.reduce_max_p: Reduction({"f": _MAX_F, "c": _MAX_C, "i": _MAX_I, "u": _MAX_I,
-                                 "b": _OR}, "max"),
-    lax.reduce_min_p: Reduction({"f": _MIN_F, "c": _MIN_C, "i": _MIN_I, "u": _MIN_I,
-                                 "b": _AND}, "min"),
-    lax.reduce_and_p: Reduction({"i": _AND, "u": _AND, "b": _AND}),
-    lax.reduce_or_p: Reduction({"i": _OR, "u": _OR, "b": _OR}),
+    lax.reduce_sum_p: Reduction(_kinds(SUM), "add", True),
+    lax.reduce_prod_p: Reduction(_kinds(PROD), "mul", True),
+    # a boolean max is an or, a boolean min an and
+    lax.reduce_max_p: Reduction(_kinds(MAX, b=OR), "max"),
+    lax.reduce_min_p: Reduction(_kinds(MIN, b=AND), "min"),
+    lax.reduce_and_p: Reduction(_kinds(AND, "iub")),
+    lax.reduce_or_p: Reduction(_kinds(OR, "iub")),
 })
 
 

@@ -1,5 +1,5 @@
 """Numba helpers the generated CPU kernels call (as `rt.name`), each matching the NumPy
-implementation of its primitive in `jitviz/lax/primitives.py`.
+implementation of its primitive in `jitviz/lax/` (`elementwise.py`, `reductions.py`, ...).
 
 They live in one importable module so Numba can cache kernels that use them. Most are tiny
 scalar functions that LLVM inlines into the kernel loop; `expf` is a branch-free float32

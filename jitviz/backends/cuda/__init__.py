@@ -12,7 +12,7 @@ The backend is one subpackage, a file per role:
   `render.py` renders a kernel's values at symbolic indices (with the pull table: how a kernel
   reads an operand through a structural op), `templates.py` the kernels with their own shape
   (block reductions, tiled matmul, scans, scatters, loops in a kernel), `rules.py` the
-  per-element expressions. All pure Python: no numba import, so plans, sources and their
+  per-element expressions CUDA writes its own way (over the shared ones of `numba_expr.py`). All pure Python: no numba import, so plans, sources and their
   tests work without the CUDA toolkit.
 * `runtime.py`: `numba.cuda`, imported lazily (so `NUMBA_ENABLE_CUDASIM=1` set at the top of a
   notebook still selects Numba's simulator), the names kernels call, compiled kernels;

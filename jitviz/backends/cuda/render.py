@@ -683,9 +683,9 @@ def merge_into(r, op, dt, arg, v, vi, acc, acci):
 
 
 def arg_better(op, v, best, dtype) -> str:
-    """Does candidate `v` (at a later position) beat `best` for argmax (`op` "max") or argmin
-    ("min")? NumPy: the first NaN wins, else the first extreme value."""
-    cmp = ">" if op == "max" else "<"
+    """Does candidate `v` (at a later position) beat `best` for argmax (`op` the MAX monoid)
+    or argmin (MIN)? NumPy: the first NaN wins, else the first extreme value."""
+    cmp = op.order
     if np.dtype(dtype).kind in "fc":
         return f"(({v} != {v}) and not ({best} != {best})) or " \
                f"(not ({best} != {best}) and {v} {cmp} {best})"
@@ -694,7 +694,7 @@ def arg_better(op, v, best, dtype) -> str:
 
 def arg_better_pair(op, v, vi, best, bi, dtype) -> str:
     """As `arg_better`, for candidates from anywhere: ties go to the lower position."""
-    cmp = ">" if op == "max" else "<"
+    cmp = op.order
     if np.dtype(dtype).kind in "fc":
         return (f"({bi} < 0) or ({vi} >= 0 and ((({v} != {v}) and not ({best} != {best})) or "
                 f"(({v} != {v}) and ({best} != {best}) and {vi} < {bi}) or "

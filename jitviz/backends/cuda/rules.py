@@ -1,8 +1,12 @@
 """The CUDA backend's registered rules for values: per-element expressions ("cuda.expr") and
 the monoids of reductions and cumulative scans ("cuda.reduce"), with typed literals and casts.
 
-    register_lowering(exp_p, "cuda.expr", rule)   # rule(args, in_dtypes, out_dtype, params)
-    register_lowering(reduce_sum_p, "cuda.reduce", "sum")
+    register_lowering(exp2_p, "cuda.expr", rule)   # rule(args, in_dtypes, out_dtype, params)
+    register_lowering(reduce_sum_p, "cuda.reduce", SUM)
+
+"cuda.expr" falls back to the rules both Numba targets share (`numba_expr.py`), written
+against a dialect (`CudaDialect` here); this table holds only what CUDA writes its own way
+(libdevice calls, integer division and shifts, complex forms Numba's CUDA cmath lacks).
 
 Each expression rule turns operand expressions into one Python expression that Numba's CUDA
 target compiles (`math.*`, casts with `np.<dtype>(...)`, and the names of `runtime.py`, which
@@ -20,8 +24,9 @@ import math
 import numpy as np
 
 from ...core.registry import declare_target, has_lowering, lowering_rule, register_lowering
-from ...dtypes import highest, lowest
 from ...lax import primitives as P
+from ..numba_expr import (AND, MAX, MIN, NUMBA_EXPR, OR, PROD, SUM, Dialect, Monoid,
+                          expression_rule)
 from ..numba_text import ctor, float_text, saturating_float_to_int
 
 # --- literals and casts ----------------------------------------------------------------------
@@ -64,55 +69,91 @@ def cast(expr: str, src, dst) -> str:
     return f"{ctor(dst)}({expr})"
 
 
-def identity(op: str, dtype) -> str:
-    """The identity of a reduction monoid, as a typed literal."""
+def identity(monoid: Monoid, dtype) -> str:
+    """The identity of a reduction monoid (numba_expr.py), as a typed literal."""
     dt = np.dtype(dtype)
-    if op == "sum":  # -0.0 is the exact identity: a sum of -0.0 stays -0.0, as in NumPy
-        return literal(-0.0 if dt.kind in "fc" else 0, dt)
-    if op == "prod":
-        return literal(1, dt)
-    if op in ("max", "min"):
-        return literal(lowest(dt) if op == "max" else highest(dt), dt)
-    if op == "and":
-        return literal(True, dt) if dt.kind == "b" else literal(-1 if dt.kind == "i" else
-                                                                np.iinfo(dt).max, dt)
-    if op == "or":
-        return literal(False if dt.kind == "b" else 0, dt)
-    raise KeyError(op)
+    return literal(monoid.identity(dt), dt)
 
 
-def combine(op: str, a: str, b: str, dtype) -> str:
-    """`a <op> b` for a reduction/cumulative monoid, in `dtype`."""
-    dt = np.dtype(dtype)
-    if op == "sum":
-        return _wrap_int(f"{a} + {b}", dt)
-    if op == "prod":
-        return _wrap_int(f"{a} * {b}", dt)
-    if op in ("max", "min"):
-        return minmax(op, a, b, dt)
-    if op == "and":
-        return _wrap_int(f"{a} & {b}", dt)
-    if op == "or":
-        return _wrap_int(f"{a} | {b}", dt)
-    raise KeyError(op)
+def combine(monoid: Monoid, a: str, b: str, dtype) -> str:
+    """`a` and `b` combined by a reduction/cumulative monoid, in `dtype`."""
+    return monoid.combine(CUDA, a, b, np.dtype(dtype))
 
 
 def _wrap_int(expr, dt):
     return f"{ctor(dt)}({expr})" if dt.kind in "iub" or dt == np.float16 else expr
 
 
+def minmax(monoid: Monoid, a, b, dtype) -> str:
+    """maximum/minimum (`monoid` MAX or MIN) as the interpreter computes them: NaN propagates,
+    zeros are ordered as IEEE 754-2019 and XLA order them (max(-0.0, 0.0) is 0.0 whichever
+    comes first), complex compares lexicographically."""
+    dt = np.dtype(dtype)
+    cmp = monoid.order
+    if dt.kind == "c":
+        return (f"({a} if ({a}.real {cmp} {b}.real or ({a}.real == {b}.real and "
+                f"{a}.imag {cmp}= {b}.imag) or {a} != {a}) else {b})")
+    if dt.kind == "f":
+        return (f"({a} if ({a} {cmp} {b} or {a} != {a} or ({a} == {b} and "
+                f"copysign(1.0, {a}) {cmp} 0.0)) else {b})")
+    return f"({a} if {a} {cmp} {b} else {b})"
+
+
+class CudaDialect(Dialect):
+    """The shared rules (`numba_expr.py`) as CUDA kernels write them: the `math`/`cmath`
+    names the kernels import, integer results wrapped by the rule, operands that may be
+    expressions, and float16 computed in float32 by every rule not exact in half."""
+
+    target = "cuda.expr"
+
+    def call(self, name, args, in_dtype, out_dtype):
+        """`name` from `math`, or for complex operands from `cmath` (`csqrt`) or, where
+        Numba's CUDA cmath lacks it, its form in `COMPLEX_FORMS`."""
+        if in_dtype.kind != "c":
+            return f"{name}({', '.join(args)})"
+        form = COMPLEX_FORMS.get(name)
+        if form is not None:
+            return form(args[0], literal(1, out_dtype), out_dtype)
+        return f"c{name}({', '.join(args)})"
+
+    def const(self, value, dtype):
+        return literal(value, dtype)
+
+    def wrap(self, text, dtype):
+        return _wrap_int(text, np.dtype(dtype))
+
+    def group(self, text):
+        return f"({text})"
+
+    def complex_compare(self, op, a, b):
+        return f"(({a}).real, ({a}).imag) {op} (({b}).real, ({b}).imag)"
+
+    def extremum(self, monoid, a, b, dtype):
+        return minmax(monoid, a, b, dtype)
+
+    def helper(self, name):
+        return name  # a device function in the kernels' globals
+
+    def bind(self, shared):
+        rule = super().bind(shared)
+        return rule if shared.exact_in_half else _in_float32(rule)
+
+
+CUDA = CudaDialect()
+
 declare_target(
     "cuda.reduce", needs=lambda prim: prim.kind in ("reduction", "arg_reduction", "scan_op"),
-    doc="the monoid a reduction or cumulative scan combines with: 'sum', 'prod', 'max', 'min', "
-        "'and' or 'or' (argmax/argmin: the extreme they look for, 'max' or 'min')")
-for _prim, _op in [(P.reduce_sum_p, "sum"), (P.reduce_prod_p, "prod"), (P.reduce_max_p, "max"),
-                   (P.reduce_min_p, "min"), (P.reduce_and_p, "and"), (P.reduce_or_p, "or"),
-                   (P.argmax_p, "max"), (P.argmin_p, "min"), (P.cumsum_p, "sum"),
-                   (P.cumprod_p, "prod"), (P.cummax_p, "max"), (P.cummin_p, "min")]:
-    register_lowering(_prim, "cuda.reduce", _op)
+    doc="the Monoid (numba_expr.py) a reduction or cumulative scan combines with (argmax/"
+        "argmin: MAX or MIN, the extreme they look for)")
+for _prim, _monoid in [
+        (P.reduce_sum_p, SUM), (P.reduce_prod_p, PROD), (P.reduce_max_p, MAX),
+        (P.reduce_min_p, MIN), (P.reduce_and_p, AND), (P.reduce_or_p, OR), (P.argmax_p, MAX),
+        (P.argmin_p, MIN), (P.cumsum_p, SUM), (P.cumprod_p, PROD), (P.cummax_p, MAX),
+        (P.cummin_p, MIN)]:
+    register_lowering(_prim, "cuda.reduce", _monoid)
 
 
-def monoid(prim) -> str:
+def monoid(prim) -> Monoid:
     """The monoid `prim` (a reduction, arg-reduction or cumulative scan) combines with."""
     return lowering_rule(prim, "cuda.reduce")
 
@@ -122,7 +163,7 @@ def monoid(prim) -> str:
 
 def _tmpl(template):
     """A rule that fills a fixed template with the operand expressions, whatever the dtypes:
-    `_tmpl("atan2({0}, {1})")`."""
+    `_tmpl("({0}).conjugate()")`."""
     def rule(args, dts, out, params):
         return template.format(*args)
     return rule
@@ -134,27 +175,6 @@ def _libm(name):
     def rule(args, dts, out, params):
         return f"{_f(out, name)}({', '.join(args)})"
     return rule
-
-
-def _bin(op):
-    def rule(args, dts, out, params):
-        return _wrap_int(f"{args[0]} {op} {args[1]}", out)
-    return rule
-
-
-def _cmp(op):
-    def rule(args, dts, out, params):
-        if dts[0].kind == "c" and op not in ("==", "!="):
-            a, b = args
-            return f"(({a}).real, ({a}).imag) {op} (({b}).real, ({b}).imag)"
-        return f"{args[0]} {op} {args[1]}"
-    return rule
-
-
-def _neg(args, dts, out, params):
-    if out.kind == "b":
-        raise TypeError("neg of bool")
-    return _wrap_int(f"-{args[0]}", out)
 
 
 def _sign(args, dts, out, params):
@@ -174,10 +194,6 @@ def _not(args, dts, out, params):
 
 def _abs(args, dts, out, params):
     return f"{ctor(out)}(abs({args[0]}))" if dts[0].kind in "iu" else f"abs({args[0]})"
-
-
-def _square(args, dts, out, params):
-    return _wrap_int(f"{args[0]} * {args[0]}", out)
 
 
 def _integer_pow(args, dts, out, params):
@@ -221,27 +237,6 @@ def _rem(args, dts, out, params):
     return f"fmod({x}, {y})"
 
 
-def minmax(kind, a, b, dtype) -> str:
-    """maximum/minimum as the interpreter computes them: NaN propagates, zeros are ordered as
-    IEEE 754-2019 and XLA order them (max(-0.0, 0.0) is 0.0 whichever comes first),
-    complex compares lexicographically."""
-    dt = np.dtype(dtype)
-    cmp = ">" if kind == "max" else "<"
-    if dt.kind == "c":
-        return (f"({a} if ({a}.real {cmp} {b}.real or ({a}.real == {b}.real and "
-                f"{a}.imag {cmp}= {b}.imag) or {a} != {a}) else {b})")
-    if dt.kind == "f":
-        return (f"({a} if ({a} {cmp} {b} or {a} != {a} or ({a} == {b} and "
-                f"copysign(1.0, {a}) {cmp} 0.0)) else {b})")
-    return f"({a} if {a} {cmp} {b} else {b})"
-
-
-def _minmax(kind):
-    def rule(args, dts, out, params):
-        return minmax(kind, args[0], args[1], out)
-    return rule
-
-
 def _shift(which):
     def rule(args, dts, out, params):
         x, y = args
@@ -274,26 +269,10 @@ def _f(dt, name):
     return name + "f" if np.dtype(dt) == np.float32 else name
 
 
-def _logistic(args, dts, out, params):
-    one = literal(1, out)
-    ex = "cexp" if out.kind == "c" else "exp"
-    return f"{one} / ({one} + {ex}(-{args[0]}))"
-
-
-def _rsqrt(args, dts, out, params):
-    sq = "csqrt" if out.kind == "c" else "sqrt"
-    return f"{literal(1, out)} / {sq}({args[0]})"
-
-
 def _exp2(args, dts, out, params):
     if out.kind == "c":
         return f"cexp({args[0]} * {literal(math.log(2.0), out)})"
     return f"{_f(out, 'exp2')}({args[0]})"
-
-
-def _clamp(args, dts, out, params):
-    lo, x, hi = args
-    return minmax("min", minmax("max", x, lo, out), hi, out)
 
 
 # complex sin/cos/sinh/cosh/tan/tanh from real functions (Numba's CUDA cmath lacks them)
@@ -313,42 +292,30 @@ def _ccosh(z):
     return f"complex(cosh({z}.real) * cos({z}.imag), sinh({z}.real) * sin({z}.imag))"
 
 
-def _complex(form):
-    """A complex rule: `form(z, one)`, an expression of the operand `z` (and the literal 1 of
-    the result's dtype), cast to the result's dtype."""
-    def rule(args, dts, out, params):
-        return f"{ctor(out)}({form(args[0], literal(1, out))})"
-    return rule
+def _cast_to_out(form):
+    """`form(z, one)` cast to the result's dtype (Python's complex is complex128)."""
+    return lambda z, one, out: f"{ctor(out)}({form(z, one)})"
 
 
-def _complex_raw(form):
-    """As `_complex`, without the cast (the cmath functions return the right dtype)."""
-    def rule(args, dts, out, params):
-        return form(args[0], literal(1, out))
-    return rule
+def _as_is(form):
+    """`form(z, one)` as it is (cmath's functions keep the operand's dtype)."""
+    return lambda z, one, out: form(z, one)
 
 
-_COMPLEX_SIN = _complex(lambda z, one: _csin(z))
-_COMPLEX_COS = _complex(lambda z, one: _ccos(z))
-_COMPLEX_SINH = _complex(lambda z, one: _csinh(z))
-_COMPLEX_COSH = _complex(lambda z, one: _ccosh(z))
-_COMPLEX_TAN = _complex(lambda z, one: f"{_csin(z)} / {_ccos(z)}")
-_COMPLEX_TANH = _complex(lambda z, one: f"{_csinh(z)} / {_ccosh(z)}")
-# acosh/log1p/expm1 from cmath's log/sqrt/exp
-_COMPLEX_ACOSH = _complex_raw(lambda z, one: f"clog({z} + csqrt({z} + {one}) * "
-                                             f"csqrt({z} - {one}))")
-_COMPLEX_LOG1P = _complex_raw(lambda z, one: f"clog({z} + {one})")
-_COMPLEX_EXPM1 = _complex_raw(lambda z, one: f"cexp({z}) - {one}")
-
-
-def _unary(name, cmath_name=None, complex_rule=None):
-    def rule(args, dts, out, params):
-        if dts[0].kind == "c":
-            if complex_rule is not None:
-                return complex_rule(args, dts, out, params)
-            return f"{cmath_name}({args[0]})"
-        return f"{name}({args[0]})"
-    return rule
+# The complex math functions Numba's CUDA cmath lacks, as expressions of what it has, by the
+# math function's name (`CudaDialect.call`): (z, the literal 1, result dtype) -> expression.
+# sin/cos/sinh/cosh/tan/tanh from real functions; acosh/log1p/expm1 from cmath's log/sqrt/exp.
+COMPLEX_FORMS = {
+    "sin": _cast_to_out(lambda z, one: _csin(z)),
+    "cos": _cast_to_out(lambda z, one: _ccos(z)),
+    "sinh": _cast_to_out(lambda z, one: _csinh(z)),
+    "cosh": _cast_to_out(lambda z, one: _ccosh(z)),
+    "tan": _cast_to_out(lambda z, one: f"{_csin(z)} / {_ccos(z)}"),
+    "tanh": _cast_to_out(lambda z, one: f"{_csinh(z)} / {_ccosh(z)}"),
+    "acosh": _as_is(lambda z, one: f"clog({z} + csqrt({z} + {one}) * csqrt({z} - {one}))"),
+    "log1p": _as_is(lambda z, one: f"clog({z} + {one})"),
+    "expm1": _as_is(lambda z, one: f"cexp({z}) - {one}"),
+}
 
 
 def _in_float32(rule):
@@ -366,42 +333,23 @@ def _in_float32(rule):
 
 
 declare_target(
-    "cuda.expr",
+    "cuda.expr", fallback=NUMBA_EXPR,
     needs=lambda prim: prim.kind == "elementwise" and not has_lowering(prim, "cuda.pull"),
     doc="rule(args, in_dtypes, out_dtype, params) -> one Python expression of the operand "
         "expressions `args` (in_dtypes: NumPy dtypes)")
 
+# CUDA's own rules, over the shared ones of `numba_expr.py` (which it falls back to);
 # computed in float32 for float16 operands
 for _prim, _rule in {
-    P.sign_p: _sign, P.floor_p: _unary("floor"), P.ceil_p: _unary("ceil"),
-    P.exp_p: _unary("exp", "cexp"), P.exp2_p: _exp2, P.log_p: _unary("log", "clog"),
-    P.log1p_p: _unary("log1p", complex_rule=_COMPLEX_LOG1P),
-    P.expm1_p: _unary("expm1", complex_rule=_COMPLEX_EXPM1),
-    P.tanh_p: _unary("tanh", complex_rule=_COMPLEX_TANH), P.logistic_p: _logistic,
-    P.sin_p: _unary("sin", complex_rule=_COMPLEX_SIN),
-    P.cos_p: _unary("cos", complex_rule=_COMPLEX_COS),
-    P.tan_p: _unary("tan", complex_rule=_COMPLEX_TAN),
-    P.asin_p: _unary("asin", "casin"), P.acos_p: _unary("acos", "cacos"),
-    P.atan_p: _unary("atan", "catan"), P.sinh_p: _unary("sinh", complex_rule=_COMPLEX_SINH),
-    P.cosh_p: _unary("cosh", complex_rule=_COMPLEX_COSH), P.asinh_p: _unary("asinh", "casinh"),
-    P.acosh_p: _unary("acosh", complex_rule=_COMPLEX_ACOSH),
-    P.atanh_p: _unary("atanh", "catanh"),
-    P.sqrt_p: _unary("sqrt", "csqrt"), P.rsqrt_p: _rsqrt, P.cbrt_p: _libm("cbrt"),
-    P.square_p: _square, P.not_p: _not, P.round_p: _round,
-    P.integer_pow_p: _integer_pow, P.add_p: _bin("+"), P.sub_p: _bin("-"), P.mul_p: _bin("*"),
-    P.div_p: _div, P.rem_p: _rem, P.pow_p: _tmpl("{0} ** {1}"),
-    P.atan2_p: _tmpl("atan2({0}, {1})"), P.nextafter_p: _libm("nextafter"),
-    P.and_p: _bin("&"), P.or_p: _bin("|"), P.xor_p: _bin("^"), P.shift_left_p: _shift("shl"),
+    P.sign_p: _sign, P.exp2_p: _exp2, P.cbrt_p: _libm("cbrt"),
+    P.not_p: _not, P.round_p: _round, P.integer_pow_p: _integer_pow, P.div_p: _div,
+    P.rem_p: _rem, P.nextafter_p: _libm("nextafter"), P.shift_left_p: _shift("shl"),
     P.shift_right_arithmetic_p: _shift("sar"),
 }.items():
     register_lowering(_prim, "cuda.expr", _in_float32(_rule))
-# exact in float16 (conversions, sign flips, comparisons, selections, parts)
+# exact in float16 (conversions, absolute values, conjugates)
 for _prim, _rule in {
-    P.convert_element_type_p: _convert, P.neg_p: _neg, P.abs_p: _abs, P.eq_p: _cmp("=="),
-    P.ne_p: _cmp("!="), P.lt_p: _cmp("<"), P.le_p: _cmp("<="), P.gt_p: _cmp(">"),
-    P.ge_p: _cmp(">="), P.max_p: _minmax("max"), P.min_p: _minmax("min"), P.clamp_p: _clamp,
-    P.is_finite_p: _tmpl("isfinite({0})"), P.real_p: _tmpl("({0}).real"),
-    P.imag_p: _tmpl("({0}).imag"), P.conj_p: _tmpl("({0}).conjugate()"),
+    P.convert_element_type_p: _convert, P.abs_p: _abs, P.conj_p: _tmpl("({0}).conjugate()"),
 }.items():
     register_lowering(_prim, "cuda.expr", _rule)
 # select_n is read through a conditional by the renderer (only the chosen case loads).
@@ -409,5 +357,5 @@ for _prim, _rule in {
 
 def elementwise_expr(prim, args, in_dtypes, out_dtype, params) -> str:
     """The expression of one elementwise primitive applied to operand expressions."""
-    rule = lowering_rule(prim, "cuda.expr")
+    rule = expression_rule(prim, CUDA)
     return rule(args, [np.dtype(d) for d in in_dtypes], np.dtype(out_dtype), params)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.ir import ShapedArray, Var
+from ..numba_expr import MAX, MIN, PROD, SUM
 from . import rules
 from .render import (Conflict, Renderer, arg_better, carry_count, merge_into, size,
                      start_acc)
@@ -380,7 +381,7 @@ def tiled_dot(planner, e):
         r.emit("            acc[u, v] = acc[u, v] | (ra[u] & rb[v])")
     else:
         r.emit("            acc[u, v] = "
-               + rules.combine("sum", "acc[u, v]", "ra[u] * rb[v]", in_dt))
+               + rules.combine(SUM, "acc[u, v]", "ra[u] * rb[v]", in_dt))
     r.emit("cuda.syncthreads()")
     r.ind -= 1
     r.emit(f"for u in range({R}):")
@@ -489,7 +490,7 @@ def ordered_scatter(planner, e):
     if mode == "set":
         r.emit(f"o0[{dst}] = {uv}")
     else:
-        op = {"add": "sum", "mul": "prod", "min": "min", "max": "max"}[mode]
+        op = {"add": SUM, "mul": PROD, "min": MIN, "max": MAX}[mode]  # the scatter's mode
         r.emit(f"o0[{dst}] = {rules.combine(op, f'o0[{dst}]', uv, dt)}")
     r.ind -= 1
     r.pop()
