@@ -14,7 +14,8 @@ are classed as
     same          both ran and gave the same text (numbers within rtol 1e-4 / atol 1e-6)
     differs       both ran, different text
     jitviz-raises JAX ran it, jitviz raised
-    both-raise    both raised (same exception class: 'same class'; other: counted as differs)
+    both-raise    both raised, jitviz's exception an instance of JAX's class (so the notebook's
+                  `except` clauses behave the same); another class counts as differs
     jax-raises    only JAX raised (a cell written to fail; jitviz did not)
     skipped       cell magics (%%...), shell escapes, or a cell that JAX itself could not run
                   for lack of a package
@@ -181,6 +182,7 @@ def _run_one(source, namespace, name, timeout):
         where = next((f"{f.name}:{f.lineno}" for f in reversed(tb)
                       if "jitviz" in f.filename), "")
         return {"status": "raised", "error": type(e).__name__,
+                "classes": [c.__name__ for c in type(e).__mro__],
                 "message": str(e).splitlines()[0][:300] if str(e) else "",
                 "where": where, "text": out.getvalue()}
     finally:
@@ -245,7 +247,9 @@ def classify(jax_out: dict, viz_out: dict) -> str:
         if jax_out["error"] in _MISSING_PACKAGE:
             return "skipped"
         if viz_out["status"] == "raised":
-            return "both-raise" if viz_out["error"] == jax_out["error"] else "differs"
+            # the same class, or a subclass of JAX's (an `except` written for JAX catches it)
+            caught = jax_out["error"] in viz_out.get("classes", [viz_out["error"]])
+            return "both-raise" if caught else "differs"
         return "jax-raises"
     if viz_out["status"] == "raised":
         return "jitviz-raises"
