@@ -105,11 +105,31 @@ _SWAPS = [
 ]
 
 
+JITVIZ_ONLY = "# jitviz only"
+
+_UNSWAPS = [
+    (re.compile(r"^(\s*)import jitviz\.numpy as (\w+)"), r"\1import jax.numpy as \2"),
+    (re.compile(r"^(\s*)import jitviz as (\w+)"), r"\1import jax as \2"),
+    (re.compile(r"^(\s*)from jitviz import "), r"\1from jax import "),
+    (re.compile(r"^(\s*)from jitviz\.([\w.]+) import "), r"\1from jax.\2 import "),
+    (re.compile(r"^(\s*)import jitviz\.([\w.]+) as (\w+)"), r"\1import jax.\2 as \3"),
+]
+
+
+def unswap_imports(source: str) -> str:
+    """A notebook written for jitviz with JAX's imports (to run the same cells on JAX)."""
+    return _substitute(source, _UNSWAPS)
+
+
 def swap_imports(source: str) -> str:
     """`source` with its JAX import lines pointing at jitviz (nothing else changes)."""
+    return _substitute(source, _SWAPS)
+
+
+def _substitute(source, rules):
     out = []
     for line in source.splitlines():
-        for pattern, repl in _SWAPS:
+        for pattern, repl in rules:
             new = pattern.sub(repl, line)
             if new != line:
                 line = new
@@ -154,9 +174,10 @@ def run_cells(cells, timeout) -> list[dict]:
     signal.signal(signal.SIGALRM, _on_alarm)
     results = []
     for k, cell in enumerate(cells):
-        source = _strip_magics(cell)
+        source = None if cell is None else _strip_magics(cell)
         if source is None:
-            results.append({"status": "skipped", "why": "cell magic or shell escape"})
+            results.append({"status": "skipped", "why": "cell magic, shell escape or a "
+                                                        "'# jitviz only' cell"})
             continue
         results.append(_run_one(source, namespace, f"<cell {k}>", timeout))
     return results
@@ -194,6 +215,9 @@ def run_notebook(path: Path, library: str, timeout: int) -> list[dict]:
     cells = read_cells(path)
     if library == "jitviz":
         cells = [swap_imports(c) for c in cells]
+    else:  # a jitviz notebook's own cells (its explanations) have no JAX version
+        cells = [None if c.lstrip().startswith(JITVIZ_ONLY) else unswap_imports(c)
+                 for c in cells]
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONHASHSEED="0")
     proc = subprocess.run([sys.executable, __file__, "--child", str(timeout)],
                           input=json.dumps(cells), capture_output=True, text=True, env=env,
