@@ -9,6 +9,7 @@ from .array import Array
 from .config import config, disable_jit
 from .core.interpreter import eval_jaxpr
 from .core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
+from .core.trace import ensure_compile_time_eval
 from .core.typecheck import typecheck_jaxpr
 from .staging import ShapeDtypeStruct, eval_shape, make_jaxpr, typeof
 from .tree import (register_pytree_node, tree_flatten, tree_leaves, tree_map,
@@ -28,7 +29,8 @@ from .export import export
 from .annotate import Annotation, annotate
 from .explorer import explore, monitor
 # transformations (grad, vmap) and counter-based random numbers: jitviz/transforms, random.py
-from .transforms import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
+from .transforms import (grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp,
+                         vmap)
 jacobian = jacrev  # jax.jacobian
 from . import test_util
 from .custom_derivatives import custom_jvp, custom_vjp
@@ -49,12 +51,13 @@ __all__ = [
     # the IR
     "make_jaxpr", "eval_jaxpr", "typecheck_jaxpr", "eval_shape", "ShapeDtypeStruct", "typeof",
     "ShapedArray", "ClosedJaxpr", "Jaxpr", "Eqn", "Var", "Literal", "Array",
+    "ensure_compile_time_eval",
     # looking at programs
     "explore", "monitor", "diff", "diff_with_previous", "ProgramDiff", "export", "annotate",
     "Annotation",
     # JAX's API
     "lax", "numpy", "random", "nn", "scipy", "grad", "value_and_grad", "jvp", "vjp", "vmap",
-    "jacfwd", "jacrev", "jacobian", "hessian", "test_util", "custom_jvp", "custom_vjp",
+    "jacfwd", "jacrev", "jacobian", "linearize", "hessian", "test_util", "custom_jvp", "custom_vjp",
     "tree", "tree_util", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map",
     "tree_structure", "register_pytree_node",
     "Device", "default_backend", "device_count", "device_get", "device_put", "devices",

@@ -152,3 +152,39 @@ def test_explain_cache_misses_warns_at_every_trace_with_the_reason():
         warnings.simplefilter("always")
         double(jnp.arange(4.0))  # switched off again
     assert not [w for w in caught if issubclass(w.category, CacheMissWarning)]
+
+
+# --- ensure_compile_time_eval, linearize -----------------------------------------------------
+
+def test_ensure_compile_time_eval_computes_constants_inside_jit():
+    @jitviz.jit
+    def f(x):
+        with jitviz.ensure_compile_time_eval():
+            z = jnp.sin(jnp.sin(3.0))
+            positive = z > 0          # concrete: usable in Python control flow
+            n = jnp.arange(4).sum()   # concrete: usable as a shape
+            scaled = x * 2            # traced values stay traced
+        if positive:
+            return jnp.sin(x) + jnp.zeros(int(n)).sum() + scaled
+        return jnp.cos(x)
+    assert float(f(np.float32(1.0))) == pytest.approx(np.sin(1.0) + 2.0, rel=1e-6)
+    text = str(jitviz.make_jaxpr(f)(np.float32(1.0)))
+    assert "f32[6]" in text and "cos" not in text
+    with pytest.raises(jitviz.errors.TracerBoolConversionError):
+        jitviz.jit(lambda x: 1 if jnp.sin(3.0) > 0 else 0)(1.0)  # without it: traced
+
+
+def test_linearize_gives_the_value_and_the_jvp_at_a_point():
+    y, f_jvp = jitviz.linearize(jnp.sin, np.float32(1.0))
+    assert float(y) == pytest.approx(np.sin(1.0), rel=1e-6)
+    assert float(f_jvp(np.float32(2.0))) == pytest.approx(2 * np.cos(1.0), rel=1e-6)
+    y, f_jvp = jitviz.linearize(lambda a, b: {"s": a * b, "t": jnp.sum(a)},
+                                np.ones(3, np.float32), 2.0)
+    t = f_jvp(np.ones(3, np.float32), 1.0)
+    np.testing.assert_array_equal(t["s"], [3, 3, 3])
+    assert float(t["t"]) == 3.0
+    with pytest.raises(TypeError, match="structure"):
+        f_jvp(np.ones(3, np.float32))
+    # inside jit, the linearized function is traced with the rest
+    assert float(jitviz.jit(lambda x: jitviz.linearize(jnp.exp, x)[1](x))(np.float32(1.0))) \
+        == pytest.approx(np.e, rel=1e-6)

@@ -8,6 +8,7 @@ becomes an explicit operand of the control-flow equation, as in JAX.
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import weakref
@@ -24,6 +25,8 @@ from .source import source_info_of_frame, user_frame
 class _TraceState(threading.local):
     def __init__(self):
         self.stack: list[JaxprTrace] = []
+        # inside `ensure_compile_time_eval()`: operations on concrete values run now
+        self.compile_time_eval = 0
 
 
 _state = _TraceState()
@@ -331,9 +334,22 @@ def to_array(value, aval: ShapedArray) -> Array:
 
 def bind(prim, args, params):
     stack = _state.stack
-    if not stack:
+    if not stack or (_state.compile_time_eval
+                     and not any(isinstance(a, Tracer) for a in args)):
         return eager_apply(prim, args, params)
     return stack[-1].emit(prim, args, params)
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """`jax.ensure_compile_time_eval()`: inside the block, operations whose operands are all
+    concrete run at once, even inside `jit` (their results are concrete: usable in Python
+    `if`s and as shapes); operations on traced values are traced as usual."""
+    _state.compile_time_eval += 1
+    try:
+        yield
+    finally:
+        _state.compile_time_eval -= 1
 
 
 def trace_body(fun, in_avals, *, name: str, purpose: str, arg_names=None, location=""):
@@ -381,7 +397,7 @@ def stage(x):
     so code that computes with it is traced, and using the result as a shape is an error,
     as in JAX. Outside a trace, or for a tracer, `x` itself."""
     trace = current_trace()
-    if trace is None or isinstance(x, Tracer):
+    if trace is None or isinstance(x, Tracer) or _state.compile_time_eval:
         return x
     return Tracer(trace, trace.to_atom(x))
 

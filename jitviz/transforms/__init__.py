@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..core.registry import PRIMITIVES, Primitive
 from .function_transforms import TransformError, grad, jvp, value_and_grad, vjp, vmap
 from .jacobians import hessian, jacfwd, jacrev
+from .linearize import linearize
 import importlib as _importlib
 
 # the submodules `jvp`/`vjp` share their names with the functions exported here
