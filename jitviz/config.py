@@ -29,6 +29,9 @@ class Config:
         "warn_unrolled_loops": True,
         "unrolled_loop_threshold": 200,
         "retrace_churn_threshold": 3,
+        # FloatingPointError at the first NaN / infinity made (jitviz/debug_nans.py)
+        "debug_nans": False,
+        "debug_infs": False,
         # a CacheMissWarning at every trace, with its reason (JAX's jax_explain_cache_misses)
         "explain_cache_misses": False,
         "jit_cache_size": 64,

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import budget
+from . import budget, debug_nans
 from .array import Array
 from .backends import check_backend_name
 from .cache_keys import (Key, check_hashable, describe_key_change, fast_key, key_change_kinds,
@@ -82,9 +82,12 @@ class Entry:
         self.checks = _binding_checks(closed.report)
         self.needs_attention = bool(self.checks) or closed.report.has_side_effects
         self.single_output = self.out_tree is not None and self.out_tree.kind is None
+        self.name = "?"  # the function's, set by the cache that builds it
 
     def run(self, leaves):
         outs = _call_executable(self.executable, leaves, self.in_avals, self.out_avals)
+        if config.debug_nans or config.debug_infs:
+            debug_nans.check_jitted(self.name, self.closed, leaves, outs)
         if self.single_output:
             return outs[0]
         return tree_unflatten(self.out_tree, outs)
@@ -468,6 +471,7 @@ class JitFunction:
                            duration_s=compile_s, backend=self.backend, kernels_built=built,
                            kernels_reused=reused))
         entry = Entry(key, split.leaf_paths, closed, stages, executable, self.backend)
+        entry.name = cache.name
         self._after_trace(entry, trace_s, compile_s)
         return entry
 

@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 from .. import dtypes
+from ..config import config as _config
 from ..array import Array
 from . import explain
 from .ir import ClosedJaxpr, ConstOrigin, Eqn, Jaxpr, Literal, ShapedArray, Var
@@ -315,6 +316,9 @@ def eager_apply(prim, args, params):
     except (TypeError, ValueError) as e:
         raise explain.annotate_rule_error(e, prim, args)
     out = prim.impl(*values, **params)
+    if _config.debug_nans or _config.debug_infs:
+        from ..debug_nans import check_eager
+        check_eager(prim, values, out)
     if prim.multiple_results:
         return [to_array(o, av) for o, av in zip(out, out_avals)]
     return to_array(out, out_avals)
