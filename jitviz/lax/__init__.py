@@ -323,3 +323,7 @@ def gather(x, indices, axes):
 
 def scatter(x, updates, indices, axes, mode="set"):
     return P.scatter_p.bind(x, updates, *indices, axes=tuple(axes), mode=mode)
+
+# collectives over a named vmap axis (vmap(f, axis_name='i')): jitviz/transforms/collectives.py
+from ..transforms.collectives import (all_gather, axis_index, pmax, pmean, pmin,  # noqa: E402
+                                      psum)

@@ -18,6 +18,9 @@ from ._util import (CALL_PRIMITIVES, TransformError, aval_of, broadcast_to, clos
                     iota, keep_source, moveaxis, read_literal, scalar, trace_avals, where)
 
 BATCH_RULES: dict[Primitive, object] = {}
+# primitives whose rule runs even when no operand is batched (collectives over a named vmap
+# axis: a psum of an unbatched value is still a sum over the examples)
+ALWAYS_BATCHED: set[Primitive] = set()
 
 
 def bdim_to_front(x, d, size=None):
@@ -352,7 +355,7 @@ def batch_replay(jaxpr, args, dims):
         prim = eqn.primitive
         ins, ds = [x for x, _ in vals], [d for _, d in vals]
         with keep_source(eqn):
-            if all(d is None for d in ds):
+            if all(d is None for d in ds) and prim not in ALWAYS_BATCHED:
                 outs = results(eqn, prim.bind(*ins, **eqn.params))
                 odims = [None] * len(outs)
             else:

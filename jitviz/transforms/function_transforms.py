@@ -22,6 +22,7 @@ from ..tree import tree_flatten, tree_unflatten
 from ._util import (TransformError, aval_of, closed, convert, full, instantiate, is_float, moveaxis,
                     trace_flat, with_weak_type_of)
 from .batching import batch_replay, bdim_to_front
+from .collectives import bound_axis, replaying
 from .jvp import jvp_replay
 from .vjp import assemble_residuals, vjp_jaxpr
 
@@ -235,8 +236,11 @@ def _broadcast_axes(axes, tree, what):
                      f"{tree}")
 
 
-def vmap(fun, in_axes=0, out_axes=0):
-    """Vectorize `fun` over the axes `in_axes` of its arguments (None: not mapped)."""
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
+    """Vectorize `fun` over the axes `in_axes` of its arguments (None: not mapped).
+    `axis_name` names the mapped axis for collectives inside `fun` (`lax.psum(x, name)`,
+    `pmean`, `pmax`, `pmin`, `all_gather`, `axis_index`); `axis_size` gives the size when no
+    argument is mapped."""
     name = function_name(fun)
 
     @functools.wraps(fun)
@@ -266,6 +270,8 @@ def vmap(fun, in_axes=0, out_axes=0):
             a = a % nd
             dims.append(a)
             sizes.add(aval_of(x).shape[a])
+        if not sizes and axis_size is not None:
+            sizes.add(int(axis_size))
         if len(sizes) != 1:
             raise ValueError("vmap got inconsistent sizes for the array axes to be mapped: "
                              + (", ".join(map(str, sorted(sizes))) if sizes else
@@ -282,10 +288,12 @@ def vmap(fun, in_axes=0, out_axes=0):
                 shape = av.shape[:d] + av.shape[d + 1:]
                 ex.append(_Abstract(ShapedArray(shape, av.dtype, av.weak_type)))
         store = {}
-        jaxpr, hoisted = trace_flat(_flatten_fun(fun, in_tree, store), ex, name=name,
-                                    known=False)
-        outs, odims = batch_replay(jaxpr, list(hoisted) + leaves,
-                                   [None] * len(hoisted) + dims)
+        with bound_axis(axis_name, size):
+            jaxpr, hoisted = trace_flat(_flatten_fun(fun, in_tree, store), ex, name=name,
+                                        known=False)
+            with replaying(axis_name, size):
+                outs, odims = batch_replay(jaxpr, list(hoisted) + leaves,
+                                           [None] * len(hoisted) + dims)
         out_tree = store["out_tree"]
         oaxes = _broadcast_axes(out_axes, out_tree, "out_axes")
         final = []
