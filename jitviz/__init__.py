@@ -11,7 +11,8 @@ from .core.interpreter import eval_jaxpr
 from .core.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, ShapedArray, Var
 from .core.trace import ensure_compile_time_eval
 from .core.typecheck import typecheck_jaxpr
-from .staging import ShapeDtypeStruct, eval_shape, make_jaxpr, typeof
+from .staging import (ShapeDtypeStruct, eval_shape, make_jaxpr, named_call, named_scope,
+                      typeof)
 from .tree import (register_pytree_node, tree_flatten, tree_leaves, tree_map,
                    tree_structure, tree_unflatten)
 from . import tree, tree_util  # (jax.tree, jax.tree_util)
@@ -21,7 +22,8 @@ from . import debug, diagnostics
 from .diagnostics import Event, subscribe
 from .errors import (JitvizWarning, RetraceWarning, SideEffectWarning, StaleGlobalWarning,
                      UnrolledLoopWarning)
-from .jit import CacheInfo, Compiled, Lowered, block_until_ready, jit, registry
+from .jit import (CacheInfo, Compiled, Lowered, Traced, block_until_ready, clear_caches, jit,
+                  registry)
 from .budget import expect_compiles
 from .ledger import ledger
 from .diff import ProgramDiff, diff, diff_with_previous
@@ -44,7 +46,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     # compiling and its diagnostics
-    "jit", "block_until_ready", "registry", "CacheInfo", "Lowered", "Compiled", "config",
+    "jit", "block_until_ready", "registry", "clear_caches", "CacheInfo", "Traced", "Lowered",
+    "Compiled", "config", "named_scope", "named_call",
     "disable_jit", "expect_compiles", "ledger", "debug", "diagnostics", "subscribe", "Event",
     "errors", "JitvizWarning", "SideEffectWarning", "StaleGlobalWarning", "RetraceWarning",
     "UnrolledLoopWarning",

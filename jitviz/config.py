@@ -32,6 +32,12 @@ class Config:
         # FloatingPointError at the first NaN / infinity made (jitviz/debug_nans.py)
         "debug_nans": False,
         "debug_infs": False,
+        # JAX's platform switch: jitviz picks the backend per function (jit(backend=...));
+        # the platform is the CPU's unless a function asks for "cuda"
+        "platform_name": "cpu",
+        # JAX's matmul precision: on the CPU (JAX's and jitviz's) float32 products are
+        # computed in float32 whatever it says; kept for code that sets it
+        "default_matmul_precision": None,
         # a CacheMissWarning at every trace, with its reason (JAX's jax_explain_cache_misses)
         "explain_cache_misses": False,
         "jit_cache_size": 64,
@@ -58,6 +64,9 @@ class Config:
         if name not in self._defaults:
             known = ", ".join(sorted(self._defaults))
             raise AttributeError(f"jitviz.config has no option {name!r}; known options: {known}")
+        check = _CHECKS.get(name)
+        if check is not None:
+            check(value)
         with self._lock:
             setattr(self, name, value)
 
@@ -77,6 +86,26 @@ class Config:
         body = ", ".join(f"{k}={getattr(self, k)!r}" for k in sorted(self._defaults))
         return f"Config({body})"
 
+
+def _check_platform(value):
+    if value not in ("cpu", None):
+        raise ValueError(f"jitviz runs on the CPU unless a function asks for CUDA: "
+                         f"jax_platform_name={value!r} is not a switch here; use "
+                         f"jitviz.jit(f, backend='cuda') for the functions to run on the GPU")
+
+
+_MATMUL_PRECISIONS = (None, "default", "high", "highest", "bfloat16", "tensorfloat32",
+                      "float32", "ANY_F8_ANY_F8_F32", "BF16_BF16_F32", "TF32_TF32_F32",
+                      "F32_F32_F32")
+
+
+def _check_precision(value):
+    if value not in _MATMUL_PRECISIONS and not hasattr(value, "name"):
+        raise ValueError(f"jax_default_matmul_precision must be one of "
+                         f"{_MATMUL_PRECISIONS[1:]}, got {value!r}")
+
+
+_CHECKS = {"platform_name": _check_platform, "default_matmul_precision": _check_precision}
 
 config = Config()
 

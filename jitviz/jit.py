@@ -173,6 +173,14 @@ class FunctionCache:
 
     fun = property(lambda self: self._fun())
 
+    def clear(self) -> None:
+        """Forget every compiled specialization (counters and events stay)."""
+        with self.lock:
+            self.entries.clear()
+            self.fast.clear()
+            self.last_cache_hit = None
+            self.mru = None
+
     def info(self) -> CacheInfo:
         return CacheInfo(self.hits, self.misses, len(self.entries), self.traces, self.compiles,
                          self.kernels_reused, self.compile_seconds)
@@ -222,6 +230,13 @@ def forget_compile_records(code, only=None) -> int:
         del _compiles_by_code[id(code)]
         _churn_reported.discard(id(code))
     return dropped
+
+
+def clear_caches() -> None:
+    """`jax.clear_caches()`: every jitted function forgets its compiled specializations (the
+    next call traces and compiles again; the disk kernel cache is kept)."""
+    for cache in list(_registry):
+        cache.clear()
 
 
 def registry() -> list[FunctionCache]:
@@ -275,10 +290,7 @@ class JitFunction:
             return sorted(self._cache.entries.values(), key=lambda e: e.created)
 
     def clear_cache(self) -> None:
-        with self._cache.lock:
-            self._cache.entries.clear()
-            self._cache.fast.clear()
-            self._cache.last_cache_hit = None
+        self._cache.clear()
 
     def __repr__(self):
         return f"<jitviz.jit of {self._cache.name} ({self.backend})>"

@@ -3,6 +3,7 @@
 naming every leaf (`x`, `d['a']`, `args[1]`) for error messages and recompile reasons."""
 from __future__ import annotations
 
+import contextlib
 import inspect
 import operator
 from typing import NamedTuple
@@ -200,6 +201,23 @@ def typeof(x) -> ShapedArray:
     one example): `print(jitviz.typeof(x))` shows `float32[3,3]` (`~` marks a weak type)."""
     from .lax import aval_of
     return aval_of(x)
+
+
+@contextlib.contextmanager
+def named_scope(name: str):
+    """`jax.named_scope(name)`: JAX attaches the name to the equations inside for profilers.
+    jitviz places every equation by its source line (the explorer, `annotate`), so the block
+    runs as it is; the name is checked, not recorded."""
+    if not isinstance(name, str):
+        raise TypeError(f"named_scope name must be a string, got {type(name).__name__}")
+    yield
+
+
+def named_call(fun, *, name: str | None = None):
+    """`jax.named_call(fun, name=...)`: as `named_scope` for a whole function: `fun` itself."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"named_call name must be a string, got {type(name).__name__}")
+    return fun
 
 
 class ShapeDtypeStruct:

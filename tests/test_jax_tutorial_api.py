@@ -188,3 +188,37 @@ def test_linearize_gives_the_value_and_the_jvp_at_a_point():
     # inside jit, the linearized function is traced with the rest
     assert float(jitviz.jit(lambda x: jitviz.linearize(jnp.exp, x)[1](x))(np.float32(1.0))) \
         == pytest.approx(np.e, rel=1e-6)
+
+
+# --- clear_caches, config switches JAX code sets, named scopes --------------------------------
+
+def test_clear_caches_makes_every_jitted_function_compile_again():
+    f = jitviz.jit(lambda x: x + 1)
+    f(np.float32(1.0))
+    f(np.float32(2.0))
+    assert f.cache_info().misses == 1
+    jitviz.clear_caches()
+    f(np.float32(3.0))
+    assert f.cache_info().misses == 2 and len(f.specializations) == 1
+
+
+def test_config_switches_jax_code_sets():
+    jitviz.config.update("jax_platform_name", "cpu")
+    jitviz.config.update("jax_default_matmul_precision", "float32")
+    jitviz.config.update("jax_default_matmul_precision", None)
+    with pytest.raises(ValueError, match="backend='cuda'"):
+        jitviz.config.update("jax_platform_name", "gpu")
+    with pytest.raises(ValueError, match="must be one of"):
+        jitviz.config.update("jax_default_matmul_precision", "fast")
+
+
+def test_named_scope_and_named_call_run_the_code_as_is():
+    @jitviz.jit
+    def f(x):
+        with jitviz.named_scope("layer1"):
+            y = x * 2
+        return jitviz.named_call(lambda v: v + 1, name="inc")(y)
+    assert float(f(np.float32(1.0))) == 3.0
+    with pytest.raises(TypeError, match="must be a string"):
+        with jitviz.named_scope(3):
+            pass
