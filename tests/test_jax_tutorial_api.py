@@ -222,3 +222,15 @@ def test_named_scope_and_named_call_run_the_code_as_is():
     with pytest.raises(TypeError, match="must be a string"):
         with jitviz.named_scope(3):
             pass
+
+
+def test_lax_exports_primitives_under_jax_names():
+    from jitviz.core.registry import Primitive
+    from jitviz import lax
+    for name in ("add_p", "exp_p", "cond_p", "while_p", "scan_p", "sort_p", "erf_p",
+                 "stop_gradient_p", "psum_p", "reduce_sum_p", "dot_general_p"):
+        prim = getattr(lax, name)
+        assert isinstance(prim, Primitive) and prim.name == name[:-2]
+    assert callable(lax.sort) and callable(lax.erf)  # the functions keep their names
+    jaxpr = jitviz.make_jaxpr(lambda x: jnp.exp(x) + 1)(1.0).jaxpr
+    assert [e.primitive for e in jaxpr.eqns] == [lax.exp_p, lax.add_p]

@@ -327,3 +327,20 @@ def scatter(x, updates, indices, axes, mode="set"):
 # collectives over a named vmap axis (vmap(f, axis_name='i')): jitviz/transforms/collectives.py
 from ..transforms.collectives import (all_gather, axis_index, pmax, pmean, pmin,  # noqa: E402
                                       psum)
+
+# the primitives themselves under JAX's names (`lax.add_p`, `lax.cond_p`), for interpreters
+# and rules written against JAX's (`eqn.primitive is lax.exp_p`)
+def _export_primitives():
+    import importlib
+    from ..core.registry import Primitive
+    found = {}
+    # by module path: the package's `sort` and `erf` are the functions, not the modules
+    for name in (".primitives", ".control_flow", ".sort", ".erf", ".stop_gradient",
+                 "..transforms.collectives"):
+        module = importlib.import_module(name, __name__)
+        found.update({k: v for k, v in vars(module).items()
+                      if k.endswith("_p") and isinstance(v, Primitive)})
+    globals().update({k: v for k, v in found.items() if k not in globals()})
+
+
+_export_primitives()
