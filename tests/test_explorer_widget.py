@@ -456,6 +456,12 @@ def test_compare_two_specializations_answers_with_their_diff():
             "label": "result 0"} in sin["changes"]
     assert d["a_pick"] == {"specialization": 0, "stage": "traced"} and d["cut"] == 0
     assert "text" not in d  # the front end draws the rows; no second copy
+    graphs = d["graphs"]  # both graphs, coloured by the same matching
+    for side in ("a", "b"):
+        drawn = graphs[side]["svg"] or graphs[side]["dot"]
+        assert drawn and not graphs[side]["too_large"]
+    assert graphs["b"]["svg"].count("jv-diff-added") + graphs["b"]["dot"].count("jv-diff-added") == 2
+    assert ["e0", "e0"] in graphs["pairs"]  # sin, matched: hovering one shows the other
     json.dumps(reply)  # JSON-ready
     # the diff is a message, not synced state: nothing synced changed
     assert {k: getattr(w, k) for k in w.keys} == before

@@ -515,7 +515,9 @@ class Explorer(_JitvizWidget):
 
 def diff_data(d) -> dict:
     """What the front end draws of a `ProgramDiff`: `to_dict()` without its text, change
-    fields named in words, at most `MAX_DIFF_ROWS` rows (`cut` counts the rest)."""
+    fields named in words, at most `MAX_DIFF_ROWS` rows (`cut` counts the rest), and both
+    programs' graphs coloured by status (`graphs`: `jitviz.diff.views.graph_data`)."""
+    from ..diff.views import graph_data
     data = d.to_dict()
     data.pop("text", None)
     budget = [MAX_DIFF_ROWS]
@@ -538,6 +540,7 @@ def diff_data(d) -> dict:
     for key in ("inputs", "outputs", "constants"):
         for c in data[key]:
             c["label"] = _change_label(c["field"])
+    data["graphs"] = graph_data(d)
     return data
 
 
