@@ -2,6 +2,7 @@
 // pan/zoom, hover highlights and selection, the inspector, and the event timeline.
 
 import { renderDiff } from "./compare";
+import { type DiffGraphsView, renderDiffGraphs } from "./diffGraphs";
 import { append, clear, el } from "./dom";
 import { clusterIdOf, expandGraph, GraphIndex, nodeIdOf } from "./graphIndex";
 import { renderInspector } from "./inspector";
@@ -31,6 +32,7 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
     matches: [] as string[],
     diffId: 0,
     picked: false, // the compare pickers were set (by the user or a diff): keep them
+    diffGraphs: null as DiffGraphsView | null,
   };
 
   let expanded: { raw: unknown; graph: Graph } | null = null;
@@ -349,6 +351,7 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
     openCompare();
     state.diffId += 1;
     ui.diffView.dataset.state = "loading";
+    dropDiffGraphs();
     clear(ui.diffView);
     append(ui.diffView, el("div", { class: "jv-hint" }, `computing the diff of ${what}\u2026`));
     model.send({ type: "compare", id: state.diffId, ...content });
@@ -368,6 +371,7 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
 
   const onMessage = (msg: { type?: string; id?: number; diff?: DiffData; error?: string }) => {
     if (msg?.type !== "diff" || msg.id !== state.diffId) return;
+    dropDiffGraphs();
     clear(ui.diffView);
     if (msg.error || !msg.diff) {
       ui.diffView.dataset.state = "error";
@@ -376,9 +380,19 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
     }
     state.picked = true;
     fillPickers(msg.diff.a_pick, msg.diff.b_pick);
-    append(ui.diffView, renderDiff(msg.diff));
+    const view = renderDiff(msg.diff);
+    if (msg.diff.graphs) {
+      state.diffGraphs = renderDiffGraphs(msg.diff.graphs, { a: msg.diff.a, b: msg.diff.b }, loadGraphviz);
+      view.insertBefore(state.diffGraphs.element, view.querySelector(".jv-diff-body"));
+    }
+    append(ui.diffView, view);
     ui.diffView.dataset.state = "ready";
   };
+
+  function dropDiffGraphs(): void {
+    state.diffGraphs?.destroy();
+    state.diffGraphs = null;
+  }
   model.on("msg:custom", onMessage);
 
   // -- wiring --
@@ -482,6 +496,7 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
     for (const [name, fn] of listeners) model.off(name, fn);
     model.off("msg:custom", onMessage);
     state.panzoom?.destroy();
+    dropDiffGraphs();
     clearTimeout(state.drawTimer);
   };
 }

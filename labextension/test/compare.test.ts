@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { renderDiff, visibleRows } from "../src/compare";
 import widget from "../src/index";
 import type { DiffData, DiffRow } from "../src/types";
-import { explorerState, FakeModel, XSS, XSS_PAYLOADS } from "./fixtures";
+import { explorerState, FakeModel, sampleSvg, XSS, XSS_PAYLOADS } from "./fixtures";
 
 function row(status: DiffRow["status"], a: string | null, b: string | null, extra: Partial<DiffRow> = {}): DiffRow {
   return { status, primitive: "sin", a, b, source: null, changes: [], note: "", subs: [], ...extra };
@@ -136,9 +136,30 @@ describe("compare in the explorer", () => {
     expect(view.dataset.state).toBe("loading");
     model.receive({ type: "diff", id: request.id, diff: sampleDiff() });
     expect(view.dataset.state).toBe("ready");
-    expect(view.querySelectorAll(".jv-diff-added").length).toBe(2);
-    expect(view.querySelectorAll(".jv-diff-changed").length).toBe(2);
+    expect(view.querySelectorAll(".jv-diff-row.jv-diff-added").length).toBe(2);
+    expect(view.querySelectorAll(".jv-diff-row.jv-diff-changed").length).toBe(2);
+    expect(view.querySelector(".jv-diff-graphs")).toBeNull(); // no graphs were sent
     expect(model.saved.length).toBe(0); // nothing synced: the diff came as a message
+  });
+
+  it("draws the two graphs between the summary and the table", async () => {
+    const { host, model } = await mounted();
+    (host.querySelector(".jv-compare-toggle") as HTMLButtonElement).click();
+    (host.querySelector(".jv-cmp-run") as HTMLButtonElement).click();
+    const { id } = last(model.sent) as { id: number };
+    const graph = { svg: sampleSvg(), dot: "", too_large: false };
+    model.receive({ type: "diff", id, diff: { ...sampleDiff(), graphs: { a: graph, b: graph,
+      pairs: [["e0", "e0"]], colors: {} } } });
+    const data = host.querySelector(".jv-diff-view .jv-diff-data") as HTMLElement;
+    expect(Array.from(data.children).map((c) => c.className))
+      .toEqual(["jv-diff-head", "jv-diff-graphs-view", "jv-diff-body"]);
+    for (let i = 0; i < 50 && host.querySelectorAll(".jv-diff-canvas[data-state='ready']").length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(host.querySelectorAll(".jv-diff-canvas[data-state='ready'] svg").length).toBe(2);
+    // a new request drops the old graphs
+    (host.querySelector(".jv-cmp-run") as HTMLButtonElement).click();
+    expect(host.querySelector(".jv-diff-canvas")).toBeNull();
   });
 
   it("opens the diff of a recompile from its reason and from the timeline", async () => {
