@@ -272,6 +272,15 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
         append(ui.info, t);
       }
     }
+    const previousRun = model.get("previous_run");
+    if (previousRun && "label" in previousRun && previousRun.label) {
+      const compare = el("button", { class: "jv-button jv-compare-previous-run", type: "button",
+        title: "the diff of the previous run of this function's cell (kept when the cell ran again) against this one" },
+      "compare with previous run");
+      compare.addEventListener("click", compareWithPreviousRun);
+      append(ui.info, el("div", { class: "jv-info-line jv-previous-run" },
+        `previous run of this cell: ${previousRun.label} `, compare));
+    }
     for (const stale of graph().stale ?? []) {
       append(ui.info, el("div", { class: "jv-info-line jv-warn-line" },
         `stale ${stale.kind || "global"} ${stale.name}: ${stale.traced} when traced, now ` +
@@ -367,6 +376,11 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
   function comparePrevious(index: number): void {
     const stage = String(model.get("stage") ?? "traced");
     requestDiff({ previous: index, stage }, `#${index} and the specialization it was recompiled from`);
+  }
+
+  function compareWithPreviousRun(): void {
+    const stage = String(model.get("stage") ?? "traced");
+    requestDiff({ previous_run: true, stage }, "the previous run of this cell and this one");
   }
 
   const onMessage = (msg: { type?: string; id?: number; diff?: DiffData; error?: string }) => {
@@ -482,7 +496,7 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
     ["change:specializations", updateSelects], ["change:specialization", updateSelects],
     ["change:graph", updateInfo], ["change:events", updateTimeline],
     ["change:selected", onSelected], ["change:pending", updatePending],
-    ["change:updated", updateInfo],
+    ["change:updated", updateInfo], ["change:previous_run", updateInfo],
     ["change:jaxpr", () => { ui.jaxpr.textContent = model.get("jaxpr") ?? ""; }],
   ];
   for (const [name, fn] of listeners) model.on(name, fn);

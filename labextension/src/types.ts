@@ -228,7 +228,16 @@ export type ExplorerTraits = WidgetTraits & {
   error: string;
   pending: number; // jit events since what is shown
   updated: string;
+  previous_run?: PreviousRun | Record<string, never>; // {} when none is kept
 };
+
+/** The previous run of the cell that defines the function (widget.py's `previous_run`). */
+export interface PreviousRun {
+  label: string;
+  name: string;
+  where: string;
+  signatures: string[];
+}
 
 /** The live monitor's traits (widget.py's `MonitorWidget`). */
 export type MonitorTraits = WidgetTraits & {
@@ -297,5 +306,6 @@ export interface DiffData {
   a_pick?: DiffPick;
   b_pick?: DiffPick;
   previous?: boolean;
+  previous_run?: boolean;
   graphs?: DiffGraphs;
 }

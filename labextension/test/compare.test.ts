@@ -204,6 +204,32 @@ describe("compare in the explorer", () => {
     expect((host.querySelector(".jv-cmp-a-stage") as HTMLSelectElement).value).toBe("fuse");
   });
 
+  it("offers the previous run of a re-run cell, and asks the kernel for that diff", async () => {
+    const state = explorerState();
+    state.previous_run = { label: `f at cell 3, line 1 (1 specialization: x:f32[3]) ${XSS}`, name: "f",
+      where: "cell 3, line 1", signatures: ["x:f32[3]"] };
+    const { host, model } = await mounted(state);
+    const line = host.querySelector(".jv-info .jv-previous-run") as HTMLElement;
+    expect(line.textContent).toContain(`previous run of this cell: f at cell 3, line 1 (1 specialization: x:f32[3]) ${XSS}`);
+    expect(host.querySelector("img")).toBeNull();
+    (line.querySelector(".jv-compare-previous-run") as HTMLButtonElement).click();
+    const request = last(model.sent) as { id: number };
+    expect(request).toEqual({ type: "compare", id: request.id, previous_run: true, stage: "traced" });
+    expect((host.querySelector(".jv-compare") as HTMLElement).hidden).toBe(false);
+    model.receive({ type: "diff", id: request.id, diff: { ...sampleDiff(), a: "previous run (cell 3, line 1): x:f32[3] \u00b7 traced",
+      previous_run: true, a_pick: undefined } });
+    const view = host.querySelector(".jv-diff-view") as HTMLElement;
+    expect(view.dataset.state).toBe("ready");
+    expect(view.querySelector(".jv-diff-label")!.textContent).toBe("a previous run (cell 3, line 1): x:f32[3] \u00b7 traced");
+  });
+
+  it("offers no previous run when none is kept, and shows it once the kernel keeps one", async () => {
+    const { host, model } = await mounted();
+    expect(host.querySelector(".jv-previous-run")).toBeNull();
+    model.trigger("previous_run", { label: "f at f.py:1 (1 specialization: x:f32[3])", name: "f", where: "f.py:1", signatures: [] });
+    expect(host.querySelector(".jv-previous-run .jv-compare-previous-run")).not.toBeNull();
+  });
+
   it("has no diff button on a first call", async () => {
     const state = explorerState();
     state.specialization = 0;
