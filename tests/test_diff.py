@@ -369,7 +369,7 @@ def test_a_dtype_change_colours_exactly_the_nodes_of_the_equations_whose_types_c
     if dot_binary() is not None:
         svg = html.unescape(data["b"]["svg"])  # dot writes - as &#45;
         fill = data["colors"]["changed"][0]
-        assert svg.count(f'fill="{fill}"') == 2 and 'class="jv-node jv-equation jv-diff-changed"' in svg
+        assert svg.count(f'fill="{fill}"') == 2 and 'jv-node jv-equation jv-diff-changed"' in svg
         assert data["b"]["dot"] == ""  # the browser needs no layout
     else:
         assert data["b"]["svg"] == "" and "jv-diff-changed" in data["b"]["dot"]
