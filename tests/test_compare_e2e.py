@@ -86,3 +86,4 @@ def test_compare_view_draws_both_graphs_and_the_previous_run_in_jupyterlab(rende
     text = result["previousRun"]["text"]
     assert "previous run (cell" in text and f"z = jnp.tanh(z)  # {XSS}" in text
     assert result["previousRun"]["rows"].count("added") == 1
+    assert result["previousRun"]["pickersShown"] is False  # this run's pickers do not apply

@@ -79,7 +79,8 @@ try {
   const specializations = await measureCompare(explorer);
   await explorer.screenshot({ path: shot("specializations") });
   // hovering a changed node outlines its match in the other graph
-  await explorer.locator(".jv-diff-canvas[data-side='b'] g.node.jv-diff-changed").first().hover();
+  const changed = explorer.locator(".jv-diff-canvas[data-side='b'] g.node.jv-diff-changed");
+  if (await changed.count()) await changed.first().hover();
   const paired = await explorer.evaluate((root) => Array.from(root.querySelectorAll(".jv-diff-canvas")).map(
     (c) => c.querySelectorAll("g.jv-pair").length));
   await explorer.locator(".jv-diff-graphs").screenshot({ path: shot("specializations-graphs") });
@@ -102,8 +103,11 @@ try {
   await waitForGraphs(page, explorer);
   await explorer.locator(".jv-diff-canvas").first().scrollIntoViewIfNeeded();
   const previousRun = await measureCompare(explorer);
+  previousRun.pickersShown = await explorer.locator(".jv-cmp-a-spec").isVisible();
   await explorer.screenshot({ path: shot("previous-run") });
   await explorer.locator(".jv-diff-graphs").screenshot({ path: shot("previous-run-graphs") });
+  await page.mouse.move(0, 0);
+  await explorer.locator(".jv-compare").screenshot({ path: shot("previous-run-compare") });
   const injected = await page.locator("img[src='x']").count();
   const errors = await page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").allInnerTexts();
   report({ label, specializations, paired, before, previousText, previousRun, injected, errors, problems });

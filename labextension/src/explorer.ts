@@ -358,6 +358,8 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
 
   function requestDiff(content: object, what: string): void {
     openCompare();
+    // the pickers name this run's specializations: a previous run's diff does not use them
+    ui.compare.dataset.mode = "previous_run" in content ? "previous-run" : "pick";
     state.diffId += 1;
     ui.diffView.dataset.state = "loading";
     dropDiffGraphs();
@@ -470,6 +472,7 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
     model.save_changes();
   });
   ui.compareToggle.addEventListener("click", () => {
+    ui.compare.dataset.mode = "pick";
     if (ui.compare.hidden) openCompare();
     else {
       ui.compare.hidden = true;

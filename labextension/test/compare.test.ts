@@ -215,12 +215,17 @@ describe("compare in the explorer", () => {
     (line.querySelector(".jv-compare-previous-run") as HTMLButtonElement).click();
     const request = last(model.sent) as { id: number };
     expect(request).toEqual({ type: "compare", id: request.id, previous_run: true, stage: "traced" });
-    expect((host.querySelector(".jv-compare") as HTMLElement).hidden).toBe(false);
+    const panel = host.querySelector(".jv-compare") as HTMLElement;
+    expect(panel.hidden).toBe(false);
+    expect(panel.dataset.mode).toBe("previous-run"); // the pickers (this run's) are hidden
     model.receive({ type: "diff", id: request.id, diff: { ...sampleDiff(), a: "previous run (cell 3, line 1): x:f32[3] \u00b7 traced",
       previous_run: true, a_pick: undefined } });
     const view = host.querySelector(".jv-diff-view") as HTMLElement;
     expect(view.dataset.state).toBe("ready");
     expect(view.querySelector(".jv-diff-label")!.textContent).toBe("a previous run (cell 3, line 1): x:f32[3] \u00b7 traced");
+    (host.querySelector(".jv-compare-toggle") as HTMLButtonElement).click(); // closes
+    (host.querySelector(".jv-compare-toggle") as HTMLButtonElement).click(); // the pickers again
+    expect(panel.dataset.mode).toBe("pick");
   });
 
   it("offers no previous run when none is kept, and shows it once the kernel keeps one", async () => {
