@@ -392,6 +392,23 @@ def test_the_graphs_keep_the_equations_next_to_a_difference_in_both_programs():
         assert any(n.get("role") == "unchanged" and n["size"] >= 8 for n in graph["nodes"])
 
 
+def test_a_diff_too_large_to_expand_is_drawn_with_its_blocks_coloured(monkeypatch):
+    from jitviz.diff.views import graph_data
+    from jitviz.explorer import dot as dotlib
+    from helpers import unrolled as long_program  # 5,000 equations, cut into blocks
+    monkeypatch.setenv("JITVIZ_DOT", "none")  # the DOT is what is checked
+    f = jitted(long_program)
+    f(np.ones(4, f32))
+    f(np.ones(5, f32))  # every equation's types change
+    data = graph_data(jitviz.diff(*f.specializations))
+    for side in ("a", "b"):
+        text = data[side]["dot"]
+        assert not data[side]["too_large"] and text.startswith("digraph")
+        drawn = text.count("jv-node jv-")
+        assert 30 <= drawn <= dotlib.MAX_VISIBLE_NODES  # blocks, not 5,000 nodes
+        assert text.count("jv-collapsed jv-diff-changed") >= 30  # every block holds changes
+
+
 def test_without_dot_the_graphs_go_as_dot_for_the_browser(monkeypatch):
     from jitviz.diff.views import graph_data
     monkeypatch.setenv("JITVIZ_DOT", "none")

@@ -333,11 +333,32 @@ def status_dot(d: ProgramDiff, side: str) -> str | None:
 
 
 def _status_dot(graph: dict) -> str | None:
+    """DOT of a status graph; when its differences are too many to lay out expanded, every
+    cluster collapsed instead, each coloured by what it holds (`_collapse_everything`)."""
     from ..explorer import dot
     the_view = dot.view(graph, graph["collapsed"])
     if len(the_view.nodes) > dot.MAX_VISIBLE_NODES:
-        return None
+        _collapse_everything(graph)
+        the_view = dot.view(graph, graph["collapsed"])
+        if len(the_view.nodes) > dot.MAX_VISIBLE_NODES:
+            return None
     return dot.to_dot(graph, the_view=the_view)
+
+
+def _collapse_everything(graph: dict):
+    """Collapse every cluster; one that holds differences takes their status (`changed`
+    when they are of several kinds), so a large diff still shows where it is."""
+    by_id = {n["id"]: n for n in graph["nodes"]}
+    held: dict[str, set] = collections.defaultdict(set)
+    for node in graph["nodes"]:
+        if "diff" in node:
+            parent = node["cluster"]
+            while parent is not None:
+                held[parent].add(node["diff"])
+                parent = by_id[parent]["cluster"]
+    for cluster_id, statuses in held.items():
+        by_id[cluster_id].setdefault("diff", statuses.pop() if len(statuses) == 1 else "changed")
+    graph["collapsed"] = [n["id"] for n in graph["nodes"] if n["kind"] == "cluster"]
 
 
 def graph_data(d: ProgramDiff) -> dict:
