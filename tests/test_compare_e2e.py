@@ -28,7 +28,8 @@ def branchy(x):
 
 branchy(np.ones(3, np.float32))
 branchy(np.ones(8, np.float32))"""
-EDITED = FIRST.replace("    z = jnp.exp(z)\n", f"    z = jnp.exp(z)\n    z = jnp.tanh(z)  # {XSS}\n")
+EDITED = FIRST.replace("    z = jnp.exp(z)\n",
+                       f"    z = jnp.exp(z)\n    z = jnp.tanh(z)  # {XSS}\n")
 EXPLORE = "jitviz.explore(branchy)"
 FILLS = {"added": "#bbf7d0", "changed": "#fde68a", "removed": "#fecaca"}
 
@@ -36,7 +37,8 @@ FILLS = {"added": "#bbf7d0", "changed": "#fde68a", "removed": "#fecaca"}
 def notebook(path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in (SETUP, FIRST, EXPLORE)]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
     nbformat.write(nb, path)
     return path
 
@@ -58,8 +60,8 @@ def check_graphs(view, renderer):
 
 
 @pytest.mark.parametrize("renderer", ["server", "wasm"])
-def test_compare_view_draws_both_graphs_and_the_previous_run_in_jupyterlab(renderer, tmp_path,
-                                                                             driver_env):  # noqa: F811
+def test_compare_view_draws_both_graphs_and_the_previous_run_in_jupyterlab(
+        renderer, tmp_path, driver_env):  # noqa: F811 - the fixture imported above
     if renderer == "server" and shutil.which("dot") is None:
         pytest.skip("Graphviz's dot binary is not installed (the wasm case still runs)")
     extra = {"JITVIZ_DOT": "none"} if renderer == "wasm" else {}
