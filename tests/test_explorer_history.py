@@ -251,3 +251,27 @@ def test_the_previous_run_label_is_data_for_the_front_end_to_escape():
     json.dumps(w.previous_run)
     assert w.previous_run["name"] == "f"  # the old function's name, verbatim
     w.close()
+
+
+def test_a_jit_magic_cell_run_again_after_an_edit():
+    """`%%jit` cells: each run defines new jitted functions; the shell watched by
+    `watch_cells` keeps the previous run's traces."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+    ip = InteractiveShell.instance()
+    assert history.watch_cells(ip) and history.watch_cells(ip)  # registered once
+    assert ip.events.callbacks["post_run_cell"].count(history._after_cell) == 1
+    ip.run_line_magic("load_ext", "jitviz")
+    with capture_output():
+        ip.run_cell("import numpy as np\nimport jitviz\nimport jitviz.numpy as jnp")
+        ip.run_cell("%%jit --backend interpret -q\ndef norm(x):\n    return jnp.sqrt((x * x).sum())"
+                    "\nnorm(np.ones(4, np.float32))", store_history=True)
+        ip.run_cell("%%jit --backend interpret -q\ndef norm(x):\n"
+                    "    return jnp.sqrt((x * x).sum() + 1e-6)\nnorm(np.ones(4, np.float32))",
+                    store_history=True)
+    gc.collect()
+    w = jitviz.explore(ip.user_ns["norm"])
+    assert w.previous_run["signatures"] == ["x:f32[4]"]
+    d = w.compare_previous_run()
+    assert [r.primitive for r in d.added] == ["add"] and not d.removed and not d.changed
+    w.close()
