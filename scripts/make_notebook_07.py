@@ -69,6 +69,22 @@ cells = [
     code("import os, tempfile\nhtml, js = jitviz.export(f_loop, os.path.join(tempfile.mkdtemp(), "
          "'f_loop.html'))\nprint(os.path.basename(html), os.path.getsize(html), 'bytes;', "
          "os.path.basename(js))"),
+    md("## A cell edited and run again: compare with its previous run\n"
+       "Editing a cell and running it again makes a new function object with an empty "
+       "cache; the old one, with its traces, is usually gone. The explorer keeps the traces "
+       "of each cell's previous run (a few per function, bounded) and offers "
+       "**compare with previous run**: both graphs side by side, added / removed / changed "
+       "nodes coloured, unchanged regions folded, and the jaxprs' diff by source line. Here "
+       "the edited version is the next cell; editing the cell itself and running it again "
+       "does the same."),
+    code("@jit\ndef selu(x, alpha=1.67, lmbda=1.05):\n"
+         "    return lmbda * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)\n\n"
+         "x = np.linspace(-3, 3, 1000, dtype=np.float32)\nselu(x);"),
+    code("@jit\ndef selu(x, alpha=1.67, lmbda=1.05):\n"
+         "    return lmbda * jnp.where(x > 0, x, alpha * jnp.expm1(x))  # one call, not two\n\n"
+         "selu(x)\nexplorer = jitviz.explore(selu)\n"
+         "explorer  # 'compare with previous run' above the graph"),
+    code("print(explorer.compare_previous_run().text())  # the same diff, as text"),
     code("step = jit(lambda x: x.sum(), max_compiles=2, strict=True)\n"
          "step(np.ones(3)); step(np.ones(4))\ntry:\n    step(np.ones(5))\n"
          "except jitviz.errors.UnexpectedCompileError as err:\n    print(err)"),

@@ -314,8 +314,111 @@ def test_html_draws_both_graphs_with_nodes_coloured_by_status():
     svgs = re.findall(r"<svg.*?</svg>", page, re.S)
     assert len(svgs) == 2
     assert "#bbf7d0" not in svgs[0] and svgs[1].count('fill="#bbf7d0"') == 2
-    assert 'id="a-n&#45;e0"' in svgs[0] and 'id="b-n&#45;e0"' in svgs[1]  # ids don't clash
+    ids = [re.findall(r'\bid="([^"]*)"', svg) for svg in svgs]  # ids don't clash
+    assert ids[0] and all(i.startswith("a-") for i in ids[0])
+    assert ids[1] and all(i.startswith("b-") for i in ids[1])
+    # the unchanged equations before the new iteration are folded, in both graphs
+    assert all("unchanged" in svg and "equations (collapsed)" in svg for svg in svgs)
     assert not re.search(r"https?:", page)
+
+
+# --- the graphs of a diff (what the explorer's compare view draws) ----------------------------
+
+def eqn_nodes(graph):
+    return {n["id"]: n for n in graph["nodes"] if "primitive" in n}
+
+
+def test_identical_programs_give_graphs_with_nothing_coloured_and_everything_folded():
+    from jitviz.diff.views import MIN_FOLDED_RUN, graph_data, status_graphs
+    f = jitted(two_paths)
+    x = np.ones(3, f32)
+    f(x, x)
+    (spec,) = f.specializations
+    d = jitviz.diff(spec, spec)
+    graphs = status_graphs(d)
+    for graph in graphs.values():
+        eqns = eqn_nodes(graph)
+        assert len(eqns) == 5 >= MIN_FOLDED_RUN and not any("diff" in n for n in eqns.values())
+        folds = [n for n in graph["nodes"] if n.get("role") == "unchanged"]
+        assert len(folds) == 1 and folds[0]["size"] == 5  # one unchanged region
+        assert {n["cluster"] for n in eqns.values()} == {folds[0]["id"]}
+        assert graph["collapsed"] == [folds[0]["id"]]
+    assert graph_data(d)["pairs"] == [[folds[0]["id"], folds[0]["id"]]]
+
+
+def test_a_dtype_change_colours_exactly_the_nodes_of_the_equations_whose_types_changed():
+    from jitviz.diff.views import graph_data, status_graphs
+    f = jitted(two_paths)
+    f(np.ones(3, f32), np.ones(3, f32))
+    f(np.ones(3, f64), np.ones(3, f32))
+    a, b = f.specializations
+    d = jitviz.diff(a, b)
+    graphs = status_graphs(d)
+    for side, spec in (("a", a), ("b", b)):
+        eqns = eqn_nodes(graphs[side])
+        coloured = {i for i, n in eqns.items() if "diff" in n}
+        typed = [e for e in spec.closed.jaxpr.eqns]
+        expected = {f"e{typed.index(r.a if side == 'a' else r.b)}" for r in d.changed}
+        assert coloured == expected == {"e0", "e1"}  # sin and mul of x; y's path is the same
+        assert {eqns[i]["diff"] for i in coloured} == {"changed"}
+        # y's three unchanged equations are one folded node, out of the way
+        folded = {i for i, n in eqns.items() if n["cluster"] is not None}
+        assert folded == {"e2", "e3", "e4"}
+    data = graph_data(d)
+    assert ["e0", "e0"] in data["pairs"] and ["e1", "e1"] in data["pairs"]
+    if dot_binary() is not None:
+        svg = html.unescape(data["b"]["svg"])  # dot writes - as &#45;
+        fill = data["colors"]["changed"][0]
+        assert svg.count(f'fill="{fill}"') == 2 and 'jv-node jv-equation jv-diff-changed"' in svg
+        assert data["b"]["dot"] == ""  # the browser needs no layout
+    else:
+        assert data["b"]["svg"] == "" and "jv-diff-changed" in data["b"]["dot"]
+
+
+def test_the_graphs_keep_the_equations_next_to_a_difference_in_both_programs():
+    from jitviz.diff.views import status_graphs
+    f = jitted(unrolled, static_argnums=1)
+    f(np.ones(3, f32), 5)
+    f(np.ones(3, f32), 6)
+    d = jitviz.diff(*f.specializations)
+    graphs = status_graphs(d)
+    added = [i for i, n in eqn_nodes(graphs["b"]).items() if n.get("diff") == "added"]
+    assert len(added) == 2
+    visible_b = {i for i, n in eqn_nodes(graphs["b"]).items() if n["cluster"] is None}
+    visible_a = {i for i, n in eqn_nodes(graphs["a"]).items() if n["cluster"] is None}
+    assert set(added) < visible_b  # the new iteration, and what it feeds and is fed by
+    assert len(visible_b) >= 4 and len(visible_a) == len(visible_b) - 2  # the same context
+    for graph in graphs.values():
+        assert any(n.get("role") == "unchanged" and n["size"] >= 8 for n in graph["nodes"])
+
+
+def test_a_diff_too_large_to_expand_is_drawn_with_its_blocks_coloured(monkeypatch):
+    from jitviz.diff.views import graph_data
+    from jitviz.explorer import dot as dotlib
+    from helpers import unrolled as long_program  # 5,000 equations, cut into blocks
+    monkeypatch.setenv("JITVIZ_DOT", "none")  # the DOT is what is checked
+    f = jitted(long_program)
+    f(np.ones(4, f32))
+    f(np.ones(5, f32))  # every equation's types change
+    data = graph_data(jitviz.diff(*f.specializations))
+    for side in ("a", "b"):
+        text = data[side]["dot"]
+        assert not data[side]["too_large"] and text.startswith("digraph")
+        drawn = text.count("jv-node jv-")
+        assert 30 <= drawn <= dotlib.MAX_VISIBLE_NODES  # blocks, not 5,000 nodes
+        assert text.count("jv-collapsed jv-diff-changed") >= 30  # every block holds changes
+
+
+def test_without_dot_the_graphs_go_as_dot_for_the_browser(monkeypatch):
+    from jitviz.diff.views import graph_data
+    monkeypatch.setenv("JITVIZ_DOT", "none")
+    f = jitted(unrolled, static_argnums=1)
+    f(np.ones(3, f32), 2)
+    f(np.ones(3, f32), 3)
+    data = graph_data(jitviz.diff(*f.specializations))
+    for side in ("a", "b"):
+        assert data[side]["svg"] == "" and data[side]["dot"].startswith("digraph")
+    assert data["b"]["dot"].count("jv-diff-added") == 2 and "jv-unchanged-run" in data["a"]["dot"]
 
 
 def test_without_graphviz_the_html_says_so_and_keeps_the_table(monkeypatch):

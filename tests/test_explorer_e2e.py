@@ -51,8 +51,9 @@ def driver_env():
     return playwright_env(LABEXTENSION)
 
 
-def run_driver(script: str, args: list[str], env: dict, timeout: float) -> dict:
-    proc = subprocess.run(["node", str(E2E / script), *args], cwd=E2E, env=env,
+def run_driver(script: str, args: list[str], env: dict, timeout: float,
+               stdin: str = "") -> dict:
+    proc = subprocess.run(["node", str(E2E / script), *args], cwd=E2E, env=env, input=stdin,
                           capture_output=True, text=True, timeout=timeout)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("JITVIZ_RESULT ")]
     assert lines, f"{script} printed no result (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
@@ -73,12 +74,12 @@ def free_port() -> int:
 # --- JupyterLab ------------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def jupyterlab(tmp_path: Path, extra_env: dict):
+def jupyterlab(tmp_path: Path, extra_env: dict, notebook: Path = NOTEBOOK):
     """A headless JupyterLab on a free localhost port with a token, serving a copy of the
-    demo notebook (so autosave never touches the repository)."""
+    notebook (the demo notebook by default; so autosave never touches the repository)."""
     root = tmp_path / "root"
     root.mkdir()
-    shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
+    shutil.copy(notebook, root / notebook.name)
     settings = tmp_path / "settings"
     for plugin, values in {
         "notebook-extension/tracker": {"windowingMode": "none"},  # every cell in the DOM

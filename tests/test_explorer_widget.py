@@ -1,6 +1,7 @@
 """The explorer widgets (jitviz/explorer/widget.py), without a browser: what they sync."""
 from __future__ import annotations
 
+import html
 import json
 import pathlib
 import shutil
@@ -406,7 +407,7 @@ def test_executed_notebook_is_small_and_readable_without_the_widget(renderer, tm
     models = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     selu_state = next(m["state"] for m in models.values() if m["state"].get("title") == "selu")
     assert isinstance(selu_state["graph"], str)  # one JSON string, not an indented tree
-    assert len(json.dumps(selu_state)) < 60_000  # mostly the front end's code (_esm)
+    assert len(json.dumps(selu_state)) < 64_000  # mostly the front end's code (_esm, 36 kB)
     assert len(selu_state["specializations"]) == 1 and selu_state["pending"] >= 3
 
 
@@ -456,6 +457,13 @@ def test_compare_two_specializations_answers_with_their_diff():
             "label": "result 0"} in sin["changes"]
     assert d["a_pick"] == {"specialization": 0, "stage": "traced"} and d["cut"] == 0
     assert "text" not in d  # the front end draws the rows; no second copy
+    graphs = d["graphs"]  # both graphs, coloured by the same matching
+    for side in ("a", "b"):
+        drawn = graphs[side]["svg"] or graphs[side]["dot"]
+        assert drawn and not graphs[side]["too_large"]
+    drawn_b = html.unescape(graphs["b"]["svg"]) + graphs["b"]["dot"]  # dot writes - as &#45;
+    assert drawn_b.count("jv-diff-added") == 2
+    assert ["e0", "e0"] in graphs["pairs"]  # sin, matched: hovering one shows the other
     json.dumps(reply)  # JSON-ready
     # the diff is a message, not synced state: nothing synced changed
     assert {k: getattr(w, k) for k in w.keys} == before

@@ -118,21 +118,17 @@ class ProgramDiff:
     def node_status(self, side: str) -> dict[str, str]:
         """Graph node id (as `jitviz.explorer.graph.build_graph` numbers equations) ->
         status, for the equations of program `side` ("a" or "b") that are not unchanged."""
-        from ..explorer.graph import titled_sub_jaxprs
-        closed = self.a if side == "a" else self.b
         eqn_of = (lambda r: r.a) if side == "a" else (lambda r: r.b)
-        status = {id(eqn_of(r)): r.status for r in self.root.walk() if eqn_of(r) is not None}
-        out = {}
+        ids = _node_ids(self.a if side == "a" else self.b)
+        return {ids[id(eqn_of(r))]: r.status for r in self.root.walk()
+                if eqn_of(r) is not None and r.status != "unchanged" and id(eqn_of(r)) in ids}
 
-        def visit(jaxpr, prefix):
-            for i, eqn in enumerate(jaxpr.eqns):
-                node_id = f"{prefix}e{i}"
-                if status.get(id(eqn), "unchanged") != "unchanged":
-                    out[node_id] = status[id(eqn)]
-                for k, (_, _, sub) in enumerate(titled_sub_jaxprs(eqn)):
-                    visit(sub, f"{node_id}.j{k}.")
-        visit(closed.jaxpr, "")
-        return out
+    def node_pairs(self) -> list[tuple[str, str]]:
+        """(a's graph node id, b's) of every matched equation, changed or not."""
+        ids_a, ids_b = _node_ids(self.a), _node_ids(self.b)
+        return [(ids_a[id(r.a)], ids_b[id(r.b)]) for r in self.root.walk()
+                if r.a is not None and r.b is not None and id(r.a) in ids_a
+                and id(r.b) in ids_b]
 
     # -- views --
     def text(self, context: int = 1) -> str:
@@ -161,3 +157,18 @@ class ProgramDiff:
     def __str__(self):
         return self.text()
 
+
+
+def _node_ids(closed: ClosedJaxpr) -> dict[int, str]:
+    """id(equation) -> its node id in the explorer's graph model (`e3`, `e3.j0.e1`)."""
+    from ..explorer.graph import titled_sub_jaxprs
+    out = {}
+
+    def visit(jaxpr, prefix):
+        for i, eqn in enumerate(jaxpr.eqns):
+            node_id = f"{prefix}e{i}"
+            out[id(eqn)] = node_id
+            for k, (_, _, sub) in enumerate(titled_sub_jaxprs(eqn)):
+                visit(sub, f"{node_id}.j{k}.")
+    visit(closed.jaxpr, "")
+    return out

@@ -2,10 +2,12 @@
 graphs coloured by status), and JSON-ready data."""
 from __future__ import annotations
 
+import collections
 import html
 import re
 from typing import TYPE_CHECKING
 
+from ..explorer.dot import DIFF_COLORS
 from .printing import eqn_parts, eqn_text, names_of
 
 if TYPE_CHECKING:
@@ -109,10 +111,7 @@ ROW_STYLE = {
 }
 MARK_STYLE = "background:#fbbf24;border-radius:2px;padding:0 1px"
 CELL = "padding:1px 6px;white-space:pre-wrap;overflow-wrap:anywhere;border-radius:3px"
-GRAPH_COLORS = {  # status -> (fill, border): the table's colours
-    "added": ("#bbf7d0", "#16a34a"), "removed": ("#fecaca", "#dc2626"),
-    "changed": ("#fde68a", "#d97706"),
-}
+GRAPH_COLORS = DIFF_COLORS  # status -> (fill, border): the table's colours
 
 
 def diff_html(d: ProgramDiff, graphs: bool, context: int) -> str:
@@ -222,7 +221,11 @@ def _eqn_html(eqn, names, marked, prefix) -> str:
 # --- views: graphs -----------------------------------------------------------------------------
 
 def _graphs_html(d: ProgramDiff) -> str:
-    svgs = [status_svg(d, side) for side in ("a", "b")]
+    try:
+        graphs = status_graphs(d)
+    except Exception:  # noqa: BLE001 - the graphs are an extra: the table stands alone
+        graphs = {}
+    svgs = [_side_svg(graphs[side], side) if graphs else "" for side in ("a", "b")]
     if not any(svgs):
         return ("<div style='color:#64748b;margin-top:8px'><i>graphs: Graphviz's dot is not "
                 "installed (or the programs are too large to lay out)</i></div>")
@@ -238,37 +241,159 @@ def _graphs_html(d: ProgramDiff) -> str:
             f"<div style='{COLUMNS}'>{cells}</div></div>")
 
 
+#: Runs of at least this many unchanged equations of one level fold into one node in the
+#: graphs of a diff (so what changed is what the eye meets).
+MIN_FOLDED_RUN = 3
+
+
+def status_graphs(d: ProgramDiff) -> dict[str, dict]:
+    """The explorer's graph model of both programs ("a", "b") for a diff: every equation
+    node that differs carries `diff` (its status); clusters with no difference inside are
+    collapsed; runs of `MIN_FOLDED_RUN` or more unchanged equations of one level are folded
+    into a collapsed cluster (`role: "unchanged"`) that says what it hides, except the
+    equations that feed or use a difference (on either side: a matched pair stays visible
+    in both graphs), which are the difference's context."""
+    from ..explorer import graph as graph_model
+    graphs, by_ids, context = {}, {}, {}
+    for side in ("a", "b"):
+        graph = graphs[side] = graph_model.build_graph(d.a if side == "a" else d.b)
+        by_id = by_ids[side] = {n["id"]: n for n in graph["nodes"]}
+        statuses = d.node_status(side)
+        for node_id, status in statuses.items():
+            by_id[node_id]["diff"] = status
+        context[side] = _neighbours(graph, by_id, set(statuses))
+    pairs = d.node_pairs()
+    context["a"] |= {a for a, b in pairs if b in context["b"]}
+    context["b"] |= {b for a, b in pairs if a in context["a"]}
+    for side, graph in graphs.items():
+        differ = _clusters_holding(d.node_status(side), by_ids[side])
+        _fold_unchanged_runs(graph, by_ids[side], differ, context[side])
+        graph["collapsed"] = [n["id"] for n in graph["nodes"]
+                              if n["kind"] == "cluster" and n["id"] not in differ]
+    return graphs
+
+
+def _neighbours(graph: dict, by_id: dict, differing: set) -> set[str]:
+    """The equation nodes one edge away from a differing node."""
+    out = set()
+    for edge in graph["edges"]:
+        for here, there in ((edge["source"], edge["target"]), (edge["target"], edge["source"])):
+            if here in differing and "primitive" in by_id.get(there, {}):
+                out.add(there)
+    return out - differing
+
+
+def _clusters_holding(statuses: dict, by_id: dict) -> set[str]:
+    """Every cluster with a differing node somewhere inside."""
+    out = set()
+    for node_id in statuses:
+        parent = by_id[node_id]["cluster"]
+        while parent is not None and parent not in out:
+            out.add(parent)
+            parent = by_id[parent]["cluster"]
+    return out
+
+
+def _fold_unchanged_runs(graph: dict, by_id: dict, differ: set, keep: set):
+    """Move each run of unchanged equations (consecutive in their level, none in `keep`)
+    into a new collapsed cluster."""
+    levels: dict = {}
+    for node in graph["nodes"]:
+        if "primitive" in node:  # an equation (a cluster when it has bodies)
+            levels.setdefault(node["cluster"], []).append(node)
+    for parent, eqns in levels.items():
+        run: list = []
+        for node in eqns + [None]:
+            if node is not None and "diff" not in node and node["id"] not in differ \
+                    and node["id"] not in keep:
+                run.append(node)
+                continue
+            if len(run) >= MIN_FOLDED_RUN:
+                _fold(graph, by_id, parent, run)
+            run = []
+
+
+def _fold(graph: dict, by_id: dict, parent, run: list):
+    fold_id = f"{run[0]['id']}.unchanged"
+    size = sum(1 if n["kind"] == "equation" else n.get("size", 0) + 1 for n in run)
+    counts = collections.Counter(n["primitive"] for n in run)
+    summary = " ".join(f"{p}\u00d7{k}" for p, k in counts.most_common(4))
+    node = {"id": fold_id, "kind": "cluster", "label": "unchanged", "cluster": parent,
+            "role": "unchanged", "size": size, "summary": summary}
+    for member in run:
+        member["cluster"] = fold_id
+    graph["nodes"].append(node)
+    by_id[fold_id] = node
+
+
 def status_dot(d: ProgramDiff, side: str) -> str | None:
-    """DOT of program `side`'s graph (the explorer's), nodes coloured by their status; a
-    collapsed cluster with differences inside is coloured as changed. None when too large."""
-    from ..explorer import dot, graph as graph_model
-    closed = d.a if side == "a" else d.b
-    graph = graph_model.build_graph(closed)
-    the_view = dot.view(graph, graph.get("collapsed", []))
+    """DOT of program `side`'s graph for a diff (`status_graphs`: nodes coloured by status,
+    unchanged regions collapsed). None when too large to lay out."""
+    return _status_dot(status_graphs(d)[side])
+
+
+def _status_dot(graph: dict) -> str | None:
+    """DOT of a status graph; when its differences are too many to lay out expanded, every
+    cluster collapsed instead, each coloured by what it holds (`_collapse_everything`)."""
+    from ..explorer import dot
+    the_view = dot.view(graph, graph["collapsed"])
     if len(the_view.nodes) > dot.MAX_VISIBLE_NODES:
-        return None
-    colours = _visible_statuses(graph, set(the_view.nodes), d.node_status(side))
-    source = dot.to_dot(graph, the_view=the_view).rstrip()
-    # a later node statement updates the attributes of a node already declared (in any
-    # subgraph), so dot.py's drawing is kept and only the colours change
-    overrides = "".join(
-        f'\t"{node_id}" [fillcolor="{GRAPH_COLORS[s][0]}" color="{GRAPH_COLORS[s][1]}" '
-        f'penwidth=2]\n' for node_id, s in colours.items())
-    return source[:-1] + overrides + "}\n"
+        _collapse_everything(graph)
+        the_view = dot.view(graph, graph["collapsed"])
+        if len(the_view.nodes) > dot.MAX_VISIBLE_NODES:
+            return None
+    return dot.to_dot(graph, the_view=the_view)
 
 
-def _visible_statuses(graph, visible: set, statuses: dict) -> dict[str, str]:
+def _collapse_everything(graph: dict):
+    """Collapse every cluster; one that holds differences takes their status (`changed`
+    when they are of several kinds), so a large diff still shows where it is."""
     by_id = {n["id"]: n for n in graph["nodes"]}
-    out = {}
-    for node_id, status in statuses.items():
-        if node_id in visible:
-            out[node_id] = status
-            continue
-        parent = by_id.get(node_id, {}).get("cluster")
-        while parent is not None and parent not in visible:
-            parent = by_id.get(parent, {}).get("cluster")
-        if parent is not None:
-            out.setdefault(parent, "changed")
+    held: dict[str, set] = collections.defaultdict(set)
+    for node in graph["nodes"]:
+        if "diff" in node:
+            parent = node["cluster"]
+            while parent is not None:
+                held[parent].add(node["diff"])
+                parent = by_id[parent]["cluster"]
+    for cluster_id, statuses in held.items():
+        by_id[cluster_id].setdefault("diff", statuses.pop() if len(statuses) == 1 else "changed")
+    graph["collapsed"] = [n["id"] for n in graph["nodes"] if n["kind"] == "cluster"]
+
+
+def graph_data(d: ProgramDiff) -> dict:
+    """Both graphs of a diff for a front end: per side (`a`, `b`) the SVG of its status
+    graph (`status_graphs`) from Graphviz's `dot`, or without `dot` the DOT text for the
+    browser to lay out (`too_large` when neither can be drawn), the legend's colours, and
+    `pairs` (see `node_pairs`)."""
+    from ..explorer.dot import render_svg
+    graphs = status_graphs(d)
+    out = {"pairs": node_pairs(d, graphs),
+           "colors": {status: list(colours) for status, colours in DIFF_COLORS.items()}}
+    for side, graph in graphs.items():
+        text = _status_dot(graph)
+        svg = render_svg(text) if text else ""
+        out[side] = {"svg": svg, "dot": "" if svg or not text else text,
+                     "too_large": text is None}
+    return out
+
+
+def node_pairs(d: ProgramDiff, graphs: dict) -> list[list[str]]:
+    """[a node id, b node id] of the matched equations, as the two `status_graph`s `graphs`
+    ({"a": ..., "b": ...}) show them (an equation inside a fold or a collapsed cluster is
+    represented by it), without repeats: what the front end links when one is hovered."""
+    from ..explorer.dot import representative
+    shown = {}
+    for side, graph in graphs.items():
+        by_id = {n["id"]: n for n in graph["nodes"]}
+        collapsed = set(graph["collapsed"])
+        shown[side] = {node_id: representative(node, by_id, collapsed)
+                       for node_id, node in by_id.items()}
+    out = []
+    for a_id, b_id in d.node_pairs():
+        pair = [shown["a"].get(a_id), shown["b"].get(b_id)]
+        if None not in pair and pair not in out:
+            out.append(pair)
     return out
 
 
@@ -276,11 +401,16 @@ def status_svg(d: ProgramDiff, side: str) -> str:
     """Inline SVG of `status_dot` ("" without Graphviz): ids prefixed by the side (two graphs
     share a page), namespace URLs dropped (HTML needs none, and an offline page should
     name no URL)."""
-    from ..explorer.dot import render_svg
     try:
-        source = status_dot(d, side)
+        graph = status_graphs(d)[side]
     except Exception:  # noqa: BLE001 - the graph is an extra: the table stands alone
         return ""
+    return _side_svg(graph, side)
+
+
+def _side_svg(graph: dict, side: str) -> str:
+    from ..explorer.dot import render_svg
+    source = _status_dot(graph)
     svg = render_svg(source) if source else ""
     if not svg:
         return ""
@@ -290,7 +420,6 @@ def status_svg(d: ProgramDiff, side: str) -> str:
 
 
 # --- views: JSON -------------------------------------------------------------------------------
-
 def diff_dict(d: ProgramDiff) -> dict:
     names = (names_of(d.a), names_of(d.b))
     return {

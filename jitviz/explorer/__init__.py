@@ -8,8 +8,13 @@ The widget module (and anywidget) is imported on first use.
 """
 from __future__ import annotations
 
+from . import history
 from .dot import render_svg, to_dot, view
 from .graph import build_graph
+
+# in a notebook, keep each cell's traces so that a re-run cell can be compared with its
+# previous run (history.py; nothing happens outside IPython)
+history.watch_cells()
 
 
 def explore(fun, *args, **kwargs):

@@ -26,6 +26,11 @@ COLORS = {
     "input": "#dbeafe", "output": "#dcfce7", "constant": "#fef3c7", "stale": "#fecaca",
     "equation": "#ffffff", "added": "#ffedd5", "effect": "#f5f5f4", "cluster": "#ede9fe",
 }
+#: A node's status in the graphs of a diff (`jitviz.diff`): (fill, border), the table's colours.
+DIFF_COLORS = {
+    "added": ("#bbf7d0", "#16a34a"), "removed": ("#fecaca", "#dc2626"),
+    "changed": ("#fde68a", "#d97706"),
+}
 
 
 # --- what is visible ------------------------------------------------------------------------
@@ -47,7 +52,7 @@ def view(graph: dict, collapsed=()) -> View:
     collapsed = {c for c in collapsed if by_id.get(c, {}).get("kind") == "cluster"}
     members = _members(graph)
     collapsed |= {c for c, inside in members.items() if not inside}  # empty: draw as a node
-    rep = {n["id"]: _representative(n, by_id, collapsed) for n in graph["nodes"]}
+    rep = {n["id"]: representative(n, by_id, collapsed) for n in graph["nodes"]}
     out = View()
     for node in graph["nodes"]:
         node_id = node["id"]
@@ -87,7 +92,8 @@ def _ancestors(node, by_id) -> list[str]:
     return chain[::-1]
 
 
-def _representative(node, by_id, collapsed) -> str:
+def representative(node, by_id, collapsed) -> str:
+    """The id of what stands for `node` when `collapsed` clusters are drawn as one node."""
     for cluster in _ancestors(node, by_id):
         if cluster in collapsed:
             return cluster
@@ -177,6 +183,14 @@ def node_attrs(node: dict) -> dict:
     if node.get("changed") == "added":
         attrs.update(fillcolor=COLORS["added"], color="#ea580c", penwidth="2")
         classes.append("jv-added")
+    if node.get("role") == "unchanged":
+        attrs.update(shape="box", style="rounded,dashed,filled", fillcolor="#f1f5f9",
+                     color="#94a3b8", fontcolor="#475569")
+        classes.append("jv-unchanged-run")
+    if node.get("diff") in DIFF_COLORS:
+        fill, line = DIFF_COLORS[node["diff"]]
+        attrs.update(fillcolor=fill, color=line, penwidth="2")
+        classes.append(f"jv-diff-{node['diff']}")
     attrs["class"] = " ".join(classes)
     return attrs
 
@@ -194,6 +208,9 @@ def cluster_attrs(node: dict) -> dict:
     if node.get("changed") == "added":
         attrs.update(color="#ea580c", penwidth="2", fontcolor="#c2410c")
         attrs["class"] += " jv-added"
+    if node.get("diff") in DIFF_COLORS:
+        attrs.update(color=DIFF_COLORS[node["diff"]][1], penwidth="2")
+        attrs["class"] += f" jv-diff-{node['diff']}"
     return attrs
 
 

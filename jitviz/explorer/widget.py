@@ -20,6 +20,7 @@ from ..diagnostics import subscribe
 from ..jit import JitFunction
 from ..passes import lower_stages
 from . import dot as dotlib
+from . import history
 from .graph import build_graph, compact_graph, stale_bindings, with_cache_hits
 
 STATIC = pathlib.Path(__file__).resolve().parent.parent / "static"
@@ -244,6 +245,8 @@ class Explorer(_JitvizWidget):
     selected = traitlets.Unicode("").tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
     pending = traitlets.Int(0).tag(sync=True)  # jit events since what is shown
+    # the previous run of the cell that defines the function (history.previous_run), if kept
+    previous_run = traitlets.Dict().tag(sync=True)
     updated = traitlets.Unicode("").tag(sync=True)  # "updated after the cell ran: ..."
 
     def __init__(self, subject: Subject, **kwargs):
@@ -259,6 +262,7 @@ class Explorer(_JitvizWidget):
         self._created_events = subject.event_count()
         self._shown_events = self._created_events
         self._load_specializations(select=None)
+        self._remember_run()
         self._unsubscribe = None
         if subject.jitted is not None:
             self._live = _Throttle(LIVE_REFRESH_S, _weak_call(self, "_refresh_live"))
@@ -394,6 +398,30 @@ class Explorer(_JitvizWidget):
         from ..diff import compare
         return compare(a_closed, b_closed, a_label, b_label)
 
+    # -- the previous run of a re-run cell (a new function object of the same definition) --
+    @_locked
+    def _remember_run(self):
+        history.remember(self._subject.fun, self._specs)
+        run = history.previous_run(self._subject.fun)
+        self.previous_run = {} if run is None else {
+            "label": run.describe(), "name": run.name, "where": run.where(),
+            "signatures": [s.signature for s in run.specializations]}
+
+    def compare_previous_run(self, stage: str = "traced", index: int | None = None):
+        """`jitviz.diff` of the previous run of this function's cell (its specialization with
+        the same argument types, else its newest) against specialization `index` (default:
+        the one shown) of this run, at `stage` ("kernels": each one's compiled stage). None
+        when no previous run is kept (`history`)."""
+        with self._lock:
+            run = history.previous_run(self._subject.fun)
+            index = self.specialization if index is None else index
+            if run is None:
+                return None
+            b_label, b_closed = self._program(index, stage)
+            a_label, a_closed = _kept_program(run, self._specs[index], stage)
+        from ..diff import compare
+        return compare(a_closed, b_closed, a_label, f"this run: {b_label}")
+
     def previous_of(self, index: int) -> int | None:
         """The specialization that `index` was recompiled from (as `jitviz.diff_with_previous`
         picks it: the nearest earlier one by argument types and static values), or None."""
@@ -427,6 +455,10 @@ class Explorer(_JitvizWidget):
         reply = {"type": "diff", "id": content.get("id")}
         try:
             stage = content.get("stage") or "traced"
+            if content.get("previous_run"):
+                reply["diff"] = self._previous_run_data(stage)
+                self.send(reply)
+                return reply
             if "previous" in content:
                 index = content["previous"]
                 before = self.previous_of(index)
@@ -448,6 +480,17 @@ class Explorer(_JitvizWidget):
         self.send(reply)
         return reply
 
+    def _previous_run_data(self, stage: str) -> dict:
+        d = self.compare_previous_run(stage)
+        if d is None:
+            why = history.why_not_kept(self._subject.fun)
+            raise ValueError("no previous run of this function is kept" +
+                             (f": {why}" if why else ""))
+        data = diff_data(d)
+        data["previous_run"] = True
+        data["b_pick"] = {"specialization": self.specialization, "stage": stage}
+        return data
+
     # -- later calls: counted, and drawn when asked --
     @_locked
     def _refresh_live(self):
@@ -462,6 +505,7 @@ class Explorer(_JitvizWidget):
         later = now - self._created_events
         if self.pending or now != self._shown_events:
             self._refresh_state()
+            self._remember_run()
         self._shown_events = now
         self.pending = 0
         if later > 0:
@@ -513,9 +557,25 @@ class Explorer(_JitvizWidget):
         return data, metadata
 
 
+def _kept_program(run, current: Specialization, stage: str):
+    """(label, ClosedJaxpr) of the previous run's specialization matching `current` (same
+    argument types and static values, else the same signature, else its newest), at `stage`
+    (its compiled stage for "kernels"; its traced stage when it lacks `stage`)."""
+    specs = run.specializations
+    kept = next((s for s in specs if current.key is not None and s.key == current.key), None) \
+        or next((s for s in specs if s.signature == current.signature), None) or specs[-1]
+    names = [name for name, _ in kept.stages]
+    wanted = kept.compiled_stage if stage == "kernels" else stage
+    shown = wanted if wanted in names else names[0]
+    label = f"previous run ({run.where()}): {kept.signature} \u00b7 {shown}"
+    return label, kept.stages[names.index(shown)][1]
+
+
 def diff_data(d) -> dict:
     """What the front end draws of a `ProgramDiff`: `to_dict()` without its text, change
-    fields named in words, at most `MAX_DIFF_ROWS` rows (`cut` counts the rest)."""
+    fields named in words, at most `MAX_DIFF_ROWS` rows (`cut` counts the rest), and both
+    programs' graphs coloured by status (`graphs`: `jitviz.diff.views.graph_data`)."""
+    from ..diff.views import graph_data
     data = d.to_dict()
     data.pop("text", None)
     budget = [MAX_DIFF_ROWS]
@@ -538,6 +598,7 @@ def diff_data(d) -> dict:
     for key in ("inputs", "outputs", "constants"):
         for c in data[key]:
             c["label"] = _change_label(c["field"])
+    data["graphs"] = graph_data(d)
     return data
 
 

@@ -2,6 +2,7 @@
 // pan/zoom, hover highlights and selection, the inspector, and the event timeline.
 
 import { renderDiff } from "./compare";
+import { type DiffGraphsView, renderDiffGraphs } from "./diffGraphs";
 import { append, clear, el } from "./dom";
 import { clusterIdOf, expandGraph, GraphIndex, nodeIdOf } from "./graphIndex";
 import { renderInspector } from "./inspector";
@@ -31,6 +32,7 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
     matches: [] as string[],
     diffId: 0,
     picked: false, // the compare pickers were set (by the user or a diff): keep them
+    diffGraphs: null as DiffGraphsView | null,
   };
 
   let expanded: { raw: unknown; graph: Graph } | null = null;
@@ -270,6 +272,15 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
         append(ui.info, t);
       }
     }
+    const previousRun = model.get("previous_run");
+    if (previousRun && "label" in previousRun && previousRun.label) {
+      const compare = el("button", { class: "jv-button jv-compare-previous-run", type: "button",
+        title: "the diff of the previous run of this function's cell (kept when the cell ran again) against this one" },
+      "compare with previous run");
+      compare.addEventListener("click", compareWithPreviousRun);
+      append(ui.info, el("div", { class: "jv-info-line jv-previous-run" },
+        `previous run of this cell: ${previousRun.label} `, compare));
+    }
     for (const stale of graph().stale ?? []) {
       append(ui.info, el("div", { class: "jv-info-line jv-warn-line" },
         `stale ${stale.kind || "global"} ${stale.name}: ${stale.traced} when traced, now ` +
@@ -347,8 +358,11 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
 
   function requestDiff(content: object, what: string): void {
     openCompare();
+    // the pickers name this run's specializations: a previous run's diff does not use them
+    ui.compare.dataset.mode = "previous_run" in content ? "previous-run" : "pick";
     state.diffId += 1;
     ui.diffView.dataset.state = "loading";
+    dropDiffGraphs();
     clear(ui.diffView);
     append(ui.diffView, el("div", { class: "jv-hint" }, `computing the diff of ${what}\u2026`));
     model.send({ type: "compare", id: state.diffId, ...content });
@@ -366,8 +380,14 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
     requestDiff({ previous: index, stage }, `#${index} and the specialization it was recompiled from`);
   }
 
+  function compareWithPreviousRun(): void {
+    const stage = String(model.get("stage") ?? "traced");
+    requestDiff({ previous_run: true, stage }, "the previous run of this cell and this one");
+  }
+
   const onMessage = (msg: { type?: string; id?: number; diff?: DiffData; error?: string }) => {
     if (msg?.type !== "diff" || msg.id !== state.diffId) return;
+    dropDiffGraphs();
     clear(ui.diffView);
     if (msg.error || !msg.diff) {
       ui.diffView.dataset.state = "error";
@@ -376,9 +396,19 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
     }
     state.picked = true;
     fillPickers(msg.diff.a_pick, msg.diff.b_pick);
-    append(ui.diffView, renderDiff(msg.diff));
+    const view = renderDiff(msg.diff);
+    if (msg.diff.graphs) {
+      state.diffGraphs = renderDiffGraphs(msg.diff.graphs, { a: msg.diff.a, b: msg.diff.b }, loadGraphviz);
+      view.insertBefore(state.diffGraphs.element, view.querySelector(".jv-diff-body"));
+    }
+    append(ui.diffView, view);
     ui.diffView.dataset.state = "ready";
   };
+
+  function dropDiffGraphs(): void {
+    state.diffGraphs?.destroy();
+    state.diffGraphs = null;
+  }
   model.on("msg:custom", onMessage);
 
   // -- wiring --
@@ -442,6 +472,7 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
     model.save_changes();
   });
   ui.compareToggle.addEventListener("click", () => {
+    ui.compare.dataset.mode = "pick";
     if (ui.compare.hidden) openCompare();
     else {
       ui.compare.hidden = true;
@@ -468,7 +499,7 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
     ["change:specializations", updateSelects], ["change:specialization", updateSelects],
     ["change:graph", updateInfo], ["change:events", updateTimeline],
     ["change:selected", onSelected], ["change:pending", updatePending],
-    ["change:updated", updateInfo],
+    ["change:updated", updateInfo], ["change:previous_run", updateInfo],
     ["change:jaxpr", () => { ui.jaxpr.textContent = model.get("jaxpr") ?? ""; }],
   ];
   for (const [name, fn] of listeners) model.on(name, fn);
@@ -482,6 +513,7 @@ export function renderExplorer(model: ExplorerModel, host: HTMLElement,
     for (const [name, fn] of listeners) model.off(name, fn);
     model.off("msg:custom", onMessage);
     state.panzoom?.destroy();
+    dropDiffGraphs();
     clearTimeout(state.drawTimer);
   };
 }

@@ -228,7 +228,16 @@ export type ExplorerTraits = WidgetTraits & {
   error: string;
   pending: number; // jit events since what is shown
   updated: string;
+  previous_run?: PreviousRun | Record<string, never>; // {} when none is kept
 };
+
+/** The previous run of the cell that defines the function (widget.py's `previous_run`). */
+export interface PreviousRun {
+  label: string;
+  name: string;
+  where: string;
+  signatures: string[];
+}
 
 /** The live monitor's traits (widget.py's `MonitorWidget`). */
 export type MonitorTraits = WidgetTraits & {
@@ -266,6 +275,23 @@ export interface DiffPick {
   stage: string;
 }
 
+/** One program's graph in a diff: the server's SVG, or DOT for the browser to lay out. */
+export interface DiffGraph {
+  svg: string;
+  dot: string;
+  too_large: boolean;
+}
+
+/** Both graphs of a diff (jitviz.diff.views.graph_data). */
+export interface DiffGraphs {
+  a: DiffGraph;
+  b: DiffGraph;
+  /** [a node id, b node id] of matched equations, as drawn. */
+  pairs: [string, string][];
+  /** status -> [fill, border] */
+  colors: Partial<Record<DiffStatus, [string, string]>>;
+}
+
 /** A diff the kernel sent on request (widget.py's `diff_data`: ProgramDiff.to_dict()). */
 export interface DiffData {
   a: string;
@@ -280,4 +306,6 @@ export interface DiffData {
   a_pick?: DiffPick;
   b_pick?: DiffPick;
   previous?: boolean;
+  previous_run?: boolean;
+  graphs?: DiffGraphs;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { renderDiff, visibleRows } from "../src/compare";
 import widget from "../src/index";
 import type { DiffData, DiffRow } from "../src/types";
-import { explorerState, FakeModel, XSS, XSS_PAYLOADS } from "./fixtures";
+import { explorerState, FakeModel, sampleSvg, XSS, XSS_PAYLOADS } from "./fixtures";
 
 function row(status: DiffRow["status"], a: string | null, b: string | null, extra: Partial<DiffRow> = {}): DiffRow {
   return { status, primitive: "sin", a, b, source: null, changes: [], note: "", subs: [], ...extra };
@@ -136,9 +136,30 @@ describe("compare in the explorer", () => {
     expect(view.dataset.state).toBe("loading");
     model.receive({ type: "diff", id: request.id, diff: sampleDiff() });
     expect(view.dataset.state).toBe("ready");
-    expect(view.querySelectorAll(".jv-diff-added").length).toBe(2);
-    expect(view.querySelectorAll(".jv-diff-changed").length).toBe(2);
+    expect(view.querySelectorAll(".jv-diff-row.jv-diff-added").length).toBe(2);
+    expect(view.querySelectorAll(".jv-diff-row.jv-diff-changed").length).toBe(2);
+    expect(view.querySelector(".jv-diff-graphs")).toBeNull(); // no graphs were sent
     expect(model.saved.length).toBe(0); // nothing synced: the diff came as a message
+  });
+
+  it("draws the two graphs between the summary and the table", async () => {
+    const { host, model } = await mounted();
+    (host.querySelector(".jv-compare-toggle") as HTMLButtonElement).click();
+    (host.querySelector(".jv-cmp-run") as HTMLButtonElement).click();
+    const { id } = last(model.sent) as { id: number };
+    const graph = { svg: sampleSvg(), dot: "", too_large: false };
+    model.receive({ type: "diff", id, diff: { ...sampleDiff(), graphs: { a: graph, b: graph,
+      pairs: [["e0", "e0"]], colors: {} } } });
+    const data = host.querySelector(".jv-diff-view .jv-diff-data") as HTMLElement;
+    expect(Array.from(data.children).map((c) => c.className))
+      .toEqual(["jv-diff-head", "jv-diff-graphs-view", "jv-diff-body"]);
+    for (let i = 0; i < 50 && host.querySelectorAll(".jv-diff-canvas[data-state='ready']").length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(host.querySelectorAll(".jv-diff-canvas[data-state='ready'] svg").length).toBe(2);
+    // a new request drops the old graphs
+    (host.querySelector(".jv-cmp-run") as HTMLButtonElement).click();
+    expect(host.querySelector(".jv-diff-canvas")).toBeNull();
   });
 
   it("opens the diff of a recompile from its reason and from the timeline", async () => {
@@ -181,6 +202,37 @@ describe("compare in the explorer", () => {
     expect(Array.from((host.querySelector(".jv-cmp-b-spec") as HTMLSelectElement).options).map((o) => o.value))
       .toEqual(["0", "1", "2"]);
     expect((host.querySelector(".jv-cmp-a-stage") as HTMLSelectElement).value).toBe("fuse");
+  });
+
+  it("offers the previous run of a re-run cell, and asks the kernel for that diff", async () => {
+    const state = explorerState();
+    state.previous_run = { label: `f at cell 3, line 1 (1 specialization: x:f32[3]) ${XSS}`, name: "f",
+      where: "cell 3, line 1", signatures: ["x:f32[3]"] };
+    const { host, model } = await mounted(state);
+    const line = host.querySelector(".jv-info .jv-previous-run") as HTMLElement;
+    expect(line.textContent).toContain(`previous run of this cell: f at cell 3, line 1 (1 specialization: x:f32[3]) ${XSS}`);
+    expect(host.querySelector("img")).toBeNull();
+    (line.querySelector(".jv-compare-previous-run") as HTMLButtonElement).click();
+    const request = last(model.sent) as { id: number };
+    expect(request).toEqual({ type: "compare", id: request.id, previous_run: true, stage: "traced" });
+    const panel = host.querySelector(".jv-compare") as HTMLElement;
+    expect(panel.hidden).toBe(false);
+    expect(panel.dataset.mode).toBe("previous-run"); // the pickers (this run's) are hidden
+    model.receive({ type: "diff", id: request.id, diff: { ...sampleDiff(), a: "previous run (cell 3, line 1): x:f32[3] \u00b7 traced",
+      previous_run: true, a_pick: undefined } });
+    const view = host.querySelector(".jv-diff-view") as HTMLElement;
+    expect(view.dataset.state).toBe("ready");
+    expect(view.querySelector(".jv-diff-label")!.textContent).toBe("a previous run (cell 3, line 1): x:f32[3] \u00b7 traced");
+    (host.querySelector(".jv-compare-toggle") as HTMLButtonElement).click(); // closes
+    (host.querySelector(".jv-compare-toggle") as HTMLButtonElement).click(); // the pickers again
+    expect(panel.dataset.mode).toBe("pick");
+  });
+
+  it("offers no previous run when none is kept, and shows it once the kernel keeps one", async () => {
+    const { host, model } = await mounted();
+    expect(host.querySelector(".jv-previous-run")).toBeNull();
+    model.trigger("previous_run", { label: "f at f.py:1 (1 specialization: x:f32[3])", name: "f", where: "f.py:1", signatures: [] });
+    expect(host.querySelector(".jv-previous-run .jv-compare-previous-run")).not.toBeNull();
   });
 
   it("has no diff button on a first call", async () => {
