@@ -226,11 +226,55 @@ def test_products_differentiate_exactly_at_zeros(name, f):
     assert float(jv) == pytest.approx(want.sum(), abs=1e-6)
 
 
-def test_complex_inputs_and_outputs_are_refused_not_miscomputed():
-    with pytest.raises(TypeError, match="does not support complex inputs"):
-        jitviz.grad(lambda z: jnp.real(z * z))(np.complex64(1 + 2j))
+REAL_OF_COMPLEX = {
+    "abs2": lambda z: jnp.abs(z) ** 2, "abs": jnp.abs, "real_sq": lambda z: (z * z).real,
+    "real_sin": lambda z: jnp.sin(z).real, "imag_exp": lambda z: jnp.exp(z).imag,
+    "log_abs": lambda z: jnp.log(jnp.abs(z)), "real_div": lambda z: (1 / z).real,
+    "real_sqrt": lambda z: jnp.sqrt(z).real, "angle": jnp.angle, "pow": lambda z: (z ** 3).real,
+    "sum_abs": lambda w: jnp.sum(jnp.abs(w) ** 2), "vdot": lambda w: jnp.vdot(w, w).real,
+}
+Z = np.complex128(1.5 - 0.7j)
+W = np.array([1 + 2j, -0.5 + 0.3j, 2 - 1j])
+
+
+def _partials(f, z, h=1e-6):
+    """df/dx and df/dy of a real function of complex z, by central differences."""
+    def d(step):
+        return (np.asarray(f(z + step)) - np.asarray(f(z - step))) / (2 * h)
+    if np.ndim(z) == 0:
+        return d(h), d(1j * h)
+    unit = np.eye(len(z))
+    return (np.array([d(h * u)[()] for u in unit]), np.array([d(1j * h * u)[()] for u in unit]))
+
+
+@pytest.mark.parametrize("name", sorted(REAL_OF_COMPLEX))
+def test_grad_of_a_real_function_of_complex_input_is_jax_convention(name, x64):
+    # JAX's convention (the JVP transposed without conjugation): grad f = df/dx - i df/dy
+    f = REAL_OF_COMPLEX[name]
+    z = W if name in ("sum_abs", "vdot") else Z
+    dx, dy = _partials(lambda v: f(v), z)
+    np.testing.assert_allclose(np.asarray(jitviz.grad(f)(z)), dx - 1j * dy, rtol=1e-6,
+                               atol=1e-8)
+
+
+@pytest.mark.parametrize("f", [lambda z: z ** 3, jnp.sin, jnp.exp, jnp.log, jnp.sqrt,
+                               lambda z: 1 / z, jnp.tanh, lambda z: z * (2 + 1j)])
+def test_holomorphic_grad_is_the_complex_derivative(f, x64):
+    h = 1e-6
+    want = (np.asarray(f(Z + h)) - np.asarray(f(Z - h))) / (2 * h)
+    np.testing.assert_allclose(np.asarray(jitviz.grad(f, holomorphic=True)(Z)), want,
+                               rtol=1e-6)
+
+
+def test_complex_grad_errors_are_jax():
+    with pytest.raises(TypeError, match="For holomorphic differentiation, pass holomorphic"):
+        jitviz.grad(lambda z: z * z)(np.complex64(1 + 2j))
     with pytest.raises(TypeError, match="real-valued outputs"):
         jitviz.grad(lambda x: x * (1 + 1j))(np.float32(1.0))
+    with pytest.raises(TypeError, match="holomorphic=True requires inputs with complex"):
+        jitviz.grad(jnp.sin, holomorphic=True)(np.float32(1.0))
+    with pytest.raises(TypeError, match="holomorphic=True requires outputs with complex"):
+        jitviz.grad(jnp.abs, holomorphic=True)(np.complex64(1 + 1j))
 
 
 def test_stop_gradient_blocks_derivatives_in_both_modes_and_keeps_values():
@@ -262,3 +306,11 @@ def test_cotangent_of_a_weak_input_is_weak_as_in_jax():
     assert not jitviz.grad(jnp.sin)(np.float32(3.0)).weak_type
     _, pullback = jitviz.vjp(jnp.sin, 4.0)
     assert pullback(1.0)[0].weak_type and jitviz.jit(pullback)(1.0)[0].weak_type
+
+
+def test_weak_type_of_complex_gradients_as_jax():
+    # JAX 0.10: real f of a Python complex: strong; holomorphic: weak
+    g = jitviz.grad(lambda z: jnp.real(z) ** 2)(3.0 + 4j)
+    assert g.dtype == np.complex64 and not g.weak_type and complex(g) == 6 + 0j
+    h = jitviz.grad(lambda z: z * z, holomorphic=True)(3.0 + 4j)
+    assert h.dtype == np.complex64 and h.weak_type and complex(h) == 6 + 8j

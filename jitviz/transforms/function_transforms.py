@@ -89,8 +89,12 @@ def vjp(fun, *primals, has_aux=False, _name=None):
         cts += [full(o.aval.shape, 0, o.aval.dtype) for o in jaxpr.outvars[len(cts):]]
         cts = [convert(c, o.aval.dtype) for c, o in zip(cts, jaxpr.outvars)]
         in_cts = jit_p.bind(*res, *cts, name=f"backward({name})", jaxpr=closed(v.backward))
-        return tree_unflatten(in_tree, [with_weak_type_of(c, x)
-                                        for c, x in zip(in_cts[nh:], leaves)])
+        # JAX's cotangent of a weak primal is weak, except a complex primal's when every
+        # output is real (the cotangent then comes from the transpose of `real`)
+        real_out = all(o.aval.dtype.kind != "c" for o in jaxpr.outvars)
+        return tree_unflatten(in_tree, [
+            c if real_out and aval_of(x).dtype.kind == "c" else with_weak_type_of(c, x)
+            for c, x in zip(in_cts[nh:], leaves)])
 
     main_out = tree_unflatten(main_tree, main)
     if has_aux:
@@ -110,14 +114,12 @@ def _cast_ct(c, aval):
     return c
 
 
-def _check_grad_inputs(leaves, allow_int):
+def _check_grad_inputs(leaves, allow_int, holomorphic=False):
     for x in leaves:
         dt = aval_of(x).dtype
-        if dt.kind == "c":
-            # the rules do not conjugate: refuse rather than return a wrong gradient
-            raise TypeError(f"jitviz.grad does not support complex inputs yet (got {dt.name}); "
-                            "differentiate with respect to the real and imaginary parts as two "
-                            "real arguments, or use jitviz.jvp for forward-mode derivatives.")
+        if holomorphic and dt.kind != "c":
+            raise TypeError(f"grad with holomorphic=True requires inputs with complex dtype, "
+                            f"but got {dt.name}.")
         if dt.kind not in "fc" and not allow_int:
             raise TypeError("grad requires real- or complex-valued inputs (input dtype that is "
                             "a sub-dtype of np.inexact), but got "
@@ -125,8 +127,26 @@ def _check_grad_inputs(leaves, allow_int):
                             "use vjp or set allow_int to True.")
 
 
-def value_and_grad(fun, argnums=0, has_aux=False, allow_int=False):
-    """`(f(*args), grad of f with respect to args[argnums])` (a scalar output)."""
+def _check_grad_output(ov, holomorphic):
+    """JAX's rules: a real scalar, or a complex one with holomorphic=True."""
+    if holomorphic:
+        if ov.dtype.kind != "c":
+            raise TypeError(f"grad with holomorphic=True requires outputs with complex dtype, "
+                            f"but got {ov.dtype.name}.")
+        return
+    if not is_float(ov) or ov.dtype.kind == "c":
+        raise TypeError(f"grad requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {ov.dtype.name}. For holomorphic "
+                        f"differentiation, pass holomorphic=True. For differentiation of "
+                        f"non-holomorphic functions involving complex outputs, use jax.vjp "
+                        f"directly.")
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """`(f(*args), grad of f with respect to args[argnums])` (a scalar output). Complex
+    inputs follow JAX's convention (the transpose of the JVP, without conjugation: for a real
+    f of z, `grad(f)(z)` is the conjugate of 2 df/dz-bar... as JAX gives it);
+    `holomorphic=True` differentiates a complex-valued holomorphic f."""
     multiple = isinstance(argnums, (tuple, list))
     nums = tuple(argnums) if multiple else (argnums,)
 
@@ -139,7 +159,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, allow_int=False):
                                 f"{len(args)}")
         nums_ = [i % len(args) for i in nums]
         diff = [args[i] for i in nums_]
-        _check_grad_inputs(tree_flatten(diff)[0], allow_int)
+        _check_grad_inputs(tree_flatten(diff)[0], allow_int, holomorphic)
 
         def partial(*d):
             full_args = list(args)
@@ -153,9 +173,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, allow_int=False):
             raise TypeError("Gradient only defined for scalar-output functions. Output "
                             + (f"had shape: {ov.shape}." if ov is not None else
                                f"was a {type(out).__name__}."))
-        if not is_float(ov) or ov.dtype.kind == "c":
-            raise TypeError(f"grad requires real-valued outputs (output dtype that is a "
-                            f"sub-dtype of np.floating), but got {ov.dtype.name}.")
+        _check_grad_output(ov, holomorphic)
         g = fn(full((), 1, ov.dtype))
         g = tuple(g) if multiple else g[0]
         if has_aux:
@@ -165,9 +183,10 @@ def value_and_grad(fun, argnums=0, has_aux=False, allow_int=False):
     return run
 
 
-def grad(fun, argnums=0, has_aux=False, allow_int=False):
-    """The gradient of a scalar function with respect to `args[argnums]`."""
-    vg = value_and_grad(fun, argnums, has_aux, allow_int)
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The gradient of a scalar function with respect to `args[argnums]` (complex inputs and
+    `holomorphic=True` as in `value_and_grad`)."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
     def run(*args, **kwargs):

@@ -162,6 +162,19 @@ for _p in (P.neg_p, P.add_p, P.sub_p, P.real_p, P.imag_p, P.conj_p, P.broadcast_
            P.reshape_p, P.transpose_p, P.squeeze_p, P.rev_p, P.concatenate_p, P.stack_p,
            P.slice_p, P.reduce_sum_p, P.cumsum_p):
     JVP_RULES[_p] = linear_jvp(_p)
+def _abs_jvp(primals, tangents):
+    """|x|' for complex x is Re(conj(sign x) t), a real tangent (JAX's rule); real x: the
+    elementwise rule (sign x times t)."""
+    (x,), (t,) = primals, tangents
+    if aval_of(x).dtype.kind != "c":
+        return _elementwise_jvp(P.abs_p)(primals, tangents)
+    out = P.abs_p.bind(x)
+    if t is None:
+        return out, None
+    return out, P.real_p.bind(mul(P.conj_p.bind(P.sign_p.bind(x)), t))
+
+
+JVP_RULES[P.abs_p] = _abs_jvp
 JVP_RULES[P.dynamic_slice_p] = linear_jvp(P.dynamic_slice_p, [0])
 JVP_RULES[P.dynamic_update_slice_p] = linear_jvp(P.dynamic_update_slice_p, [0, 1])
 JVP_RULES[P.gather_p] = linear_jvp(P.gather_p, [0])

@@ -50,6 +50,17 @@ def _elementwise_vjp(prim):
 for _p in DERIVATIVES:
     VJP_RULES[_p] = _elementwise_vjp(_p)
 
+def _abs_vjp(ct, primals, out):
+    """The transpose of |x|'s complex JVP t -> Re(conj(s) t): ct -> ct conj(s), s = sign x
+    (as JAX transposes: no conjugation in the pairing)."""
+    (x,) = primals
+    dt = aval_of(x).dtype
+    if dt.kind != "c":
+        return _elementwise_vjp(P.abs_p)(ct, primals, out)
+    return [mul(convert(ct, dt), P.conj_p.bind(P.sign_p.bind(x)))]
+
+
+VJP_RULES[P.abs_p] = _abs_vjp
 VJP_RULES[P.neg_p] = lambda ct, primals, out: [neg(ct)]
 VJP_RULES[P.add_p] = lambda ct, primals, out: [unbroadcast(ct, aval_of(x)) for x in primals]
 VJP_RULES[P.sub_p] = lambda ct, primals, out: [unbroadcast(ct, aval_of(primals[0])),
