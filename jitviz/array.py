@@ -33,13 +33,17 @@ class Array(np.ndarray):
         return self
 
     def __repr__(self):
-        base = np.ndarray.__repr__(self.view(np.ndarray))
-        body = base[len("array"):]
-        if "dtype=" not in body:
-            body = body[:-1] + f", dtype={self.dtype.name})"
-        if self.weak_type:
-            body = body[:-1] + ", weak_type=True)"
-        return "Array" + body
+        """JAX's repr: NumPy's text of the values, then the dtype (always) and the weak
+        type; an empty array names its shape (NumPy 2 would also add `shape=`
+        to every summarized array, which JAX does not)."""
+        arr = self.view(np.ndarray)
+        prefix = "Array("
+        if arr.size == 0:
+            body = f"[], shape={arr.shape}"
+        else:
+            body = np.array2string(arr, separator=", ", prefix=prefix)
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"{prefix}{body}, dtype={arr.dtype.name}{weak})"
 
     def __reduce__(self):  # pickle as a plain ndarray plus the flag
         return (_rebuild, (np.asarray(self), self.weak_type))
