@@ -30,6 +30,8 @@ from .explorer import explore, monitor
 # transformations (grad, vmap) and counter-based random numbers: jitviz/transforms, random.py
 from .transforms import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
 from .custom_derivatives import custom_jvp, custom_vjp
+from . import ad_checkpoint
+from .ad_checkpoint import checkpoint, checkpoint_policies, remat
 from . import random
 # JAX's other modules (jax.nn, jax.scipy), composed from jitviz.numpy and jitviz.lax
 from . import nn, scipy
@@ -52,7 +54,8 @@ __all__ = [
     "Annotation",
     # JAX's API
     "lax", "numpy", "random", "nn", "scipy", "grad", "value_and_grad", "jvp", "vjp", "vmap",
-    "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp",
+    "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp", "checkpoint", "remat",
+    "checkpoint_policies", "ad_checkpoint",
     "tree", "tree_util", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map",
     "tree_structure", "register_pytree_node",
     "Device", "default_backend", "device_count", "device_get", "device_put", "devices",

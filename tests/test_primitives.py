@@ -377,6 +377,12 @@ def _custom_mul_sin_params(s):
     return jitviz.make_jaxpr(f)(s, s).jaxpr.eqns[0].params
 
 
+def _checkpoint_params(s):
+    """The params of a `jitviz.checkpoint` call of sin(x) * y."""
+    f = jitviz.checkpoint(lambda x, y: lax.sin(x) * y)
+    return jitviz.make_jaxpr(f)(s, s).jaxpr.eqns[0].params
+
+
 def _control_cases():
     s = np.float32(1.5)
     neg = closed(lambda x: -x, s)
@@ -427,6 +433,7 @@ def _control_cases():
              lambda *a: []),
         Case("custom_vjp_call", (s,), _custom_sin_params(s), lambda x: [np.sin(x)]),
         Case("custom_jvp_call", (s, s), _custom_mul_sin_params(s), lambda x, y: [np.sin(x) * y]),
+        Case("remat2", (s, s), _checkpoint_params(s), lambda x, y: [np.sin(x) * y]),
     ] + ([  # the fusion pass's kernel primitive (jitviz.passes.fuse)
         Case("fused", (s, s), {"name": "mul_add", "jaxpr": closed(lambda x, y: (x * y + x,), s, s)},
              lambda x, y: [x * y + x]),
