@@ -27,6 +27,17 @@ from jitviz.lax import primitives as P
 from helpers import assert_close, trace_and_check
 
 
+
+def _erf_inv_reference(x):
+    """erf's inverse by bisection on math.erf (a reference independent of jitviz's)."""
+    if abs(x) >= 1:
+        return math.copysign(math.inf, x)
+    lo, hi = -7.0, 7.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.erf(mid) < x else (lo, mid)
+    return (lo + hi) / 2
+
 def _import_all_of_jitviz():
     """Every module that may register a primitive, so the registry test sees them all
     whichever other tests run (a module that fails to import here fails its own tests)."""
@@ -108,6 +119,8 @@ def _unary_cases():
         Case("exp", (F(3, dtype=f64),), {}, np.exp, "f64"),
         Case("erf", (X23,), {}, np.vectorize(math.erf, otypes=[f32])),
         Case("erfc", (F(4, dtype=f64, lo=-3, hi=6),), {}, np.vectorize(math.erfc), "f64"),
+        Case("erf_inv", (np.array([-0.99, -0.3, 0.0, 1e-30, 0.5, 0.9], f32),), {},
+             lambda x: np.vectorize(_erf_inv_reference, otypes=[f32])(x)),
         Case("sin", (C(3),), {}, np.sin, "c64"),
         Case("log", (F(3, dtype=f16, lo=0.5),), {}, np.log, "f16"),
         Case("asin", (UNIT,), {}, np.arcsin), Case("acos", (UNIT,), {}, np.arccos),

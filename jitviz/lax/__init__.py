@@ -17,7 +17,7 @@ from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F40
 from .control_flow import map  # noqa: F401,A004  (lax.map, as in JAX)
 from .sort import sort, sort_key_val  # noqa: F401
 from .stop_gradient import stop_gradient  # noqa: F401
-from .erf import erf, erfc  # noqa: F401
+from .erf import erf, erf_inv, erfc  # noqa: F401
 
 
 def aval_of(x) -> ShapedArray:

@@ -88,17 +88,14 @@ def mish(x):
 
 def gelu(x, approximate: bool = True):
     """`jax.nn.gelu`. The tanh approximation by default (as JAX); `approximate=False` is
-    x/2 erfc(-x/sqrt 2) with jitviz's composed float32 erfc (`jitviz/_erf.py`; float64 is
-    refused — use `approximate=True` there)."""
+    JAX's exact form x/2 erfc(-x/sqrt 2) on the `lax.erfc` primitive (any float dtype)."""
     x = _inexact(x)
     dt = lax.aval_of(x).dtype
     if approximate:
         sqrt_2_over_pi = np.sqrt(2 / np.pi).astype(dt)
         cdf = 0.5 * (1.0 + jnp.tanh(sqrt_2_over_pi * (x + 0.044715 * (x ** 3))))
         return x * cdf
-    from .._erf import erfc, float32_operand
-    x = float32_operand(x, "gelu(approximate=False)")
-    return 0.5 * x * erfc(-x * np.sqrt(0.5).astype(dt))
+    return 0.5 * x * lax.erfc(-x * np.sqrt(0.5).astype(dt))
 
 
 def elu(x, alpha=1.0):

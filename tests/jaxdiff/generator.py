@@ -1960,6 +1960,9 @@ SKIPPED = {
     "lax.ShapedArray": "a class, not an operation",
     "lax.RoundingMethod": "an enum, not an operation: the lax.round maker passes its members",
     "lax.Tracer": "a class, not an operation",
+    "lax.erf_inv": "compared with JAX and libm in tests/test_erf_special.py: JAX's float32 "
+                   "erf_inv (XLA's polynomial) is up to 62 ulps off near +-1, jitviz's within "
+                   "an ulp, so random operands would report XLA's error",
 }
 # makers whose statements JAX always rejects under jit: they only make error programs (the
 # exception class must match)
