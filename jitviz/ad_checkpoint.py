@@ -206,6 +206,15 @@ def _register_transformation_rules():
 _register_transformation_rules()
 
 
+def checkpoint_name(x, name):
+    """`jax.ad_checkpoint.checkpoint_name`: tags `x` for the name-based policies. jitviz's
+    policies save nothing (see the module's note), so the tag changes nothing and `x` is
+    returned as it is (JAX records a `name` equation; jitviz records none)."""
+    if not isinstance(name, str):
+        raise TypeError(f"checkpoint_name: name must be a string, got {type(name).__name__}")
+    return x
+
+
 # --- jax.checkpoint_policies ------------------------------------------------------------------
 
 def _is_dot(prim):

@@ -75,7 +75,13 @@ class custom_vjp:
         self.fun, self.fwd, self.bwd = fun, None, None
         self.nondiff_argnums = _nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
 
-    def defvjp(self, fwd, bwd):
+    def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        """`optimize_remat` only changes what JAX stores, so it is accepted and has no
+        effect; `symbolic_zeros=True` changes what the rules receive, and is refused."""
+        if symbolic_zeros:
+            raise NotImplementedError("custom_vjp's defvjp(symbolic_zeros=True) is not "
+                                      "supported by jitviz: write the rules for ordinary "
+                                      "(possibly zero) cotangents and leave it False")
         self.fwd, self.bwd = fwd, bwd
         return self
 
@@ -275,6 +281,10 @@ class custom_jvp:
         self.nondiff_argnums = _nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
 
     def defjvp(self, jvp, symbolic_zeros=False):
+        if symbolic_zeros:
+            raise NotImplementedError("custom_jvp's defjvp(symbolic_zeros=True) is not "
+                                      "supported by jitviz: the rule gets instantiated zero "
+                                      "tangents; leave it False")
         self.jvp = jvp
         return jvp
 

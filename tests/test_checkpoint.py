@@ -152,3 +152,13 @@ def test_the_explorer_draws_it_as_a_cluster():
     graph = build_graph(closed)
     clusters = [n for n in graph["nodes"] if n["kind"] == "cluster"]
     assert any(n.get("primitive") == "remat2" for n in clusters), clusters
+
+
+def test_checkpoint_name_tags_without_changing_the_value_or_gradient():
+    from jitviz.ad_checkpoint import checkpoint_name
+    policy = jitviz.checkpoint_policies.save_only_these_names("hidden")
+    f = jitviz.checkpoint(lambda x: jnp.sin(checkpoint_name(x * 2.0, "hidden")), policy=policy)
+    np.testing.assert_allclose(jitviz.grad(lambda x: f(x).sum())(X[0]), 2 * np.cos(2 * X[0]),
+                               rtol=1e-6)
+    with pytest.raises(TypeError, match="name must be a string"):
+        checkpoint_name(X, 3)

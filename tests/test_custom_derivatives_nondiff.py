@@ -144,3 +144,14 @@ def test_defjvps_is_refused_with_nondiff_argnums_and_bad_positions_are_named():
     h.defvjp(lambda x: (x, None), lambda *a: (a[-1],))
     with pytest.raises(TypeError, match=r"nondiff_argnums \(3,\).*only 1 arguments"):
         h(X)
+
+
+def test_symbolic_zeros_is_refused_rather_than_ignored():
+    f = jitviz.custom_jvp(lambda x: x)
+    with pytest.raises(NotImplementedError, match="symbolic_zeros=True"):
+        f.defjvp(lambda p, t: (p[0], t[0]), symbolic_zeros=True)
+    g = jitviz.custom_vjp(lambda x: x * 2.0)
+    with pytest.raises(NotImplementedError, match="symbolic_zeros=True"):
+        g.defvjp(lambda x: (x * 2.0, None), lambda r, ct: (ct,), symbolic_zeros=True)
+    g.defvjp(lambda x: (x * 2.0, None), lambda r, ct: (ct * 3.0,), optimize_remat=True)
+    assert float(jitviz.grad(g)(np.float32(1.0))) == 3.0
