@@ -135,6 +135,25 @@ def test_conv_groups_1d_and_the_short_forms_match_jax():
         lax.conv(x, wf, (1, 1), "SAME")
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_conv_transpose_matches_jax(backend):
+    """flax's ConvTranspose: NHWC / HWIO, 'SAME' or 'VALID' or explicit pads, strides,
+    kernel dilation and transpose_kernel."""
+    x = rng.normal(size=(2, 5, 4, 3)).astype(np.float32)
+    w = rng.normal(size=(3, 2, 3, 6)).astype(np.float32)
+    cases = [dict(strides=(2, 2), padding="SAME"), dict(strides=(2, 1), padding="VALID"),
+             dict(strides=(3, 2), padding="SAME", rhs_dilation=(1, 2)),
+             dict(strides=(2, 2), padding=((1, 2), (0, 1))),
+             dict(strides=(2, 2), padding=((1, 2), (0, 1)), use_consistent_padding=True),
+             dict(strides=(1, 2), padding="VALID", transpose_kernel=True)]
+    for kw in cases:
+        k = w if not kw.get("transpose_kernel") else w.transpose(0, 1, 3, 2)
+        got = jitviz.jit(lambda a, b: lax.conv_transpose(a, b, **kw), backend=backend)(x, k)
+        close(got, jlax.conv_transpose(x, k, **kw), 1e-5, 2e-5)
+    g = jitviz.grad(lambda b: lax.conv_transpose(x, b, (2, 2), "SAME").sum())(w)
+    close(g, jax.grad(lambda b: jlax.conv_transpose(x, b, (2, 2), "SAME").sum())(w), 1e-5, 1e-4)
+
+
 def test_conv_gradients_and_vmap_match_jax():
     w = rng.normal(size=(3, 3, 3, 4)).astype(np.float32)
     kw = dict(window_strides=(2, 1), padding="SAME", rhs_dilation=(1, 2),

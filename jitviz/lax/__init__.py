@@ -20,8 +20,8 @@ from .stop_gradient import stop_gradient  # noqa: F401
 from .erf import erf, erf_inv, erfc  # noqa: F401
 from .scans import associative_scan, cumlogsumexp, top_k  # noqa: F401
 from .windows import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa: F401
-                      conv_general_dilated, conv_with_general_padding, pad, padtype_to_pads,
-                      reduce_window)
+                      conv_general_dilated, conv_transpose, conv_with_general_padding, pad,
+                      padtype_to_pads, reduce_window)
 
 
 def aval_of(x) -> ShapedArray:

@@ -371,3 +371,64 @@ def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_ty
     """`jax.lax.conv`: conv_general_dilated in the NC.../OI... layout, no dilation."""
     return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
                                 preferred_element_type=preferred_element_type)
+
+
+# layouts conv_transpose assumes when none are given (channels last, as JAX's)
+_TRANSPOSE_LAYOUTS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
+                      4: ("NHWC", "HWIO", "NHWC"), 5: ("NHWDC", "HWDIO", "NHWDC")}
+
+
+def _transpose_pads(k, s, padding):
+    """(before, after) padding of the dilated input that makes a transposed convolution of
+    kernel size k and stride s undo the forward convolution `padding` described (JAX's and
+    Keras' Conv2DTranspose output sizes)."""
+    if padding == "SAME":
+        total = k + s - 2
+        before = k - 1 if s > k - 1 else -(-total // 2)
+    elif padding == "VALID":
+        total = k + s - 2 + max(k - s, 0)
+        before = k - 1
+    elif isinstance(padding, tuple) and len(padding) == 2:
+        before, after = k - padding[0] - 1, k - padding[1] - 1
+        total = before + after
+    else:
+        raise ValueError(f"Invalid padding mode: {padding}")
+    return before, total - before
+
+
+def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None,
+                   transpose_kernel=False, precision=None, preferred_element_type=None,
+                   use_consistent_padding=False):
+    """`jax.lax.conv_transpose` (what flax's ConvTranspose calls): a convolution of the
+    stride-dilated input, padded so that 'SAME' / 'VALID' give the forward convolution's
+    input size back; `transpose_kernel=True` flips the kernel's spatial axes and swaps its
+    feature axes (the exact gradient of a forward convolution)."""
+    from . import rev, transpose
+    nd = _aval(lhs).ndim
+    if _aval(rhs).ndim != nd or nd < 2:
+        raise TypeError(f"conv_transpose: lhs and rhs must have the same number (>= 2) of "
+                        f"dimensions, got {_aval(lhs).shape} and {_aval(rhs).shape}")
+    if dimension_numbers is None:
+        if nd not in _TRANSPOSE_LAYOUTS:
+            raise ValueError("No 4+ dimensional dimension_number defaults.")
+        dimension_numbers = _TRANSPOSE_LAYOUTS[nd]
+    dn = conv_dimension_numbers(_aval(lhs).shape, _aval(rhs).shape, dimension_numbers)
+    k_sp = [_aval(rhs).shape[i] for i in dn.rhs_spec[2:]]
+    strides = _ints("strides", strides, nd - 2)
+    rdil = _ints("rhs_dilation", rhs_dilation or (1,) * (nd - 2), nd - 2)
+    if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
+        per_dim = [padding] * (nd - 2) if isinstance(padding, str) else \
+            [tuple(p) for p in padding]
+        pads = [_transpose_pads(_dilated(k, r), s, p)
+                for k, r, s, p in zip(k_sp, rdil, strides, per_dim)]
+    else:
+        pads = padding
+    if transpose_kernel:
+        rhs = rev(rhs, tuple(dn.rhs_spec[2:]))
+        perm = list(range(nd))
+        o, i = dn.rhs_spec[0], dn.rhs_spec[1]
+        perm[o], perm[i] = i, o
+        rhs = transpose(rhs, perm)
+    return conv_general_dilated(lhs, rhs, (1,) * (nd - 2), pads, strides, rdil, dn,
+                                precision=precision,
+                                preferred_element_type=preferred_element_type)

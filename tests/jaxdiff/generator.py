@@ -1972,6 +1972,7 @@ SKIPPED = {
     "lax.conv": _LAX_WINDOWS,
     "lax.conv_general_dilated": _LAX_WINDOWS,
     "lax.conv_with_general_padding": _LAX_WINDOWS,
+    "lax.conv_transpose": _LAX_WINDOWS,
     "lax.conv_dimension_numbers": "a helper computing layout specs, not an operation; "
                                   "compared with JAX in tests/test_lax_windows.py",
     "lax.padtype_to_pads": "a helper computing padding widths, not an operation",
