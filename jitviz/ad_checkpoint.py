@@ -1,5 +1,6 @@
-"""`jitviz.checkpoint` (also `jitviz.remat`; this module is `jax.ad_checkpoint`), as `jax.checkpoint`: a function whose
-intermediate values are not kept for reverse mode but recomputed when the gradient needs them.
+"""`jitviz.checkpoint` (also `jitviz.remat`; this module is `jax.ad_checkpoint`), as
+`jax.checkpoint`: a function whose intermediate values are not kept for reverse mode but
+recomputed when the gradient needs them.
 
     layer = jitviz.checkpoint(lambda w, x: jnp.tanh(x @ w))
     jitviz.make_jaxpr(jitviz.grad(lambda w, x: layer(w, x).sum()))(w, x)

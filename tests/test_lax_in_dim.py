@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import jitviz
-import jitviz.numpy as jnp
 from jitviz import lax
 
 jax = pytest.importorskip("jax")

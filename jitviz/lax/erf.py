@@ -5,8 +5,9 @@ Each primitive's rules are next to its definition: shape (an elementwise float o
 implementation (libm's `erf`/`erfc` per element: NumPy has no ufunc for them), one Numba
 expression for both backends calling a scalar helper each compiles (libm on the CPU, CUDA's
 libdevice on the GPU), its derivative (`±2/sqrt(pi) exp(-x^2)`; erf_inv's
-`sqrt(pi)/2 exp(y^2)`) in both modes, and elementwise batching. libm has no erf_inv: its scalar helper refines a closed-form guess with
-Newton's method on libm's erf/erfc, in float64 whatever the operand's dtype.
+`sqrt(pi)/2 exp(y^2)`) in both modes, and elementwise batching. libm has no erf_inv: its
+scalar helper refines a closed-form guess with Newton's method on libm's erf/erfc, in float64
+whatever the operand's dtype.
 """
 from __future__ import annotations
 

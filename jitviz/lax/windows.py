@@ -29,7 +29,6 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import primitives as P
 
 
 def _aval(x):

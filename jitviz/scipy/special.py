@@ -242,5 +242,5 @@ def ndtri(p):
     return jnp.where(p == c(0.0), -inf, jnp.where(p == c(1.0), inf, x))
 
 
-__all__ = ["entr", "erf", "erfc", "erfinv", "expit", "log_ndtr", "logit", "logsumexp", "ndtr", "ndtri",
-           "xlog1py", "xlogy"]
+__all__ = ["entr", "erf", "erfc", "erfinv", "expit", "log_ndtr", "logit", "logsumexp", "ndtr",
+           "ndtri", "xlog1py", "xlogy"]
