@@ -28,6 +28,13 @@ from helpers import assert_close, trace_and_check
 
 
 
+def _digamma_reference(x):
+    """digamma as the central difference of math.lgamma (about 1e-9 relative: enough for a
+    float32 case, and independent of jitviz's series)."""
+    h = 1e-5 * max(1.0, abs(x))
+    return (math.lgamma(x + h) - math.lgamma(x - h)) / (2 * h)
+
+
 def _erf_inv_reference(x):
     """erf's inverse by bisection on math.erf (a reference independent of jitviz's)."""
     if abs(x) >= 1:
@@ -119,6 +126,10 @@ def _unary_cases():
         Case("exp", (F(3, dtype=f64),), {}, np.exp, "f64"),
         Case("erf", (X23,), {}, np.vectorize(math.erf, otypes=[f32])),
         Case("erfc", (F(4, dtype=f64, lo=-3, hi=6),), {}, np.vectorize(math.erfc), "f64"),
+        Case("lgamma", (np.array([0.1, 0.5, 1.0, 2.5, 7.0, -1.5, 30.0], f32),), {},
+             np.vectorize(math.lgamma, otypes=[f32])),
+        Case("digamma", (np.array([0.1, 0.5, 1.0, 2.5, 7.0, -1.5, 30.0], f32),), {},
+             np.vectorize(_digamma_reference, otypes=[f32])),
         Case("erf_inv", (np.array([-0.99, -0.3, 0.0, 1e-30, 0.5, 0.9], f32),), {},
              lambda x: np.vectorize(_erf_inv_reference, otypes=[f32])(x)),
         Case("sin", (C(3),), {}, np.sin, "c64"),

@@ -18,6 +18,7 @@ from .control_flow import map  # noqa: F401,A004  (lax.map, as in JAX)
 from .sort import sort, sort_key_val  # noqa: F401
 from .stop_gradient import stop_gradient  # noqa: F401
 from .erf import erf, erf_inv, erfc  # noqa: F401
+from .gamma import digamma, lgamma  # noqa: F401
 from .scans import associative_scan, cumlogsumexp, top_k  # noqa: F401
 from .bits import clz, population_count, shift_right_logical  # noqa: F401
 from .in_dim import (collapse, dynamic_index_in_dim, dynamic_slice_in_dim,  # noqa: F401

@@ -2,8 +2,8 @@
 
 `erf`, `erfc` and `erfinv` are the `lax` primitives (any float); `ndtr` and `log_ndtr` are
 JAX's formulas over them (float32 and float64, log_ndtr with JAX's custom derivative); `ndtri`
-is JAX's own rational approximation (any float). `gammaln`, `digamma` wait for their
-primitives.
+is JAX's own rational approximation (any float); `gammaln` and `digamma` are the `lax.lgamma`
+and `lax.digamma` primitives.
 """
 from __future__ import annotations
 
@@ -211,6 +211,18 @@ def erfc(x):
     return lax.erfc(x)
 
 
+def gammaln(x):
+    """`jax.scipy.special.gammaln`: log|Gamma(x)| (`lax.lgamma`)."""
+    (x,) = _inexact(x)
+    return lax.lgamma(x)
+
+
+def digamma(x):
+    """`jax.scipy.special.digamma`: the logarithmic derivative of Gamma (`lax.digamma`)."""
+    (x,) = _inexact(x)
+    return lax.digamma(x)
+
+
 def erfinv(x):
     """`jax.scipy.special.erfinv`: the inverse error function (`lax.erf_inv`)."""
     (x,) = _inexact(x)
@@ -242,5 +254,5 @@ def ndtri(p):
     return jnp.where(p == c(0.0), -inf, jnp.where(p == c(1.0), inf, x))
 
 
-__all__ = ["entr", "erf", "erfc", "erfinv", "expit", "log_ndtr", "logit", "logsumexp", "ndtr",
-           "ndtri", "xlog1py", "xlogy"]
+__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "expit", "gammaln", "log_ndtr", "logit",
+           "logsumexp", "ndtr", "ndtri", "xlog1py", "xlogy"]

@@ -1994,6 +1994,8 @@ SKIPPED = {
                                   "compared with JAX in tests/test_lax_windows.py",
     "lax.padtype_to_pads": "a helper computing padding widths, not an operation",
     "lax.ConvDimensionNumbers": "a class, not an operation",
+    "lax.lgamma": "compared with JAX (float32, float64, poles) in tests/test_gamma.py",
+    "lax.digamma": "compared with JAX (float32, float64, poles) in tests/test_gamma.py",
     "lax.erf_inv": "compared with JAX and libm in tests/test_erf_special.py: JAX's float32 "
                    "erf_inv (XLA's polynomial) is up to 62 ulps off near +-1, jitviz's within "
                    "an ulp, so random operands would report XLA's error",
