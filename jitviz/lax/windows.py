@@ -277,11 +277,12 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     if la.dtype != ra.dtype:
         raise TypeError(f"conv_general_dilated requires arguments to have the same dtypes, got "
                         f"{la.dtype}, {ra.dtype}.")
-    x = transpose(lhs, dn.lhs_spec)  # (N, C, spatial...)
+    # channels last, the layout the patches are gathered in: (N, spatial..., C)
+    x = transpose(lhs, (dn.lhs_spec[0],) + tuple(dn.lhs_spec[2:]) + (dn.lhs_spec[1],))
     w = transpose(rhs, dn.rhs_spec)  # (O, I, spatial...)
     nsp = la.ndim - 2
     G, B = operator.index(feature_group_count), operator.index(batch_group_count)
-    N, C = _aval(x).shape[:2]
+    N, C = _aval(x).shape[0], _aval(x).shape[-1]
     O, I = _aval(w).shape[:2]
     if G < 1 or B < 1 or (G > 1 and B > 1):
         raise ValueError("conv_general_dilated: feature_group_count and batch_group_count must "
@@ -303,36 +304,42 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         # block of output features; as feature groups over (N / B, B * C)
         x = _batch_groups_as_features(x, B)
         G = B
-    out = _conv_nc(x, w, strides, padding, ldil, rdil, G, precision, preferred_element_type)
-    inverse = tuple(int(i) for i in np.argsort(dn.out_spec))
-    return transpose(out, inverse)
+    out = _conv_channels_last(x, w, strides, padding, ldil, rdil, G, precision,
+                              preferred_element_type)  # (N, out..., O)
+    # output axis j holds the logical dimension whose out_spec entry is j; the result holds
+    # N at 0, O at the end, spatial dimension i at i - 1
+    where = [0, nsp + 1] + list(range(1, nsp + 1))
+    return transpose(out, tuple(where[int(i)] for i in np.argsort(dn.out_spec)))
 
 
 def _batch_groups_as_features(x, groups):
+    """(N, spatial..., C) -> (N / groups, spatial..., groups * C), feature b * C + c."""
     from . import reshape, transpose
-    N, C, *sp = _aval(x).shape
-    x = reshape(x, (groups, N // groups, C, *sp))
-    x = transpose(x, (1, 0) + tuple(range(2, 3 + len(sp))))
-    return reshape(x, (N // groups, groups * C, *sp))
+    N, *sp, C = _aval(x).shape
+    nsp = len(sp)
+    x = reshape(x, (groups, N // groups, *sp, C))
+    x = transpose(x, (1,) + tuple(range(2, 2 + nsp)) + (0, 2 + nsp))
+    return reshape(x, (N // groups, *sp, groups * C))
 
 
-def _conv_nc(x, w, strides, padding, ldil, rdil, groups, precision, preferred_element_type):
-    """The convolution of x (N, C, spatial...) with w (O, I, spatial...) into (N, O, out...).
+def _conv_channels_last(x, w, strides, padding, ldil, rdil, groups, precision,
+                        preferred_element_type):
+    """The convolution of x (N, spatial..., C) with w (O, I, spatial...) into
+    (N, out..., O).
 
     The patches are gathered channels-last, (N * out positions, K kernel positions * C), so
     the product is one plain matrix product (BLAS) against the kernel as (K * C, O); feature
     groups add a leading batch dimension to it."""
     from . import dot_general, reshape, slice as lax_slice, stack, transpose
-    N, C, *in_sp = _aval(x).shape
+    N, *in_sp, C = _aval(x).shape
     O, I, *k_sp = _aval(w).shape
     nsp = len(k_sp)
     dil_in = [_dilated(n, d) for n, d in zip(in_sp, ldil)]
     eff = [_dilated(k, d) for k, d in zip(k_sp, rdil)]
     pads = _pads("conv_general_dilated", padding, dil_in, eff, strides)
     zero = np.zeros((), _aval(x).dtype)[()]
-    x = pad(x, zero, [(0, 0, 0), (0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in
-                                                 zip(pads, ldil)])
-    x = transpose(x, (0,) + tuple(range(2, 2 + nsp)) + (1,))  # channels last
+    x = pad(x, zero, [(0, 0, 0)] + [(lo, hi, d - 1) for (lo, hi), d in zip(pads, ldil)]
+            + [(0, 0, 0)])
     full = _aval(x).shape[1:1 + nsp]
     out_sp = [max(0, (n - e) // s + 1) if n >= e else 0 for n, e, s in zip(full, eff, strides)]
     patches = []
@@ -354,8 +361,7 @@ def _conv_nc(x, w, strides, padding, ldil, rdil, groups, precision, preferred_el
         out = dot_general(reshape(cols, (groups, M, K * Cg)), kernel,
                           (((2,), (1,)), ((0,), (0,))), precision, preferred_element_type)
         out = transpose(out, (1, 0, 2))  # (M, G, O/G): output features group-major
-    out = reshape(out, (N, *out_sp, O))
-    return transpose(out, (0, 1 + nsp) + tuple(range(1, 1 + nsp)))
+    return reshape(out, (N, *out_sp, O))
 
 
 def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
