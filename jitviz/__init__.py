@@ -30,13 +30,14 @@ from .explorer import explore, monitor
 # transformations (grad, vmap) and counter-based random numbers: jitviz/transforms, random.py
 from .transforms import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
 from .custom_derivatives import custom_jvp, custom_vjp
-from . import ad_checkpoint
-from .ad_checkpoint import checkpoint, checkpoint_policies, remat
 from . import random
 # JAX's other modules (jax.nn, jax.scipy), composed from jitviz.numpy and jitviz.lax
 from . import nn, scipy
 from .devices import (Device, default_backend, device_count, device_get, device_put, devices,
                       local_device_count, local_devices, process_count, process_index)
+# jax.checkpoint / jax.remat and the jax.ad_checkpoint module
+from . import ad_checkpoint
+from .ad_checkpoint import checkpoint, checkpoint_policies, remat
 
 __version__ = "0.1.0"
 
@@ -54,12 +55,12 @@ __all__ = [
     "Annotation",
     # JAX's API
     "lax", "numpy", "random", "nn", "scipy", "grad", "value_and_grad", "jvp", "vjp", "vmap",
-    "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp", "checkpoint", "remat",
-    "checkpoint_policies", "ad_checkpoint",
+    "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp",
     "tree", "tree_util", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map",
     "tree_structure", "register_pytree_node",
     "Device", "default_backend", "device_count", "device_get", "device_put", "devices",
     "local_device_count", "local_devices", "process_count", "process_index",
+    "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint",
     # `%load_ext jitviz`
     "load_ipython_extension", "unload_ipython_extension",
 ]
