@@ -98,6 +98,55 @@ def gelu(x, approximate: bool = True):
     return 0.5 * x * lax.erfc(-x * np.sqrt(0.5).astype(dt))
 
 
+def sparse_plus(x):
+    """`jax.nn.sparse_plus`: 0 for x <= -1, (x + 1)^2 / 4 between, x for x >= 1."""
+    x = jnp.asarray(x)
+    return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+def sparse_sigmoid(x):
+    """`jax.nn.sparse_sigmoid`: (x + 1) / 2 clipped to [0, 1] (sparse_plus' derivative)."""
+    return 0.5 * jnp.clip(jnp.asarray(x) + 1.0, 0.0, 2.0)
+
+
+def _log1mexp_value(x):
+    # log(-expm1(-x)) near 0, log1p(-exp(-x)) beyond log 2: each accurate where it is used
+    return jnp.where(x < np.log(2.0), jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+
+
+def _make_log1mexp():
+    from ..custom_derivatives import custom_jvp
+    f = custom_jvp(_log1mexp_value)
+    # JAX's rule: d/dx log(1 - exp(-x)) = 1 / expm1(x), finite where the branches' are not
+    f.defjvps(lambda g, ans, x: g / jnp.expm1(x))
+    return f
+
+
+_log1mexp = _make_log1mexp()
+
+
+def log1mexp(x):
+    """`jax.nn.log1mexp`: log(1 - exp(-x)), accurate for small and large x."""
+    return _log1mexp(_inexact(x))
+
+
+def logmeanexp(x, axis=None, where=None, keepdims=False):
+    """`jax.nn.logmeanexp`: logsumexp(x) - log(the number of elements reduced)."""
+    from ..numpy._core import canonical_axes
+    x = _inexact(x)
+    lse = logsumexp(x, axis=axis, keepdims=keepdims, where=where)
+    dims = canonical_axes(axis, lax.aval_of(x).ndim)
+    if where is None:
+        count = float(np.prod([lax.aval_of(x).shape[d] for d in dims]))
+        return lse - np.log(count).astype(lax.aval_of(lse).dtype)
+    mask = jnp.broadcast_to(jnp.asarray(where), lax.aval_of(x).shape)
+    count = jnp.sum(mask, axis=dims, keepdims=keepdims, dtype=lax.aval_of(lse).dtype)
+    return lse - jnp.log(count)
+
+
+tanh = jnp.tanh  # `jax.nn.tanh`
+
+
 def elu(x, alpha=1.0):
     """`jax.nn.elu`: x for x > 0, alpha (exp(x) - 1) otherwise (expm1 of a clipped x, so
     the unused branch cannot overflow into the gradient)."""
@@ -223,5 +272,6 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
 
 __all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish",
            "hard_tanh", "identity", "initializers", "leaky_relu", "log_sigmoid", "log_softmax",
-           "logsumexp", "mish", "one_hot", "relu", "relu6", "selu", "sigmoid", "silu",
-           "soft_sign", "softmax", "softplus", "squareplus", "standardize", "swish"]
+           "log1mexp", "logmeanexp", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu",
+           "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus", "sparse_sigmoid",
+           "squareplus", "standardize", "swish", "tanh"]

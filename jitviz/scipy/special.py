@@ -223,6 +223,60 @@ def digamma(x):
     return lax.digamma(x)
 
 
+def betaln(a, b):
+    """`jax.scipy.special.betaln`: log|B(a, b)| as gammaln(a) + gammaln(b) - gammaln(a + b)
+    (JAX uses a more careful algorithm for large arguments: there the two differ by the
+    cancellation of this sum, ~1e-6 relative in float32 near a + b = 1e4)."""
+    a, b = _inexact(a, b)
+    return lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
+
+
+def gammasgn(x):
+    """`jax.scipy.special.gammasgn`: the sign of Gamma(x): 1 for x > 0 (and +inf), that of
+    (-1)^floor(x) between the negative poles, +-1 at +-0, NaN at the poles, -inf and NaN."""
+    (x,) = _inexact(x)
+    floor_x = jnp.floor(x)
+    negative_odd = (x < 0) & (jnp.fmod(floor_x, 2.0) != 0)
+    sign = jnp.where(negative_odd, -1.0, 1.0)
+    sign = jnp.where(x == 0, jnp.copysign(jnp.ones_like(x), x), sign)
+    bad = jnp.isnan(x) | (x == -np.inf) | ((x < 0) & (x == floor_x))
+    return jnp.where(bad, np.nan, sign).astype(_dtype(x))
+
+
+def gamma(x):
+    """`jax.scipy.special.gamma`: gammasgn(x) exp(gammaln(x))."""
+    (x,) = _inexact(x)
+    return gammasgn(x) * jnp.exp(lax.lgamma(x))
+
+
+def rel_entr(p, q):
+    """`jax.scipy.special.rel_entr`: p log(p / q) for p, q > 0; 0 for p = 0 <= q; inf
+    otherwise."""
+    p, q = _inexact(p, q)
+    both = (p > 0) & (q > 0)
+    safe_p, safe_q = jnp.where(both, p, 1.0), jnp.where(both, q, 1.0)
+    value = xlogy(safe_p, safe_p) - xlogy(safe_p, safe_q)
+    return jnp.where(both, value, jnp.where((p == 0) & (q >= 0), 0.0, np.inf))
+
+
+def kl_div(p, q):
+    """`jax.scipy.special.kl_div`: rel_entr(p, q) - p + q."""
+    p, q = _inexact(p, q)
+    return rel_entr(p, q) - p + q
+
+
+def softmax(x, /, *, axis=None):
+    """`jax.scipy.special.softmax`: `jax.nn.softmax`, over every axis by default."""
+    from ..nn import softmax as nn_softmax
+    return nn_softmax(x, axis)
+
+
+def log_softmax(x, /, *, axis=None):
+    """`jax.scipy.special.log_softmax`: `jax.nn.log_softmax`, over every axis by default."""
+    from ..nn import log_softmax as nn_log_softmax
+    return nn_log_softmax(x, axis)
+
+
 def erfinv(x):
     """`jax.scipy.special.erfinv`: the inverse error function (`lax.erf_inv`)."""
     (x,) = _inexact(x)
@@ -254,5 +308,6 @@ def ndtri(p):
     return jnp.where(p == c(0.0), -inf, jnp.where(p == c(1.0), inf, x))
 
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "expit", "gammaln", "log_ndtr", "logit",
-           "logsumexp", "ndtr", "ndtri", "xlog1py", "xlogy"]
+__all__ = ["betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gamma", "gammaln",
+           "gammasgn", "kl_div", "log_ndtr", "log_softmax", "logit", "logsumexp", "ndtr", "ndtri",
+           "rel_entr", "softmax", "xlog1py", "xlogy"]
