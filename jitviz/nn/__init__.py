@@ -15,6 +15,7 @@ from .. import lax
 from .. import numpy as jnp
 from ..scipy.special import logsumexp
 from . import initializers  # noqa: F401
+from .attention import dot_product_attention  # noqa: F401
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -270,7 +271,7 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
     return jnp.asarray(lhs == rhs, dtype=dtype)
 
 
-__all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish",
+__all__ = ["celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish",
            "hard_tanh", "identity", "initializers", "leaky_relu", "log_sigmoid", "log_softmax",
            "log1mexp", "logmeanexp", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu",
            "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus", "sparse_sigmoid",
