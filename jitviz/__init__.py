@@ -41,6 +41,9 @@ from . import random
 from . import nn, scipy
 from .devices import (Device, default_backend, device_count, device_get, device_put, devices,
                       local_device_count, local_devices, process_count, process_index)
+# jax.checkpoint / jax.remat and the jax.ad_checkpoint module
+from . import ad_checkpoint
+from .ad_checkpoint import checkpoint, checkpoint_policies, remat
 
 __version__ = "0.1.0"
 
@@ -65,6 +68,7 @@ __all__ = [
     "tree_structure", "register_pytree_node",
     "Device", "default_backend", "device_count", "device_get", "device_put", "devices",
     "local_device_count", "local_devices", "process_count", "process_index",
+    "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint",
     # `%load_ext jitviz`
     "load_ipython_extension", "unload_ipython_extension",
 ]

@@ -23,12 +23,14 @@ Like JAX, the functions may not close over values being traced by an enclosing t
 from __future__ import annotations
 
 import functools
+import inspect
 
 from .core.interpreter import eval_jaxpr, inline_jaxpr
 from .core.ir import ClosedJaxpr
 from .core.registry import lowering_rule, primitive, register_lowering
 from .core.source import function_name
 from .core.trace import Tracer
+from .errors import UnexpectedTracerError
 from .tree import tree_flatten, tree_unflatten
 
 
@@ -68,14 +70,18 @@ class custom_vjp:
     """`jax.custom_vjp`: decorate `fun`, then `fun.defvjp(fwd, bwd)` with `fwd(*args) ->
     (out, residuals)` and `bwd(residuals, out_cotangent) -> a cotangent per argument`."""
 
-    def __init__(self, fun, nondiff_argnums=()):
-        if nondiff_argnums:
-            raise NotImplementedError("custom_vjp's nondiff_argnums is not supported by jitviz "
-                                      "yet: close over those values instead")
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.fun, self.fwd, self.bwd = fun, None, None
+        self.nondiff_argnums = _nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
 
-    def defvjp(self, fwd, bwd):
+    def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        """`optimize_remat` only changes what JAX stores, so it is accepted and has no
+        effect; `symbolic_zeros=True` changes what the rules receive, and is refused."""
+        if symbolic_zeros:
+            raise NotImplementedError("custom_vjp's defvjp(symbolic_zeros=True) is not "
+                                      "supported by jitviz: write the rules for ordinary "
+                                      "(possibly zero) cotangents and leave it False")
         self.fwd, self.bwd = fwd, bwd
         return self
 
@@ -83,21 +89,107 @@ class custom_vjp:
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {function_name(self.fun)}"
                                  " using defvjp.")
-        if kwargs:
-            raise TypeError("custom_vjp functions take positional arguments only in jitviz")
-        return _bind_call(custom_vjp_call_p, "custom_vjp", self.fun, args, lambda i, o: dict(
-            fwd=_flat_fwd(self.fwd, i, o), bwd=_flat_bwd(self.bwd, i, o)))
+        args = _positional(self.fun, args, kwargs, "custom_vjp")
+        nd = _NondiffSplit(args, self.nondiff_argnums, self.fun)
+        for value in nd.static:
+            _check_for_tracers(value)
+        fwd, bwd = self.fwd, self.bwd
+        return _bind_call(
+            custom_vjp_call_p, "custom_vjp", self.fun, nd.with_static(self.fun), nd.diff,
+            lambda i, o: dict(fwd=_flat_fwd(nd.with_static(fwd), i, o),
+                              bwd=_flat_bwd(nd.prepend_static(bwd), i, o)))
 
 
-def _bind_call(prim, kind, fun, args, rules_of_trees):
-    """Trace `fun` at `args` and bind `prim` on the leaves, with the params `rules_of_trees`
-    makes from the input and output trees (the user's rules on flat leaves)."""
+def _positional(fun, args, kwargs, kind):
+    """Keyword arguments moved to their positions (as JAX resolves them), defaults filled."""
+    if not kwargs:
+        return tuple(args)
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"The input arguments to the {kind}-decorated function "
+                        f"{function_name(fun)} could not be resolved to positional-only "
+                        f"arguments. Binding failed with the error:\n{e}") from e
+    bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(f"The input arguments to the {kind}-decorated function "
+                        f"{function_name(fun)} could not be resolved to positional-only "
+                        f"arguments: {sorted(bound.kwargs)} are keyword-only")
+    return tuple(bound.args)
+
+
+def _nondiff_positions(fun, nondiff_argnums, nondiff_argnames):
+    """The sorted positions of the non-differentiable arguments (names looked up in `fun`'s
+    signature, as JAX's `nondiff_argnames`)."""
+    nums = {nondiff_argnums} if isinstance(nondiff_argnums, int) else set(nondiff_argnums)
+    names = (nondiff_argnames,) if isinstance(nondiff_argnames, str) else nondiff_argnames
+    if names:
+        params = list(inspect.signature(fun).parameters)
+        for name in names:
+            if name not in params:
+                raise ValueError(f"nondiff_argnames: {function_name(fun)} has no parameter "
+                                 f"{name!r} (its parameters: {', '.join(params)})")
+            nums.add(params.index(name))
+    for i in nums:
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise TypeError(f"nondiff_argnums must be non-negative integer positions, got {i!r}")
+    return tuple(sorted(nums))
+
+
+class _NondiffSplit:
+    """A call's arguments split into the differentiable ones (`diff`, the operands) and those
+    at `nondiff_argnums` (`static`, passed to the rules as they are, as JAX does)."""
+
+    def __init__(self, args, positions, fun):
+        if positions and positions[-1] >= len(args):
+            raise TypeError(f"nondiff_argnums {positions} of {function_name(fun)}: the call "
+                            f"passes only {len(args)} arguments")
+        self.positions = positions
+        self.static = [args[i] for i in positions]
+        self.diff = tuple(a for i, a in enumerate(args) if i not in positions)
+
+    def merge(self, diff, static=None):
+        """The full argument list: `diff` with the static arguments put back in place."""
+        static = self.static if static is None else static
+        it, fixed = iter(diff), dict(zip(self.positions, static))
+        n = len(static) + len(diff)
+        return [fixed[i] if i in fixed else next(it) for i in range(n)]
+
+    def with_static(self, fun):
+        """`fun` called on the differentiable arguments only."""
+        if not self.positions:
+            return fun
+        return functools.wraps(fun)(lambda *diff: fun(*self.merge(diff)))
+
+    def prepend_static(self, rule):
+        """`rule` with the static arguments passed first (JAX's bwd / jvp convention)."""
+        if not self.positions:
+            return rule
+        return functools.wraps(rule)(lambda *rest: rule(*self.static, *rest))
+
+
+def _check_for_tracers(value):
+    for leaf in tree_flatten(value)[0]:
+        if isinstance(leaf, Tracer):
+            raise UnexpectedTracerError(
+                "Found a JAX Tracer object passed as an argument to a custom_vjp function in "
+                "a position indicated by nondiff_argnums as non-differentiable. Tracers cannot "
+                "be passed as non-differentiable arguments to custom_vjp functions; instead, "
+                "nondiff_argnums should only be used for arguments that can't be or contain "
+                "JAX tracers, e.g. function-valued arguments. In particular, array-valued "
+                "arguments should typically not be indicated as nondiff_argnums.")
+
+
+def _bind_call(prim, kind, fun, flat_source, args, rules_of_trees):
+    """Trace `flat_source` (the user's `fun` on the operands `args`) and bind `prim` on the
+    leaves, with the params `rules_of_trees` makes from the input and output trees (the
+    user's rules on flat leaves)."""
     from .transforms._util import trace_flat
     leaves, in_tree = tree_flatten(args)
     store = {}
 
     def flat_fun(*xs):
-        out, tree = tree_flatten(fun(*tree_unflatten(in_tree, list(xs))))
+        out, tree = tree_flatten(flat_source(*tree_unflatten(in_tree, list(xs))))
         store["out_tree"] = tree
         return out
     jaxpr, hoisted = trace_flat(flat_fun, leaves, name=function_name(fun), known=False)
@@ -183,19 +275,23 @@ class custom_jvp:
     """`jax.custom_jvp`: decorate `fun`, then `@fun.defjvp` a rule `jvp(primals, tangents) ->
     (primal_out, tangent_out)`, or `fun.defjvps(*per_argument_rules)`."""
 
-    def __init__(self, fun, nondiff_argnums=()):
-        if nondiff_argnums:
-            raise NotImplementedError("custom_jvp's nondiff_argnums is not supported by jitviz "
-                                      "yet: close over those values instead")
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.fun, self.jvp = fun, None
+        self.nondiff_argnums = _nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
 
     def defjvp(self, jvp, symbolic_zeros=False):
+        if symbolic_zeros:
+            raise NotImplementedError("custom_jvp's defjvp(symbolic_zeros=True) is not "
+                                      "supported by jitviz: the rule gets instantiated zero "
+                                      "tangents; leave it False")
         self.jvp = jvp
         return jvp
 
     def defjvps(self, *jvps):
         """One rule per argument, `rule(tangent, primal_out, *primals) -> its contribution`."""
+        if self.nondiff_argnums:
+            raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
         def jvp(primals, tangents):
             out = self.fun(*primals)
             parts = [rule(t, out, *primals) for rule, t in zip(jvps, tangents)
@@ -210,10 +306,40 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {function_name(self.fun)}"
                                  " using defjvp.")
-        if kwargs:
-            raise TypeError("custom_jvp functions take positional arguments only in jitviz")
-        return _bind_call(custom_jvp_call_p, "custom_jvp", self.fun, args,
-                          lambda i, o: dict(jvp=_flat_jvp(self.jvp, i, o)))
+        args = _positional(self.fun, args, kwargs, "custom_jvp")
+        if not self.nondiff_argnums:
+            return _bind_call(custom_jvp_call_p, "custom_jvp", self.fun, self.fun, args,
+                              lambda i, o: dict(jvp=_flat_jvp(self.jvp, i, o)))
+        # JAX lets traced values be non-differentiable arguments of a custom_jvp function:
+        # those leaves travel as operands (with no tangent), the rest stay Python values
+        nd = _NondiffSplit(args, self.nondiff_argnums, self.fun)
+        static = _TracedLeaves(nd.static)
+        fun, rule = self.fun, self.jvp
+
+        def primal(*ops):
+            return fun(*nd.merge(ops[:-1], static.rebuild(ops[-1])))
+
+        def jvp(primals, tangents):
+            return rule(*static.rebuild(primals[-1]), tuple(primals[:-1]), tuple(tangents[:-1]))
+        return _bind_call(custom_jvp_call_p, "custom_jvp", fun, primal,
+                          nd.diff + (static.traced,),
+                          lambda i, o: dict(jvp=_flat_jvp(jvp, i, o)))
+
+
+class _TracedLeaves:
+    """The tracer leaves of a pytree of Python values, taken out so they can be operands;
+    `rebuild` puts (transformed) values back in their places."""
+
+    def __init__(self, tree):
+        self.leaves, self.tree = tree_flatten(tree)
+        self.where = [i for i, leaf in enumerate(self.leaves) if isinstance(leaf, Tracer)]
+        self.traced = tuple(self.leaves[i] for i in self.where)
+
+    def rebuild(self, values):
+        leaves = list(self.leaves)
+        for i, v in zip(self.where, values):
+            leaves[i] = v
+        return tree_unflatten(self.tree, leaves)
 
 
 def _flat_jvp(jvp, in_tree, out_tree):

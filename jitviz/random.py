@@ -462,7 +462,7 @@ __all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "r
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Standard normal floats truncated to (lower, upper), JAX's method: uniform between
     erf(lower / sqrt 2) and erf(upper / sqrt 2), through sqrt(2) erfinv, clipped inside the
-    bounds. Concrete bounds use Python's erf; traced ones jitviz's composed float32 erf."""
+    bounds. Concrete bounds use Python's erf; traced ones the `lax.erf` primitive."""
     from . import numpy as jnp
     dt = _float_dtype(dtype)
     if shape is None:
@@ -478,7 +478,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
 
 def _erf_of_bound(v, dt):
     if isinstance(v, Tracer):
-        from ._erf import erf
+        from .lax import erf
         return erf(v)
     return np.asarray(np.vectorize(math.erf)(np.asarray(v, np.float64)), dt)
 

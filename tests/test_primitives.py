@@ -27,6 +27,24 @@ from jitviz.lax import primitives as P
 from helpers import assert_close, trace_and_check
 
 
+
+def _digamma_reference(x):
+    """digamma as the central difference of math.lgamma (about 1e-9 relative: enough for a
+    float32 case, and independent of jitviz's series)."""
+    h = 1e-5 * max(1.0, abs(x))
+    return (math.lgamma(x + h) - math.lgamma(x - h)) / (2 * h)
+
+
+def _erf_inv_reference(x):
+    """erf's inverse by bisection on math.erf (a reference independent of jitviz's)."""
+    if abs(x) >= 1:
+        return math.copysign(math.inf, x)
+    lo, hi = -7.0, 7.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.erf(mid) < x else (lo, mid)
+    return (lo + hi) / 2
+
 def _import_all_of_jitviz():
     """Every module that may register a primitive, so the registry test sees them all
     whichever other tests run (a module that fails to import here fails its own tests)."""
@@ -108,6 +126,12 @@ def _unary_cases():
         Case("exp", (F(3, dtype=f64),), {}, np.exp, "f64"),
         Case("erf", (X23,), {}, np.vectorize(math.erf, otypes=[f32])),
         Case("erfc", (F(4, dtype=f64, lo=-3, hi=6),), {}, np.vectorize(math.erfc), "f64"),
+        Case("lgamma", (np.array([0.1, 0.5, 1.0, 2.5, 7.0, -1.5, 30.0], f32),), {},
+             np.vectorize(math.lgamma, otypes=[f32])),
+        Case("digamma", (np.array([0.1, 0.5, 1.0, 2.5, 7.0, -1.5, 30.0], f32),), {},
+             np.vectorize(_digamma_reference, otypes=[f32])),
+        Case("erf_inv", (np.array([-0.99, -0.3, 0.0, 1e-30, 0.5, 0.9], f32),), {},
+             lambda x: np.vectorize(_erf_inv_reference, otypes=[f32])(x)),
         Case("sin", (C(3),), {}, np.sin, "c64"),
         Case("log", (F(3, dtype=f16, lo=0.5),), {}, np.log, "f16"),
         Case("asin", (UNIT,), {}, np.arcsin), Case("acos", (UNIT,), {}, np.arccos),
@@ -377,6 +401,12 @@ def _custom_mul_sin_params(s):
     return jitviz.make_jaxpr(f)(s, s).jaxpr.eqns[0].params
 
 
+def _checkpoint_params(s):
+    """The params of a `jitviz.checkpoint` call of sin(x) * y."""
+    f = jitviz.checkpoint(lambda x, y: lax.sin(x) * y)
+    return jitviz.make_jaxpr(f)(s, s).jaxpr.eqns[0].params
+
+
 def _control_cases():
     s = np.float32(1.5)
     neg = closed(lambda x: -x, s)
@@ -427,6 +457,7 @@ def _control_cases():
              lambda *a: []),
         Case("custom_vjp_call", (s,), _custom_sin_params(s), lambda x: [np.sin(x)]),
         Case("custom_jvp_call", (s, s), _custom_mul_sin_params(s), lambda x, y: [np.sin(x) * y]),
+        Case("remat2", (s, s), _checkpoint_params(s), lambda x, y: [np.sin(x) * y]),
     ] + ([  # the fusion pass's kernel primitive (jitviz.passes.fuse)
         Case("fused", (s, s), {"name": "mul_add", "jaxpr": closed(lambda x, y: (x * y + x,), s, s)},
              lambda x, y: [x * y + x]),

@@ -17,7 +17,16 @@ from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F40
 from .control_flow import map  # noqa: F401,A004  (lax.map, as in JAX)
 from .sort import sort, sort_key_val  # noqa: F401
 from .stop_gradient import stop_gradient  # noqa: F401
-from .erf import erf, erfc  # noqa: F401
+from .erf import erf, erf_inv, erfc  # noqa: F401
+from .gamma import digamma, lgamma  # noqa: F401
+from .scans import associative_scan, cumlogsumexp, top_k  # noqa: F401
+from .bits import clz, population_count, shift_right_logical  # noqa: F401
+from .in_dim import (collapse, dynamic_index_in_dim, dynamic_slice_in_dim,  # noqa: F401
+                     dynamic_update_index_in_dim, dynamic_update_slice_in_dim, full_like,
+                     index_in_dim, reciprocal, reduce, slice_in_dim)
+from .windows import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa: F401
+                      conv_general_dilated, conv_transpose, conv_with_general_padding, pad,
+                      padtype_to_pads, reduce_window)
 
 
 def aval_of(x) -> ShapedArray:

@@ -15,6 +15,7 @@ from .. import lax
 from .. import numpy as jnp
 from ..scipy.special import logsumexp
 from . import initializers  # noqa: F401
+from .attention import dot_product_attention  # noqa: F401
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -88,17 +89,63 @@ def mish(x):
 
 def gelu(x, approximate: bool = True):
     """`jax.nn.gelu`. The tanh approximation by default (as JAX); `approximate=False` is
-    x/2 erfc(-x/sqrt 2) with jitviz's composed float32 erfc (`jitviz/_erf.py`; float64 is
-    refused — use `approximate=True` there)."""
+    JAX's exact form x/2 erfc(-x/sqrt 2) on the `lax.erfc` primitive (any float dtype)."""
     x = _inexact(x)
     dt = lax.aval_of(x).dtype
     if approximate:
         sqrt_2_over_pi = np.sqrt(2 / np.pi).astype(dt)
         cdf = 0.5 * (1.0 + jnp.tanh(sqrt_2_over_pi * (x + 0.044715 * (x ** 3))))
         return x * cdf
-    from .._erf import erfc, float32_operand
-    x = float32_operand(x, "gelu(approximate=False)")
-    return 0.5 * x * erfc(-x * np.sqrt(0.5).astype(dt))
+    return 0.5 * x * lax.erfc(-x * np.sqrt(0.5).astype(dt))
+
+
+def sparse_plus(x):
+    """`jax.nn.sparse_plus`: 0 for x <= -1, (x + 1)^2 / 4 between, x for x >= 1."""
+    x = jnp.asarray(x)
+    return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+def sparse_sigmoid(x):
+    """`jax.nn.sparse_sigmoid`: (x + 1) / 2 clipped to [0, 1] (sparse_plus' derivative)."""
+    return 0.5 * jnp.clip(jnp.asarray(x) + 1.0, 0.0, 2.0)
+
+
+def _log1mexp_value(x):
+    # log(-expm1(-x)) near 0, log1p(-exp(-x)) beyond log 2: each accurate where it is used
+    return jnp.where(x < np.log(2.0), jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+
+
+def _make_log1mexp():
+    from ..custom_derivatives import custom_jvp
+    f = custom_jvp(_log1mexp_value)
+    # JAX's rule: d/dx log(1 - exp(-x)) = 1 / expm1(x), finite where the branches' are not
+    f.defjvps(lambda g, ans, x: g / jnp.expm1(x))
+    return f
+
+
+_log1mexp = _make_log1mexp()
+
+
+def log1mexp(x):
+    """`jax.nn.log1mexp`: log(1 - exp(-x)), accurate for small and large x."""
+    return _log1mexp(_inexact(x))
+
+
+def logmeanexp(x, axis=None, where=None, keepdims=False):
+    """`jax.nn.logmeanexp`: logsumexp(x) - log(the number of elements reduced)."""
+    from ..numpy._core import canonical_axes
+    x = _inexact(x)
+    lse = logsumexp(x, axis=axis, keepdims=keepdims, where=where)
+    dims = canonical_axes(axis, lax.aval_of(x).ndim)
+    if where is None:
+        count = float(np.prod([lax.aval_of(x).shape[d] for d in dims]))
+        return lse - np.log(count).astype(lax.aval_of(lse).dtype)
+    mask = jnp.broadcast_to(jnp.asarray(where), lax.aval_of(x).shape)
+    count = jnp.sum(mask, axis=dims, keepdims=keepdims, dtype=lax.aval_of(lse).dtype)
+    return lse - jnp.log(count)
+
+
+tanh = jnp.tanh  # `jax.nn.tanh`
 
 
 def elu(x, alpha=1.0):
@@ -224,7 +271,8 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
     return jnp.asarray(lhs == rhs, dtype=dtype)
 
 
-__all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish",
+__all__ = ["celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish",
            "hard_tanh", "identity", "initializers", "leaky_relu", "log_sigmoid", "log_softmax",
-           "logsumexp", "mish", "one_hot", "relu", "relu6", "selu", "sigmoid", "silu",
-           "soft_sign", "softmax", "softplus", "squareplus", "standardize", "swish"]
+           "log1mexp", "logmeanexp", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu",
+           "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus", "sparse_sigmoid",
+           "squareplus", "standardize", "swish", "tanh"]

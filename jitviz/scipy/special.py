@@ -1,8 +1,9 @@
 """`jitviz.scipy.special`, as `jax.scipy.special`, composed from `jitviz.numpy` / `jitviz.lax`.
 
-`erf` and `erfc` are the `lax` primitives (any float). `ndtr` and `log_ndtr` still use
-jitviz's composed float32 erf/erfc (`jitviz/_erf.py`) and refuse float64; `ndtri` is JAX's own
-rational approximation (any float). `gammaln`, `digamma` wait for their primitives.
+`erf`, `erfc` and `erfinv` are the `lax` primitives (any float); `ndtr` and `log_ndtr` are
+JAX's formulas over them (float32 and float64, log_ndtr with JAX's custom derivative); `ndtri`
+is JAX's own rational approximation (any float); `gammaln` and `digamma` are the `lax.lgamma`
+and `lax.digamma` primitives.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
+from ..custom_derivatives import custom_jvp
 
 
 def _inexact(*args):
@@ -81,45 +83,87 @@ def entr(x):
     return jnp.where(x < 0, jnp.full_like(x, -np.inf), -xlogy(x, x))
 
 
+def _normal_float(x, name):
+    """`x` as float32 or float64, JAX's TypeError for other dtypes (ndtr and log_ndtr)."""
+    (x,) = _inexact(x)
+    dt = _dtype(x)
+    if dt not in (np.float32, np.float64):
+        raise TypeError(f"x.dtype={dt} is not supported, see docstring for supported types "
+                        f"({name} takes float32 or float64)")
+    return x
+
+
 def ndtr(x):
-    """`jax.scipy.special.ndtr`: the standard normal CDF (float32), from erf near 0 and erfc
-    in the tails (so ndtr(-9) keeps its relative accuracy)."""
-    from .._erf import erf, erfc, float32_operand
-    x = float32_operand(x, "ndtr")
-    half_sqrt_2 = np.float32(0.5 * np.sqrt(2.0))
+    """`jax.scipy.special.ndtr`: the standard normal CDF, JAX's formula on the `lax.erf` /
+    `lax.erfc` primitives (so float64 is accurate under x64): 1 + erf near 0, erfc in the
+    tails (so ndtr(-9) keeps its relative accuracy)."""
+    return _ndtr(_normal_float(x, "ndtr"))
+
+
+def _ndtr(x):
+    # (Python numbers are weakly typed: they take x's dtype)
+    half_sqrt_2 = 0.5 * float(np.sqrt(2.0))
     w = x * half_sqrt_2
     z = jnp.abs(w)
-    y = jnp.where(z < half_sqrt_2, 1.0 + erf(w), jnp.where(w > 0, 2.0 - erfc(z), erfc(z)))
+    y = jnp.where(z < half_sqrt_2, 1.0 + lax.erf(w),
+                  jnp.where(w > 0.0, 2.0 - lax.erfc(z), lax.erfc(z)))
     return 0.5 * y
 
 
+# where log_ndtr switches from log(ndtr(x)) to -ndtr(-x) (upper) and to the asymptotic series
+# (lower), per dtype: JAX's segments
+_LOG_NDTR_SEGMENTS = {np.dtype(np.float32): (-10.0, 5.0), np.dtype(np.float64): (-20.0, 8.0)}
+
+
 def log_ndtr(x, series_order=3):
-    """`jax.scipy.special.log_ndtr` (float32): log(ndtr(x)), -ndtr(-x) above 5 and JAX's
-    asymptotic series below -10."""
+    """`jax.scipy.special.log_ndtr`: log(ndtr(x)), -ndtr(-x) above the upper segment and
+    JAX's asymptotic series below the lower one; its derivative is JAX's custom rule
+    exp(log pdf(x) - log_ndtr(x)), finite far into the tails."""
     if not isinstance(series_order, int):
         raise TypeError("series_order must be a Python integer.")
-    if not 0 <= series_order <= 30:
-        raise ValueError("series_order must be in [0, 30].")
-    from .._erf import float32_operand
-    x = float32_operand(x, "log_ndtr")
-    lower, upper = np.float32(-10), np.float32(5)
+    if series_order < 0:
+        raise ValueError("series_order must be non-negative.")
+    if series_order > 30:
+        raise ValueError("series_order must be <= 30.")
+    return _log_ndtr(_normal_float(x, "log_ndtr"), series_order)
+
+
+def _log_ndtr_value(x, series_order):
+    lower, upper = _LOG_NDTR_SEGMENTS[_dtype(x)]
     above = x > upper
-    res = ndtr(jnp.where(above, -x, jnp.maximum(x, lower)))
+    res = _ndtr(jnp.where(above, -x, jnp.maximum(x, lower)))
     return jnp.where(above, -res, jnp.where(x > lower, jnp.log(res),
                                              _log_ndtr_lower(jnp.minimum(x, lower),
                                                              series_order)))
 
 
+def _log_ndtr_jvp(series_order, primals, tangents):
+    (x,), (t,) = primals, tangents
+    out = _log_ndtr(x, series_order)
+    return out, t * jnp.exp(_norm_logpdf(x) - out)
+
+
+# log_ndtr's value with JAX's derivative rule (the series order is a Python number)
+_log_ndtr = custom_jvp(_log_ndtr_value, nondiff_argnums=(1,))
+_log_ndtr.defjvp(_log_ndtr_jvp)
+
+
+def _norm_logpdf(x):
+    return -0.5 * jnp.square(x) - float(np.log(np.sqrt(2 * np.pi)))
+
+
 def _log_ndtr_lower(x, series_order):
     x_2 = jnp.square(x)
-    log_scale = -0.5 * x_2 - jnp.log(-x) - np.float32(0.5 * np.log(2.0 * np.pi))
+    log_scale = -0.5 * x_2 - jnp.log(-x) - float(0.5 * np.log(2.0 * np.pi))
     return log_scale + jnp.log(_asymptotic_series(x_2, series_order))
 
 
 def _asymptotic_series(x_2, series_order):
-    even, odd, x_2n = 0.0, 0.0, x_2
+    if series_order <= 0:
+        return jnp.ones_like(x_2)
+    even, odd, x_2n = jnp.zeros_like(x_2), jnp.zeros_like(x_2), x_2
     for n in range(1, series_order + 1):
-        y = float(np.prod(np.arange(2 * n - 1, 0, -2))) / x_2n  # (2n - 1)!! / x^(2n)
+        y = float(np.prod(np.arange(2 * n - 1, 1, -2))) / x_2n  # (2n - 1)!! / x^2n
         if n % 2:
             odd = odd + y
         else:
@@ -167,6 +211,78 @@ def erfc(x):
     return lax.erfc(x)
 
 
+def gammaln(x):
+    """`jax.scipy.special.gammaln`: log|Gamma(x)| (`lax.lgamma`)."""
+    (x,) = _inexact(x)
+    return lax.lgamma(x)
+
+
+def digamma(x):
+    """`jax.scipy.special.digamma`: the logarithmic derivative of Gamma (`lax.digamma`)."""
+    (x,) = _inexact(x)
+    return lax.digamma(x)
+
+
+def betaln(a, b):
+    """`jax.scipy.special.betaln`: log|B(a, b)| as gammaln(a) + gammaln(b) - gammaln(a + b)
+    (JAX uses a more careful algorithm for large arguments: there the two differ by the
+    cancellation of this sum, ~1e-6 relative in float32 near a + b = 1e4)."""
+    a, b = _inexact(a, b)
+    return lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
+
+
+def gammasgn(x):
+    """`jax.scipy.special.gammasgn`: the sign of Gamma(x): 1 for x > 0 (and +inf), that of
+    (-1)^floor(x) between the negative poles, +-1 at +-0, NaN at the poles, -inf and NaN."""
+    (x,) = _inexact(x)
+    floor_x = jnp.floor(x)
+    negative_odd = (x < 0) & (jnp.fmod(floor_x, 2.0) != 0)
+    sign = jnp.where(negative_odd, -1.0, 1.0)
+    sign = jnp.where(x == 0, jnp.copysign(jnp.ones_like(x), x), sign)
+    bad = jnp.isnan(x) | (x == -np.inf) | ((x < 0) & (x == floor_x))
+    return jnp.where(bad, np.nan, sign).astype(_dtype(x))
+
+
+def gamma(x):
+    """`jax.scipy.special.gamma`: gammasgn(x) exp(gammaln(x))."""
+    (x,) = _inexact(x)
+    return gammasgn(x) * jnp.exp(lax.lgamma(x))
+
+
+def rel_entr(p, q):
+    """`jax.scipy.special.rel_entr`: p log(p / q) for p, q > 0; 0 for p = 0 <= q; inf
+    otherwise."""
+    p, q = _inexact(p, q)
+    both = (p > 0) & (q > 0)
+    safe_p, safe_q = jnp.where(both, p, 1.0), jnp.where(both, q, 1.0)
+    value = xlogy(safe_p, safe_p) - xlogy(safe_p, safe_q)
+    return jnp.where(both, value, jnp.where((p == 0) & (q >= 0), 0.0, np.inf))
+
+
+def kl_div(p, q):
+    """`jax.scipy.special.kl_div`: rel_entr(p, q) - p + q."""
+    p, q = _inexact(p, q)
+    return rel_entr(p, q) - p + q
+
+
+def softmax(x, /, *, axis=None):
+    """`jax.scipy.special.softmax`: `jax.nn.softmax`, over every axis by default."""
+    from ..nn import softmax as nn_softmax
+    return nn_softmax(x, axis)
+
+
+def log_softmax(x, /, *, axis=None):
+    """`jax.scipy.special.log_softmax`: `jax.nn.log_softmax`, over every axis by default."""
+    from ..nn import log_softmax as nn_log_softmax
+    return nn_log_softmax(x, axis)
+
+
+def erfinv(x):
+    """`jax.scipy.special.erfinv`: the inverse error function (`lax.erf_inv`)."""
+    (x,) = _inexact(x)
+    return lax.erf_inv(x)
+
+
 def ndtri(p):
     """`jax.scipy.special.ndtri`: the inverse normal CDF, JAX's (Cephes') piecewise rational
     approximation: one for the centre, two in sqrt(-2 log p) for the tails."""
@@ -192,5 +308,6 @@ def ndtri(p):
     return jnp.where(p == c(0.0), -inf, jnp.where(p == c(1.0), inf, x))
 
 
-__all__ = ["entr", "erf", "erfc", "expit", "log_ndtr", "logit", "logsumexp", "ndtr", "ndtri",
-           "xlog1py", "xlogy"]
+__all__ = ["betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gamma", "gammaln",
+           "gammasgn", "kl_div", "log_ndtr", "log_softmax", "logit", "logsumexp", "ndtr", "ndtri",
+           "rel_entr", "softmax", "xlog1py", "xlogy"]

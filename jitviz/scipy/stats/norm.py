@@ -1,5 +1,5 @@
-"""`jitviz.scipy.stats.norm`, as `jax.scipy.stats.norm` (`cdf` / `logcdf` in float32 only:
-they use jitviz's composed erf, see `jitviz.scipy.special.ndtr`)."""
+"""`jitviz.scipy.stats.norm`, as `jax.scipy.stats.norm` (`cdf` / `logcdf` are `ndtr` /
+`log_ndtr` on the `lax.erf`/`erfc` primitives: float32 and float64)."""
 from __future__ import annotations
 
 import numpy as np
@@ -28,13 +28,13 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    """`jax.scipy.stats.norm.cdf`: ndtr((x - loc) / scale) (float32)."""
+    """`jax.scipy.stats.norm.cdf`: ndtr((x - loc) / scale)."""
     x, loc, scale = _inexact(x, loc, scale)
     return special.ndtr((x - loc) / scale)
 
 
 def logcdf(x, loc=0, scale=1):
-    """`jax.scipy.stats.norm.logcdf`: log_ndtr((x - loc) / scale) (float32)."""
+    """`jax.scipy.stats.norm.logcdf`: log_ndtr((x - loc) / scale)."""
     x, loc, scale = _inexact(x, loc, scale)
     return special.log_ndtr((x - loc) / scale)
 
