@@ -60,6 +60,11 @@ class HostCallback:
         return [_checked_leaf(self, k, leaf, aval)
                 for k, (leaf, aval) in enumerate(zip(leaves, self.result_avals))]
 
+    @property
+    def name(self) -> str:
+        """`module.qualname` of the function (what errors and annotations call it)."""
+        return _name_of(self.fn)
+
     def __repr__(self):
         return repr(self.fn)
 

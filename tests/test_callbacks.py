@@ -420,3 +420,22 @@ def test_cuda_callbacks_inside_loops_run_the_loop_on_the_host():
     g = jitviz.jit(jitviz.vmap(lambda x: jitviz.pure_callback(
         np.sin, S(()), x, vmap_method="sequential")), backend="cuda")
     np.testing.assert_allclose(np.asarray(g(X)), np.sin(X), rtol=1e-6)
+
+
+# --- the `host` fate of a line ---------------------------------------------------------------------
+
+def _annotated(x):
+    y = jitviz.pure_callback(np.sin, S((3,)), x)
+    z = lax.fori_loop(0, 2, lambda i, c: jitviz.pure_callback(np.cos, S((3,)), c), y)
+    return z * 2
+
+
+def test_annotate_gives_callback_lines_the_host_fate_naming_the_function():
+    """At the top level and inside a region (where the Numba code leaves nopython mode)."""
+    lines = {a.code.strip(): a for a in jitviz.annotate(_annotated, X, backend="cpu").lines}
+    top = lines["y = jitviz.pure_callback(np.sin, S((3,)), x)"]
+    loop = next(a for code, a in lines.items() if code.startswith("z = lax.fori_loop"))
+    assert "host" in top.fates and "calls numpy.sin (pure_callback) on the host" in top.note
+    assert {"host", "control_flow"} <= set(loop.fates)
+    assert "calls numpy.cos (pure_callback) on the host" in loop.note
+    assert "host" not in lines["return z * 2"].fates
