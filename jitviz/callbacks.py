@@ -12,6 +12,7 @@ re-run notebook cell reuses the text, hence the cached kernel, of the run it rep
 """
 from __future__ import annotations
 
+import functools
 import weakref
 
 import numpy as np
@@ -34,16 +35,21 @@ class HostCallback:
     """A user function as an equation calls it: flat operands in (unflattened to the user's
     args and kwargs by `in_tree`), flat results out, checked against `result_avals`."""
 
-    __slots__ = ("fn", "api", "in_tree", "out_tree", "result_avals", "slot", "__weakref__")
+    __slots__ = ("fn", "api", "in_tree", "out_tree", "result_avals", "static", "slot",
+                 "__weakref__")
 
-    def __init__(self, fn, api, in_tree, out_tree, result_avals):
+    def __init__(self, fn, api, in_tree, out_tree, result_avals, static=None):
         self.fn, self.api, self.in_tree = fn, api, in_tree
         self.out_tree, self.result_avals = out_tree, tuple(result_avals)
+        self.static = dict(static or {})  # leaf index -> a value passed as it is (a string)
         self.slot = _free_slot(_name_of(fn))
         _SLOTS[self.slot] = self
 
     def __call__(self, *flat_args):
-        args, kwargs = tree_unflatten(self.in_tree, [np.asarray(a) for a in flat_args])
+        traced = iter(np.asarray(a) for a in flat_args)
+        leaves = [self.static[i] if i in self.static else next(traced)
+                  for i in range(len(self.static) + len(flat_args))]
+        args, kwargs = tree_unflatten(self.in_tree, leaves)
         out = self.fn(*args, **kwargs)
         if self.out_tree is None:  # debug.callback: the return value is ignored, as in JAX
             return []
@@ -114,15 +120,34 @@ def _free_slot(name: str) -> str:
     return f"{name}#{k}"
 
 
-def host_callback(fn, api, in_tree, out_tree, result_avals) -> HostCallback:
-    """The one live HostCallback for this function, structure and result types (every trace of
-    a jitted function that calls `fn` the same way shares its slot, hence its kernels)."""
-    key = (id(fn), api, in_tree, out_tree, tuple(result_avals))
+def host_callback(fn, api, in_tree, out_tree, result_avals, static=None) -> HostCallback:
+    """The one live HostCallback for this function, structure, result types and static
+    arguments (every trace of a jitted function that calls `fn` the same way shares its slot,
+    hence its kernels; ids are safe keys: the entry lives only as long as the callback, which
+    holds `fn` and the static values)."""
+    static = dict(static or {})
+    key = (id(fn), api, in_tree, out_tree, tuple(result_avals),
+           tuple((i, id(v)) for i, v in sorted(static.items())))
     cb = _INTERNED.get(key)
     if cb is None or cb.fn is not fn:
-        cb = HostCallback(fn, api, in_tree, out_tree, result_avals)
+        cb = HostCallback(fn, api, in_tree, out_tree, result_avals, static)
         _INTERNED[key] = cb
     return cb
+
+
+def _split_static(flat):
+    """debug.callback's operands, as JAX splits them: arrays and numbers are traced, other
+    leaves (strings, objects) reach the callback as they are."""
+    from .lax import aval_of
+    traced, static = [], {}
+    for i, leaf in enumerate(flat):
+        try:
+            aval_of(leaf)
+        except TypeError:
+            static[i] = leaf
+        else:
+            traced.append(leaf)
+    return traced, static
 
 
 def call_slot(slot: str, dtypes: tuple, args: tuple, batch_rank: int = 0):
@@ -203,13 +228,15 @@ def _checked_callable(api, fn):
                         f"({fn!r}); pass the function first, then result_shape_dtypes")
 
 
-def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwargs):
+def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_method=None,
+                  **kwargs):
     """`jax.pure_callback`: call `callback(*args, **kwargs)` on the host with NumPy arrays and
     return its results, which must match `result_shape_dtypes` (a pytree of
     `ShapeDtypeStruct`). The callback must be pure: jitviz may drop a call whose results are
     unused. `vmap_method` says how `vmap` calls it: 'sequential' (once per example),
     'expand_dims' (once, unbatched arguments with a leading axis of size 1), 'broadcast_all'
-    (once, every argument with the batch axis); None: vmap raises."""
+    (once, every argument with the batch axis); None: vmap raises. `sharding` is accepted
+    and ignored (jitviz runs on one device)."""
     api = "pure_callback"
     _checked_callable(api, callback)
     if vmap_method not in VMAP_METHODS:
@@ -238,14 +265,25 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
     return tree_unflatten(out_tree, outs)
 
 
-def debug_callback(callback, *args, **kwargs) -> None:
+def debug_callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
     """`jax.debug.callback`: call `callback(*args, **kwargs)` with NumPy values on every call
-    (under `vmap` once per example, as `jitviz.debug.print`); its return value is ignored."""
+    (under `vmap` once per example, as `jitviz.debug.print`); its return value is ignored.
+    Without a callback, a decorator (`@jitviz.debug.callback(ordered=True)`, as JAX). Calls
+    run in program order here whether or not `ordered` (it is printed as JAX's effect)."""
+    if callback is None:
+        if args or kwargs:
+            raise TypeError("debug_callback received unexpected arguments in the two-call "
+                            f"form: {args=} {kwargs=}. Fix: debug.callback(ordered=True)"
+                            "(fn, *args)")
+        return functools.partial(debug_callback, ordered=ordered, partitioned=partitioned)
     api = "debug.callback"
     _checked_callable(api, callback)
     flat, in_tree = tree_flatten((args, kwargs))
-    cb = host_callback(callback, api, in_tree, None, ())
-    debug_callback_p.bind(*flat, callback=cb, effect="Debug", partitioned=False)
+    traced, static = _split_static(flat)
+    cb = host_callback(callback, api, in_tree, None, (), static)
+    debug_callback_p.bind(*traced, callback=cb, effect="OrderedDebug" if ordered else "Debug",
+                          partitioned=bool(partitioned))
+    return None
 
 
 from . import _callback_rules  # noqa: E402,F401 (registers transformation rules and lowerings)

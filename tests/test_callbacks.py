@@ -439,3 +439,36 @@ def test_annotate_gives_callback_lines_the_host_fate_naming_the_function():
     assert {"host", "control_flow"} <= set(loop.fates)
     assert "calls numpy.cos (pure_callback) on the host" in loop.note
     assert "host" not in lines["return z * 2"].fates
+
+
+def test_debug_callback_ordered_and_decorator_forms_as_jax():
+    """`ordered`/`partitioned` are JAX's options, not the callback's keywords; without a
+    callback, debug.callback is a decorator factory."""
+    for api, make_jaxpr in [(_JITVIZ, jitviz.make_jaxpr), (_JAX, jax.make_jaxpr)]:
+        seen = Calls()
+        text = str(make_jaxpr(lambda x: api.debug(seen, x, ordered=True))(f32(1)))
+        assert "effect=OrderedDebug" in text
+        api.jit(lambda x: api.debug(seen, x, ordered=True))(f32(2))
+        assert [float(s[0]) for s in seen.seen] == [2.0]
+    for api in (_JITVIZ, _JAX):
+        seen = Calls()
+        api.jit(lambda x: api.debug(ordered=True)(seen, x, x + 1))(f32(2))
+        assert [[float(v) for v in s] for s in seen.seen] == [[2.0, 3.0]]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_debug_callback_passes_non_array_arguments_as_they_are(backend):
+    def program(api):
+        seen = []
+        f = _jit(api, lambda x: api.debug(lambda label, v, unit: seen.append(
+            f"{label}={float(v)}{unit}"), "loss", x, unit="!"), backend)
+        f(f32(2))
+        f(f32(3))
+        return seen
+    got, want = _both(program)
+    assert got == want == ["loss=2.0!", "loss=3.0!"]
+
+
+def test_pure_callback_accepts_jax_sharding_keyword():
+    out = jitviz.jit(lambda x: jitviz.pure_callback(np.sin, S((3,)), x, sharding=None))(X)
+    np.testing.assert_allclose(out, np.sin(X), rtol=1e-6)
