@@ -472,3 +472,37 @@ def test_debug_callback_passes_non_array_arguments_as_they_are(backend):
 def test_pure_callback_accepts_jax_sharding_keyword():
     out = jitviz.jit(lambda x: jitviz.pure_callback(np.sin, S((3,)), x, sharding=None))(X)
     np.testing.assert_allclose(out, np.sin(X), rtol=1e-6)
+
+
+_SCALE_SCRIPT = """
+import sys, numpy as np, jitviz
+from jitviz import lax
+k = np.float32(sys.argv[1])
+def scale(v):
+    return v * k
+f = jitviz.jit(lambda x: lax.fori_loop(0, 2, lambda i, c: jitviz.pure_callback(
+    scale, jitviz.ShapeDtypeStruct((3,), np.float32), c), x), backend="cpu")
+print(float(f(np.ones(3, np.float32))[0]))
+"""
+
+
+@main_only
+def test_a_kernel_from_the_disk_cache_calls_this_process_function(tmp_path):
+    """Two processes, one kernel text (the same slot name), different functions: the second
+    loads the first's compiled region from disk and still calls its own function."""
+    env = dict(os.environ, JITVIZ_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in os.environ.get(
+                   "PYTHONPATH", "").split(os.pathsep) if p]))
+    script = tmp_path / "scale.py"
+    script.write_text(_SCALE_SCRIPT)
+    outs = []
+    for k in ("2", "3"):
+        proc = subprocess.run([sys.executable, str(script), k], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        outs.append(float(proc.stdout.split()[-1]))
+        files = sorted(p.name for p in (tmp_path / "cache").rglob("*") if p.is_file())
+        if k == "2":
+            first = files
+    assert outs == [4.0, 9.0]
+    assert files == first  # nothing new compiled: the region came from the disk cache
