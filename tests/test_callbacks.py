@@ -506,3 +506,16 @@ def test_a_kernel_from_the_disk_cache_calls_this_process_function(tmp_path):
             first = files
     assert outs == [4.0, 9.0]
     assert files == first  # nothing new compiled: the region came from the disk cache
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("where", ["top", "fori_loop"])
+def test_an_exception_in_the_callback_reaches_the_caller(backend, where):
+    def broken(v):
+        raise KeyError("the table has no such row")
+
+    def call(v):
+        return jitviz.pure_callback(broken, S(()), v)
+    f = call if where == "top" else (lambda x: lax.fori_loop(0, 2, lambda i, c: call(c), x))
+    with pytest.raises(KeyError, match="the table has no such row"):
+        jitviz.jit(f, backend=backend)(f32(1))
