@@ -46,11 +46,19 @@ class HostCallback:
         _SLOTS[self.slot] = self
 
     def __call__(self, *flat_args):
-        traced = iter(np.asarray(a) for a in flat_args)
+        traced = iter(_read_only(a) for a in flat_args)
         leaves = [self.static[i] if i in self.static else next(traced)
                   for i in range(len(self.static) + len(flat_args))]
         args, kwargs = tree_unflatten(self.in_tree, leaves)
-        out = self.fn(*args, **kwargs)
+        try:
+            out = self.fn(*args, **kwargs)
+        except ValueError as e:
+            if "read-only" not in str(e):
+                raise
+            raise ValueError(
+                f"{self.api}: the callback {_name_of(self.fn)} wrote into one of its operands "
+                f"({e}): they are read-only, as JAX's arrays are. Fix: compute a new array "
+                "(x = x + 1) or write into a copy (x = np.array(x))") from e
         if self.out_tree is None:  # debug.callback: the return value is ignored, as in JAX
             return []
         return self._checked(out)
@@ -73,6 +81,14 @@ class HostCallback:
 
     def __repr__(self):
         return repr(self.fn)
+
+
+def _read_only(value):
+    """The callback's view of an operand: it may be the program's own buffer (the
+    interpreter's, a driver's), and arrays are immutable, as JAX's are to its callbacks."""
+    view = np.asarray(value).view()
+    view.flags.writeable = False
+    return view
 
 
 def _checked_leaf(cb, k, leaf, aval):

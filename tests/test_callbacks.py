@@ -519,3 +519,19 @@ def test_an_exception_in_the_callback_reaches_the_caller(backend, where):
     f = call if where == "top" else (lambda x: lax.fori_loop(0, 2, lambda i, c: call(c), x))
     with pytest.raises(KeyError, match="the table has no such row"):
         jitviz.jit(f, backend=backend)(f32(1))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_callback_cannot_change_the_programs_values(backend):
+    """Operands are read-only to the callback (JAX's are too): an in-place update raises
+    instead of changing a value the program reads afterwards."""
+    def bump(v):
+        v += 1
+        return v
+    f = jitviz.jit(lambda x: (jitviz.pure_callback(bump, S((3,)), x), x), backend=backend)
+    with pytest.raises(ValueError, match=r"pure_callback: the callback .*bump wrote into one "
+                                         r"of its operands.*Fix: compute a new array"):
+        f(X)
+    ok = jitviz.jit(lambda x: jitviz.pure_callback(lambda v: v + 1, S((3,)), x) + x,
+                    backend=backend)
+    np.testing.assert_allclose(ok(X), 2 * X + 1)
