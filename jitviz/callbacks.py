@@ -18,7 +18,7 @@ import weakref
 import numpy as np
 
 from .core.ir import ShapedArray
-from .core.registry import primitive, register_lowering
+from .core.registry import primitive
 from .tree import tree_flatten, tree_unflatten
 
 VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
@@ -64,13 +64,16 @@ class HostCallback:
         return self._checked(out)
 
     def _checked(self, out):
+        """JAX's check: as many arrays as declared (a list for a declared tuple is fine: the
+        results take the declared structure), each of its declared shape and dtype."""
         leaves, tree = tree_flatten(out)
-        if tree != self.out_tree:
+        if len(leaves) != len(self.result_avals):
             raise TypeError(
-                f"{self.api}: the callback {_name_of(self.fn)} returned {tree} (a "
-                f"{type(out).__name__}), but result_shape_dtypes declares {self.out_tree}. "
-                "Fix: return the structure result_shape_dtypes declares (a single array for "
-                "one ShapeDtypeStruct, a tuple for a tuple of them), or change it.")
+                f"{self.api}: the callback {_name_of(self.fn)} returned {len(leaves)} "
+                f"array(s) ({tree}, a {type(out).__name__}), but result_shape_dtypes declares "
+                f"{len(self.result_avals)} ({self.out_tree}). Fix: return one array per "
+                "ShapeDtypeStruct of result_shape_dtypes (a single array for one, a tuple "
+                "for a tuple of them), or change it.")
         return [_checked_leaf(self, k, leaf, aval)
                 for k, (leaf, aval) in enumerate(zip(leaves, self.result_avals))]
 
