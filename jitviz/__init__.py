@@ -37,6 +37,9 @@ jacobian = jacrev  # jax.jacobian
 from . import test_util
 from .custom_derivatives import custom_jvp, custom_vjp
 from . import random
+# host callbacks (jax.pure_callback, jax.experimental.io_callback, jax.debug.callback)
+from .callbacks import pure_callback
+from . import experimental
 # JAX's other modules (jax.nn, jax.scipy), composed from jitviz.numpy and jitviz.lax
 from . import nn, scipy
 from .devices import (Device, default_backend, device_count, device_get, device_put, devices,
@@ -63,7 +66,8 @@ __all__ = [
     "Annotation",
     # JAX's API
     "lax", "numpy", "random", "nn", "scipy", "grad", "value_and_grad", "jvp", "vjp", "vmap",
-    "jacfwd", "jacrev", "jacobian", "linearize", "hessian", "test_util", "custom_jvp", "custom_vjp",
+    "jacfwd", "jacrev", "jacobian", "linearize", "hessian", "test_util", "custom_jvp",
+    "custom_vjp", "pure_callback", "experimental",
     "tree", "tree_util", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map",
     "tree_structure", "register_pytree_node",
     "Device", "default_backend", "device_count", "device_get", "device_put", "devices",

@@ -7,7 +7,8 @@ the equations it produced, the kernels they went into and a note in words.
 Where each fate comes from:
   kernel        the line's equations are among a compiled kernel's (Kernel.eqns)
   host          final-stage equations of the line that no kernel covers: BLAS calls,
-                host-driven loops, callbacks (or every equation, on the interpreter)
+                host-driven loops (or every equation, on the interpreter); and host
+                callbacks (pure_callback, io_callback, debug.callback) wherever they run
   control_flow  the line made a cond / while / scan region
   unrolled      the line made `unrolled_loop_threshold` or more equations (a Python loop)
   constant      a global or closure (or a value computed from one) baked in on this line
@@ -197,6 +198,9 @@ class _Facts:
         in_kernels = {(_line_of(e, file), e.primitive) for e, _ in covered.values()}
         self.host = collections.Counter(_line_of(e, file) for e in final
                                         if (_line_of(e, file), e.primitive) not in in_kernels)
+        # host callbacks, wherever they run (a Numba region leaves nopython mode for them)
+        from .callbacks import CALLBACK_PRIMITIVES
+        self.callbacks = _by_line([e for e in final if e.primitive in CALLBACK_PRIMITIVES], file)
         self.kernel_lines = _generated_lines(kernels, file)
         self.removed = _removed_by_pass(stages, file)
         self.report = closed.report
@@ -263,9 +267,12 @@ class _Facts:
 
     def _host(self, line, code, eqns):
         n = self.host.get(line, 0)
+        calls = sorted({f"{e.params['callback'].name} ({e.primitive.name})"
+                        for e in self.callbacks.get(line, ())})
+        notes = [f"calls {', '.join(calls)} on the host, on every call"] if calls else []
         if n:
-            return "host", f"{n} equation(s) run outside kernels"
-        return None
+            notes.append(f"{n} equation(s) run outside kernels")
+        return ("host", "; ".join(notes)) if notes else None
 
     def _kernel(self, line, code, eqns):
         names = self.kernels.get(line)

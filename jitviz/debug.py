@@ -58,3 +58,14 @@ def print(fmt: str, *args, **kwargs) -> None:  # noqa: A001 (mirrors jax.debug.p
         raise TypeError(f"jitviz.debug.print needs a format string first, got {type(fmt)}")
     names = tuple(sorted(kwargs))
     debug_print_p.bind(*args, *[kwargs[k] for k in names], fmt=fmt, names=names)
+
+
+def callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
+    """Call `callback(*args, **kwargs)` with the runtime values (NumPy arrays) on every call;
+    under `vmap` once per example. Its return value is ignored (`jax.debug.callback`).
+
+        jitviz.debug.callback(lambda x: losses.append(float(x)), loss)
+    """
+    from .callbacks import debug_callback
+    return debug_callback(callback, *args, ordered=ordered, partitioned=partitioned,
+                          **kwargs)

@@ -464,7 +464,38 @@ def _control_cases():
     ] if "fused" in PRIMITIVES else [])
 
 
-CASES = _unary_cases() + _binary_cases() + _other_cases() + _control_cases()
+def _callback_cases():
+    """The host-callback primitives (jitviz/callbacks.py): a NumPy function called on the
+    host with the operands; tests/test_callbacks.py tests them through their API."""
+    from jitviz.callbacks import host_callback
+    from jitviz.tree import tree_flatten
+
+    def params(fn, api, out_avals, n_args, **extra):
+        _, in_tree = tree_flatten(((0,) * n_args, {}))
+        out_tree = tree_flatten(tuple(out_avals))[1] if api != "debug.callback" else None
+        if api != "debug.callback" and len(out_avals) == 1:
+            out_tree = tree_flatten(out_avals[0])[1]
+        cb = host_callback(fn, api, in_tree, out_tree, out_avals)
+        return {"callback": cb, **({"result_avals": tuple(out_avals)} if out_avals else {}),
+                **extra}
+
+    sa = ShapedArray((2, 3), np.dtype(f32), False)
+    return [
+        Case("pure_callback", (X23,), params(np.sin, "pure_callback", (sa,), 1, sharding=None,
+                                             vmap_method="sequential"), lambda x: [np.sin(x)]),
+        Case("pure_callback", (X23,), params(np.sin, "pure_callback", (sa,), 1, sharding=None,
+                                             vmap_method="expand_dims"), lambda x: [np.sin(x)],
+             "expand_dims"),
+        Case("io_callback", (X23, X23), params(np.add, "io_callback", (sa,), 2, ordered=False,
+                                               sharding=None), lambda x, y: [x + y]),
+        Case("debug_callback", (X23,), params(lambda x: None, "debug.callback", (), 1,
+                                              effect="Debug", partitioned=False),
+             lambda x: []),
+    ]
+
+
+CASES = (_unary_cases() + _binary_cases() + _other_cases() + _control_cases()
+         + _callback_cases())
 
 
 def _case_id(c):

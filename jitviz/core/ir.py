@@ -169,7 +169,7 @@ class Jaxpr:
     """A program: `constvars` and `invars` in, `eqns` in order, `outvars` out (a
     `ClosedJaxpr` pairs it with the constants' values)."""
 
-    __slots__ = ("constvars", "invars", "outvars", "eqns")
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "__weakref__")
 
     def __init__(self, constvars, invars, outvars, eqns):
         self.constvars = tuple(constvars)
@@ -181,7 +181,7 @@ class Jaxpr:
     out_avals = property(lambda self: [v.aval for v in self.outvars])
 
     def replace(self, **kw) -> "Jaxpr":
-        fields = {s: getattr(self, s) for s in self.__slots__}
+        fields = {s: getattr(self, s) for s in self.__slots__ if s != "__weakref__"}
         fields.update(kw)
         return Jaxpr(**fields)
 

@@ -11,6 +11,8 @@ body shared by several equations stays shared).
 """
 from __future__ import annotations
 
+import weakref
+
 from typing import Callable, Iterator, Optional
 
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Var
@@ -88,14 +90,16 @@ _effects_memo: dict[int, tuple[object, bool]] = {}
 
 
 def has_effects(jaxpr: Jaxpr) -> bool:
-    """Whether any equation of `jaxpr` is effectful (memoized: bodies are asked often)."""
+    """Whether any equation of `jaxpr` is effectful (memoized: bodies are asked often). The
+    memo holds a weak reference: it must not keep programs (and the host callbacks their
+    equations hold) alive after their jitted function is gone."""
     hit = _effects_memo.get(id(jaxpr))
-    if hit is not None and hit[0] is jaxpr:
+    if hit is not None and hit[0]() is jaxpr:
         return hit[1]
     out = any(is_effectful(e) for e in jaxpr.eqns)
     if len(_effects_memo) > 10_000:
         _effects_memo.clear()
-    _effects_memo[id(jaxpr)] = (jaxpr, out)
+    _effects_memo[id(jaxpr)] = (weakref.ref(jaxpr), out)
     return out
 
 

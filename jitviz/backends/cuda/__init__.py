@@ -82,6 +82,8 @@ class _Run:
                 self.host_while(step, env)
             elif isinstance(step, HostScan):
                 self.host_scan(step, env)
+            elif hasattr(step, "run_on_host"):  # a step a primitive's module defines
+                step.run_on_host(self, env)
             if prog.release:
                 for v in prog.release[i]:
                     env.pop(v, None)

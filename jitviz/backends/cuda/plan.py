@@ -534,6 +534,8 @@ def _step_reads(step):
         return step.kernel.inputs
     if isinstance(step, HostPrint):
         return step.atoms
+    if hasattr(step, "reads"):  # a step a primitive's module defines (jitviz/callbacks.py)
+        return step.reads
     if isinstance(step, HostCond):
         return [step.index] + step.operands
     if isinstance(step, HostWhile):

@@ -308,6 +308,8 @@ class Renderer:
         self.note_eqn(eqn)
         if self.print_guard is None:
             raise Conflict("a print inside this kind of kernel")
+        if lowering_rule(eqn.primitive, "cuda.kernel") != "print":  # a host callback
+            raise Conflict(f"{eqn.primitive} runs on the host")
         vals = []
         for a in eqn.invars:
             if a.aval.ndim:
