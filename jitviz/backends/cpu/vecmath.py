@@ -25,8 +25,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .vecmath_core import F32, F64, as_float, as_int, fma, horner, inline, ldexp, \
-    target_has_avx512
+from .vecmath_core import F32, F64, as_float, as_int, fma, horner, horner_split2, horner_split4, \
+    inline, ldexp, split_coeffs, target_has_avx512
 from .vecmath_trig import (TRIG_F32, TRIG_F32_FAST, TRIG_F64, TRIG_F64_FAST,
                            make_inverse_trig, trig_big_f32, trig_big_f64)
 
@@ -327,41 +327,44 @@ def _make_log_family(c, scale):
 # --- cbrt, pow --------------------------------------------------------------------------------
 
 def _make_cbrt(c, scale):
-    F, I, MANT, BIAS, ONE, TWO = c.F, c.I, c.MANT, c.BIAS, c.ONE, c.TWO
+    F, I, MANT, BIAS, ONE, HALF = c.F, c.I, c.MANT, c.BIAS, c.ONE, c.HALF
     TINY, INF, MASK, ONE_BITS = c.TINY, c.INF, c.MANT_MASK, c.ONE_BITS
-    START = tuple(F(v) for v in (0.5538377439720975, 0.5849490984690608,
-                                 -0.16147549955620027, 0.02277094563997633))
-    CBRT2, CBRT4 = F(2.0 ** (1 / 3)), F(4.0 ** (1 / 3))
-    SUB_SCALE, SUB_Q = F(2.0 ** (3 * 18)), np.int32(18)  # a multiple of 3: exact cbrt
-    STEPS = 1 if F is np.float32 else 2
+    START = c.RCBRT  # m^(-1/3) on [1, 2]: 2^-14.5 (float32), 2^-19.9 (float64) relative
+    THIRD = F(1 / 3)
+    # 2^(-k/3) for k = 0, 1, 2 as a quadratic in k (exact at those points up to rounding)
+    R1, R2 = 2.0 ** (-1 / 3), 2.0 ** (-2 / 3)
+    RK = (F(1.0), F(2 * R1 - R2 / 2 - 1.5), F((R2 - 2 * R1 + 1) / 2))
+    SUB_SCALE, SUB_Q = F(2.0 ** (3 * 18)), F(18)  # a multiple of 3: exact cbrt
+    STEPS = 0 if F is np.float32 else 1
 
     @inline
     def cbrt(x):
-        """|x| = 2^(3q + k) m, m in [1, 2), k in {0, 1, 2}: a cubic start for cbrt(m)
-        (2^-13.6), times cbrt(2^k), refined for v = 2^k m by Halley's iteration
-        t (t^3 + 2v) / (2t^3 + v) (cubic convergence: float64 only, to 2^-40) and a Newton
-        step (quadratic), scaled by 2^q. Subnormals are lifted by 2^54 first (a multiple
-        of 3)."""
+        """|x| = 2^(3q + k) m, m in [1, 2), k in {0, 1, 2}, v = 2^k m, with floats only
+        (q = floor((e + 1/2) / 3) is exact for the small integer e; 2^k = (k^2 + k + 2)/2
+        exactly). No division: r ~ v^(-1/3) from a polynomial in m times 2^(-k/3), refined
+        (float64: 2^-19.9 to 2^-39) by r += r (1 - v r^3) / 3 (quadratic, division-free), then
+        t = v r^2 and a last Newton step t - (t^3 - v) r^2 / 3 on an accurate residual
+        (t^2 = t2 + e2 exactly by an FMA, so t^3 - v is known far below t's last bit and
+        the result rounds once). Scaled by 2^q; subnormals lifted by 2^54 first."""
         a = abs(x)
         sub = a < TINY
         ix = as_int(a * SUB_SCALE if sub else a)
-        e = np.int32(I(ix >> MANT) - BIAS)  # (np.int32: Numba widens int32 arithmetic)
-        q = np.int32(np.int32(np.uint32(np.int32(e + np.int32(3000))) // np.uint32(3))
-                     - np.int32(1000))  # floor(e / 3) by an unsigned division (no branches)
-        k = np.int32(e - np.int32(3) * q)
+        # (the shift converted directly: Numba would widen an int32 subtraction to int64)
+        e = F(ix >> MANT) - (F(BIAS) + (SUB_Q * F(3) if sub else F(0)))
+        q = np.floor((e + HALF) * THIRD)
+        k = e - F(3) * q
         m = as_float(I((ix & MASK) | ONE_BITS))
-        v = m * (ONE if k == 0 else (TWO if k == 1 else F(4)))
-        t = horner(m, START) * (ONE if k == 0 else (CBRT2 if k == 1 else CBRT4))
-        for _ in range(STEPS - 1):
-            t3 = t * t * t
-            t = t * (t3 + v + v) / (t3 + t3 + v)
-        # a last Newton step on an accurate residual: t^2 = t2 + e2 exactly (FMA), so
-        # t^3 - v is known far below t's last bit and the result rounds once, at the end
+        v = m * (HALF * fma(k, k + ONE, F(2)))
+        r = horner(m, START) * horner(k, RK)
+        for _ in range(STEPS):
+            r = fma(r * fma(-v, r * r * r, ONE), THIRD, r)
+        r2 = r * r
+        t = v * r2
         t2 = t * t
         e2 = fma(t, t, -t2)
         res = fma(t2, t, -v) + e2 * t
-        t = t - res / (F(3) * t2)
-        y = scale(t, np.int32(q - (SUB_Q if sub else np.int32(0))))
+        t = fma(-res, r2 * THIRD, t)
+        y = scale(t, np.int32(q))
         y = y if (a < INF) & (a != F(0)) else a
         return np.copysign(y, x)
 
@@ -396,20 +399,58 @@ for _name in ("sin", "cos", "tan"):
 __all__ += ["trig_big_f32", "trig_big_f64"]
 
 
-_exp64, _log64 = _V64.exp, _V64.log
+# float32 pow's float64 log2 and exp2 (fits of `scripts/fit_vecmath.py`): log2(1 + f) = f P(f)
+# on [sqrt(1/2) - 1, sqrt(2) - 1] (2^-35.6 relative), 2^r = E(r) on [-1/2, 1/2] (2^-29)
+_POW32_LOG2 = (1.4426950408707995, -0.721347520977118, 0.48089836023459065,
+               -0.3606736527056572, 0.2885373869861318, -0.24045446952192615,
+               0.20617317270051558, -0.18026839385434792, 0.15877684813414708,
+               -0.14351164099434915, 0.14500618356260436, -0.14139426911720543,
+               0.07539243803225594)
+_POW32_EXP2 = (1.0000000005929632, 0.6931472056301662, 0.24022646603823877,
+               0.055503289326186, 0.009618519846021767, 0.0013399886715588741,
+               0.0001533755049918888)
+_POW32_LOG2_4, _POW32_EXP2_2 = split_coeffs(_POW32_LOG2, 4), split_coeffs(_POW32_EXP2, 2)
+_scale64 = _V64.scale
+_OFFSET64 = np.int64(F64.ONE_BITS - F64.SQRTH_BITS)
+_SQRTH64, _MANT_MASK64 = F64.SQRTH_BITS, F64.MANT_MASK
+
+
+@inline
+def _log2_for_pow32(ad):
+    """log2(ad) for a float64 holding a float32 (never subnormal in float64), to 2^-35.6
+    relative: what y log2(x) needs for a float32 result (|y log2 x| < 151 wherever the
+    result is neither 0 nor inf, so its absolute error stays below 2^-28). 1 + f in
+    [sqrt(1/2), sqrt(2)) from the bits as in log's `parts`; no division. 0 gives -inf,
+    inf inf, NaN NaN."""
+    ix = as_int(ad) + _OFFSET64
+    k = np.float64((ix >> np.int64(52)) - np.int64(1023))
+    f = as_float((ix & _MANT_MASK64) + _SQRTH64) - 1.0
+    y = fma(f, horner_split4(f, _POW32_LOG2_4), k)
+    y = y if ad > 0.0 else -np.inf
+    return y if ad < np.inf else ad
+
+
+@inline
+def _exp2_for_pow32(z):
+    """2^z in float64 to 2^-29 relative (clamped where float32 overflows or underflows;
+    NaN stays NaN): n = rint(z), r = z - n exact, 2^r by a polynomial, scaled by 2^n."""
+    zc = z if z > -160.0 else -160.0
+    zc = zc if zc < 130.0 else 130.0
+    n = np.rint(zc)
+    y = _scale64(horner_split2(zc - n, _POW32_EXP2_2), np.int32(n))
+    return y if z == z else z
 
 
 @inline
 def pow_f32(x, y):
-    """x^y for float32 as exp(y log|x|) in float64 (log and exp above: |y log x| < 104 for
-    finite nonzero results, so its float64 error is far below a float32 ulp), then C's
-    special cases: x^0 = 1 and 1^y = 1 (even NaN), (-1)^+-inf = 1, a negative x needs an
-    integral y (else NaN; -inf excepted) and an odd one flips the sign (of zeros and
-    infinities too)."""
+    """x^y for float32 as 2^(y log2|x|) in float64 (both by short polynomials, no division:
+    error below 0.1 float32 ulp before the final rounding), then C's special cases: x^0 = 1
+    and 1^y = 1 (even NaN), (-1)^+-inf = 1, a negative x needs an integral y (else NaN;
+    -inf excepted) and an odd one flips the sign (of zeros and infinities too)."""
     ONE = np.float32(1)
     xd, yd = np.float64(x), np.float64(y)
     ad = abs(xd)
-    r = np.float32(_exp64(yd * _log64(ad)))
+    r = np.float32(_exp2_for_pow32(yd * _log2_for_pow32(ad)))
     integral = np.rint(yd) == yd
     odd = integral & (np.rint(yd * 0.5) * 2.0 != yd)
     neg = np.copysign(1.0, xd) < 0.0
