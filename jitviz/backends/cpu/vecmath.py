@@ -153,21 +153,26 @@ def _make_exp_family(c, scale):
         y = scale(p, k - 1) + scale(ONE / p, -k - 1)
         return y if a == a else a
 
-    if c.TANH is None:
+    if c.TANH_MAX is None:
         return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,
                                tanh=tanh, sinh=sinh, cosh=cosh, parts=parts)
-    PT, PS, SMALL_T = c.TANH, c.SINH, F(0.5625)
+    PS, PT, SMALL_T, TWO_TMAX = c.SINH, c.TANH, F(0.5625), F(2 * c.TANH_MAX)
 
     @inline
-    def tanh_poly(x):
-        """float32: x + x^3 P(x^2) below 0.5625 (fitted), 1 - 2 / (e^2|x| + 1) above
-        (the quotient is at most 0.5 there, so the subtraction loses nothing)."""
+    def tanh_exp(x):
+        """float32: x + x^3 P(x^2) below 0.5625 (fitted), 1 - 2 / (e^2|x| + 1) above (the
+        quotient is at most 0.5 there, so the subtraction loses nothing). e^2|x| with its
+        argument clamped where tanh rounds to 1 (a NaN passes the clamp) and no other
+        special case: no overflow, no underflow, n small."""
         a = abs(x)
+        t = a + a
+        t = TWO_TMAX if t > TWO_TMAX else t
+        n = np.rint(t * LOG2E)
+        r = fma(n, -LN2_HI, t)
+        r = fma(n, -LN2_LO, r)
+        e = scale(expm1_poly(r) + ONE, np.int32(n))
         z = a * a
-        q, k = parts(a + a)
-        big = ONE - TWO / (scale(q + ONE, k) + ONE)
-        y = fma(a * z, horner(z, PT), a) if a < SMALL_T else big
-        y = y if a == a else x
+        y = fma(a * z, horner(z, PT), a) if a < SMALL_T else ONE - TWO / (e + ONE)
         return np.copysign(y, x)
 
     @inline
@@ -183,7 +188,7 @@ def _make_exp_family(c, scale):
         return np.copysign(y, x)
 
     return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,
-                           tanh=tanh_poly, sinh=sinh_poly, cosh=cosh, parts=parts)
+                           tanh=tanh_exp, sinh=sinh_poly, cosh=cosh, parts=parts)
 
 
 # --- log, log1p, log2, log10, asinh, acosh, atanh -------------------------------------------

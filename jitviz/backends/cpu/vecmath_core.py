@@ -173,6 +173,7 @@ F32 = _consts(
     # float32 tanh below 0.5625 and sinh below 1: x + x^3 P(x^2) (fewer steps than expm1)
     TANH=(-0.333333152181899, 0.13332487970708404, -0.05384054673752884,
           0.021018454016903335, -0.00619339147600203),
+    TANH_MAX=9.02,  # tanh of float32 above it rounds to 1
     SINH=(0.16666666509651987, 0.008333349369871504, 0.0001983627403200106,
           2.8163716019218874e-06),  # above it, asinh/acosh are log(2x) to within float32 rounding
     # cbrt's start: m^(-1/3) on [1, 2] (2^-14.5 relative; a Newton step refines it)
@@ -205,7 +206,7 @@ F64 = _consts(
     PIO2_HI=1.5707963267948966, PIO2_LO=6.123233995736766e-17,
     PI_HI=3.141592653589793, PI_LO=1.2246467991473532e-16,
     HUGE=2.0 ** 28,
-    TANH=None, SINH=None,  # float64: the expm1 forms (an odd polynomial would be long)
+    TANH_MAX=None, SINH=None,  # float64: the expm1 forms (a rational would be long)
     LOG_F=None,  # float64 keeps the division: its polynomial in f would need degree 20
     RCBRT=(1.8773027638629172, -1.974897784047575, 1.9587458554798336, -1.2566316920081106,
            0.4934623881158904, -0.10811718728869751, 0.010134622266814742),  # 2^-19.9
