@@ -300,14 +300,14 @@ def _make_log_family(c, scale):
 
     @inline
     def acosh(x):
-        """log(x + sqrt(x^2 - 1)) as one log: x < 2: log1p(t + sqrt(2t + t^2)), t = x - 1
-        exact; 2 <= x <= HUGE: log(2x - 1 / (x + sqrt(x^2 - 1))); beyond: log(x) + ln2."""
-        small, huge = x < TWO, x > HUGE
+        """log(x + sqrt(x^2 - 1)) as one log1p with one square root and no division:
+        log1p(t + sqrt(t (t + 2))), t = x - 1 exact (both terms positive: no cancellation,
+        and for x near 1 the small argument keeps its precision); beyond HUGE (where
+        t^2 could overflow): log(x) + ln2."""
+        huge = x > HUGE
         t = x - ONE
-        sq = np.sqrt(fma(x, x, -ONE) if not (huge | small) else ONE)
-        u, cr = one_plus(t + np.sqrt(fma(t, t, t + t) if small else ZERO))
-        u = u if small else (x if huge else x + x - ONE / (x + sq))
-        y = log_of(u, cr if small else ZERO, ONE if huge else ZERO)
+        u, cr = one_plus(t + np.sqrt(fma(t, t, t + t)))
+        y = log_of(x if huge else u, ZERO if huge else cr, ONE if huge else ZERO)
         y = y if x > ONE else (ZERO if x == ONE else NAN)
         return y if x < INF else x
 
