@@ -130,21 +130,6 @@ def _make_exp_family(c, scale):
         return np.copysign(y, x)
 
     @inline
-    def sinh(x):
-        """|x| < 1: (E + E / (E + 1)) / 2 with E = expm1(|x|) (no cancellation); above,
-        e^|x| / 2 - e^-|x| / 2 from the same 2^n (1 + q), scaled by 2^(n-1) directly so
-        values near the overflow threshold stay finite. One division for both."""
-        a = abs(x)
-        q, k = parts(a)
-        p = q + ONE
-        small = a < ONE
-        em1 = from_parts_m1(q, k)
-        d = (em1 if small else ONE) / (em1 + ONE if small else p)
-        y = HALF * (em1 + d) if small else scale(p, k - 1) - scale(d, -k - 1)
-        y = y if a == a else x
-        return np.copysign(y, x)
-
-    @inline
     def cosh(x):
         """e^|x| / 2 + e^-|x| / 2, both from 2^n (1 + q) (no cancellation: both positive)."""
         a = abs(x)
@@ -153,10 +138,26 @@ def _make_exp_family(c, scale):
         y = scale(p, k - 1) + scale(ONE / p, -k - 1)
         return y if a == a else a
 
+    PS = c.SINH
+
+    @inline
+    def sinh_poly(x):
+        """x + x^3 P(x^2) below 1 (fitted), e^|x| / 2 - e^-|x| / 2 above (from the same
+        2^n (1 + q), scaled by 2^(n-1) directly so values near the overflow threshold stay
+        finite; no cancellation above 1)."""
+        a = abs(x)
+        z = a * a
+        q, k = parts(a)
+        p = q + ONE
+        big = scale(p, k - 1) - scale(ONE / p, -k - 1)
+        y = fma(a * z, horner(z, PS), a) if a < ONE else big
+        y = y if a == a else x
+        return np.copysign(y, x)
+
     if c.TANH_MAX is None:
         return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,
-                               tanh=tanh, sinh=sinh, cosh=cosh, parts=parts)
-    PS, PT, SMALL_T, TWO_TMAX = c.SINH, c.TANH, F(0.5625), F(2 * c.TANH_MAX)
+                               tanh=tanh, sinh=sinh_poly, cosh=cosh, parts=parts)
+    PT, SMALL_T, TWO_TMAX = c.TANH, F(0.5625), F(2 * c.TANH_MAX)
 
     @inline
     def tanh_exp(x):
@@ -173,18 +174,6 @@ def _make_exp_family(c, scale):
         e = scale(expm1_poly(r) + ONE, np.int32(n))
         z = a * a
         y = fma(a * z, horner(z, PT), a) if a < SMALL_T else ONE - TWO / (e + ONE)
-        return np.copysign(y, x)
-
-    @inline
-    def sinh_poly(x):
-        """float32: x + x^3 P(x^2) below 1 (fitted), e^|x| / 2 - e^-|x| / 2 above."""
-        a = abs(x)
-        z = a * a
-        q, k = parts(a)
-        p = q + ONE
-        big = scale(p, k - 1) - scale(ONE / p, -k - 1)
-        y = fma(a * z, horner(z, PS), a) if a < ONE else big
-        y = y if a == a else x
         return np.copysign(y, x)
 
     return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,

@@ -206,7 +206,11 @@ F64 = _consts(
     PIO2_HI=1.5707963267948966, PIO2_LO=6.123233995736766e-17,
     PI_HI=3.141592653589793, PI_LO=1.2246467991473532e-16,
     HUGE=2.0 ** 28,
-    TANH_MAX=None, SINH=None,  # float64: the expm1 forms (a rational would be long)
+    TANH_MAX=None,  # float64 tanh: the expm1 form (its odd polynomial would be long)
+    # sinh below 1: x + x^3 P(x^2) (2^-56.5 relative)
+    SINH=(0.16666666666666669, 0.008333333333333165, 0.0001984126984142095,
+          2.7557319160154692e-06, 2.5052122692280604e-08, 1.6057291543342527e-10,
+          7.757855019966469e-13),
     LOG_F=None,  # float64 keeps the division: its polynomial in f would need degree 20
     RCBRT=(1.8773027638629172, -1.974897784047575, 1.9587458554798336, -1.2566316920081106,
            0.4934623881158904, -0.10811718728869751, 0.010134622266814742),  # 2^-19.9
