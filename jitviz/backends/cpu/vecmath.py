@@ -189,6 +189,8 @@ def _make_log_family(c, scale):
     OFFSET, SQRTH_BITS, MANT_MASK = I(c.ONE_BITS - c.SQRTH_BITS), c.SQRTH_BITS, c.MANT_MASK
     LN2_HI, LN2_LO, LOG2E_HI, LOG2E_LO = c.LN2_HI, c.LN2_LO, c.LOG2E_HI, c.LOG2E_LO
     LOG10E, L10_HI, L10_LO, HUGE = c.LOG10E, c.LOG10_2_HI, c.LOG10_2_LO, c.HUGE
+    P2 = split_coeffs(P, 2)  # (two half-length Horner chains: the loops are latency-bound)
+    PF2 = None if PF is None else split_coeffs(PF, 2)
 
     @inline
     def tail_atanh(f, hfsq):
@@ -196,12 +198,12 @@ def _make_log_family(c, scale):
         = f - f^2/2 + s (f^2/2 + R(s^2)), R fitted, |s| < 0.1716."""
         s = f / (TWO + f)
         z = s * s
-        return s * (hfsq + z * horner(z, P))
+        return s * (hfsq + z * horner_split2(z, P2))
 
     @inline
     def tail_poly(f, hfsq):
         """log(1 + f) - (f - f^2/2) = f^3 P(f), P fitted: no division (float32)."""
-        return f * (f * f) * horner(f, PF)
+        return f * (f * f) * horner_split2(f, PF2)
 
     tail_of = tail_atanh if PF is None else tail_poly
 
