@@ -141,6 +141,17 @@ def test_kernels_vectorize_without_libm_calls(name):
         assert f"@{lib}" not in k.llvm_ir() and f"{lib}f@PLT" not in asm
 
 
+def test_pow_vectorizes_without_libm_calls():
+    """Both float types: lax.pow's kernel loop is vector FMAs, no libm pow per element."""
+    for dtype in (np.float32, np.float64):
+        x = np.ones(1000, dtype)
+        k = _jit(BINARY["pow"][0]).lower(x, x).compile().kernels[0]
+        asm = k.asm()
+        assert "rt.pow_" in k.source
+        assert any(f"vfmadd{v}" in asm for v in ("132p", "213p", "231p")), dtype
+        assert "@pow" not in k.llvm_ir() and "pow@PLT" not in asm and "powf@PLT" not in asm
+
+
 def test_float16_uses_the_float32_functions():
     x = np.linspace(-3, 3, 101, dtype=np.float16)
     got = np.asarray(jitviz.jit(jnp.tanh)(x))
