@@ -331,6 +331,8 @@ def _make_cbrt(c, scale):
     R1, R2 = 2.0 ** (-1 / 3), 2.0 ** (-2 / 3)
     RK = (F(1.0), F(2 * R1 - R2 / 2 - 1.5), F((R2 - 2 * R1 + 1) / 2))
     SUB_SCALE, SUB_Q = F(2.0 ** (3 * 18)), F(18)  # a multiple of 3: exact cbrt
+    U = np.uint32 if F is np.float32 else np.uint64
+    MAX_BITS = I(np.array(np.finfo(F).max, F).view(I))
     STEPS = 0 if F is np.float32 else 1
 
     @inline
@@ -361,7 +363,10 @@ def _make_cbrt(c, scale):
         res = fma(t2, t, -v) + e2 * t
         t = fma(-res, r2 * THIRD, t)
         y = scale(t, np.int32(q))
-        y = y if (a < INF) & (a != F(0)) else a
+        # 0, inf and NaN as given; finite nonzero <=> bits - 1 below the bits of the largest
+        # float, unsigned (one compare: LLVM would make two range tests of a < inf, a != 0)
+        finite_nonzero = U(as_int(a) - I(1)) < U(MAX_BITS)
+        y = y if finite_nonzero else a
         return np.copysign(y, x)
 
     return cbrt
