@@ -324,7 +324,7 @@ def _make_log_family(c, scale):
 
 def _make_cbrt(c, scale):
     F, I, MANT, BIAS, ONE, HALF = c.F, c.I, c.MANT, c.BIAS, c.ONE, c.HALF
-    TINY, INF, MASK, ONE_BITS = c.TINY, c.INF, c.MANT_MASK, c.ONE_BITS
+    TINY, MASK, ONE_BITS = c.TINY, c.MANT_MASK, c.ONE_BITS
     START = c.RCBRT  # m^(-1/3) on [1, 2]: 2^-14.5 (float32), 2^-19.9 (float64) relative
     THIRD = F(1 / 3)
     # 2^(-k/3) for k = 0, 1, 2 as a quadratic in k (exact at those points up to rounding)
