@@ -116,17 +116,28 @@ def _make_exp_family(c, scale):
         y = (ONE if x >= ZERO else e) / (ONE + e)
         return y if x == x else x
 
+    TWO_TMAX64 = F(2 * 19.1)  # float64 tanh rounds to 1 above 19.06
+
     @inline
     def tanh(x):
-        """With t = expm1(+-2|x|): -t / (t + 2) below |x| = 1 (no cancellation for small x),
-        1 - 2 / (t + 2) above; one division for both. Saturates at 1 as t overflows."""
+        """float64: -t / (t + 2) with t = e^-2|x| - 1 below |x| = 1 (no cancellation for
+        small x), 1 - 2 / (e^2|x| + 1) above; one division for both. 2|x| is clamped where
+        tanh rounds to 1 (a NaN passes), so 2^n stays small: below 1, n is in [-3, 0] and
+        t = 2^n q + (2^n - 1) with 2^n - 1 exact; above, e^2|x| = 2^n (1 + q)."""
         a = abs(x)
         big = a >= ONE
-        q, k = parts(a + a if big else -(a + a))
-        t = from_parts_m1(q, k)
-        d = (TWO if big else -t) / (t + TWO)
+        u = a + a
+        u = TWO_TMAX64 if u > TWO_TMAX64 else u
+        s = u if big else -u
+        n = np.rint(s * LOG2E)
+        r = fma(n, -LN2_HI, s)
+        r = fma(n, -LN2_LO, r)
+        q = expm1_poly(r)
+        k = np.int32(n)
+        t = scale(q, k) + (scale(ONE, k) - ONE)
+        den = scale(q + ONE, k) + ONE if big else t + TWO
+        d = (TWO if big else -t) / den
         y = ONE - d if big else d
-        y = y if a == a else x
         return np.copysign(y, x)
 
     @inline
