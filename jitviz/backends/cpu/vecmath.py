@@ -219,15 +219,16 @@ def _make_log_family(c, scale):
     tail_of = tail_atanh if PF is None else tail_poly
 
     @inline
-    def parts(u, c_abs):
+    def parts(u, c_abs, lift):
         """(k, f, hfsq, tail) with u + c_abs = 2^k (1 + f) and log(1 + f) = f - hfsq + tail.
         k and 1 + f in [sqrt(1/2), sqrt(2)) come from the bits: adding ONE - sqrt(1/2) to
         the bits carries into the exponent exactly when the mantissa is >= sqrt(1/2) (so
         k = exponent + 1 there), and the mantissa bits, re-based at sqrt(1/2), give 1 + f
-        (exact, so f = m - 1 is exact). Subnormal u is first lifted by 2^(mant+2). c_abs, a
+        (exact, so f = m - 1 is exact). Subnormal u is first lifted by 2^(mant+2) (`lift`: a
+        constant, False where u cannot be subnormal, which drops those steps). c_abs, a
         correction below u's last bit (log1p's rounding of 1 + x), joins f after scaling by
         2^-k, where f has room for it. The tail: `tail_of`."""
-        sub = u < TINY
+        sub = (u < TINY) & lift
         us = u * SUB_SCALE if sub else u
         # (I(...) around integer steps: Numba widens int32 arithmetic to int64, which
         # would double the vector integer work and convert k from int64)
@@ -240,9 +241,10 @@ def _make_log_family(c, scale):
         return F(k), f, hfsq, tail_of(f, hfsq)
 
     @inline
-    def log_of(u, c_abs, kadd):
-        """log(u + c_abs) + kadd ln2, with k ln2 in two pieces (k * LN2_HI exact)."""
-        k, f, hfsq, tail = parts(u, c_abs)
+    def log_of(u, c_abs, kadd, lift):
+        """log(u + c_abs) + kadd ln2, with k ln2 in two pieces (k * LN2_HI exact); `lift`
+        as in `parts`."""
+        k, f, hfsq, tail = parts(u, c_abs, lift)
         k = k + kadd
         return fma(k, LN2_HI, ((tail + k * LN2_LO) - hfsq) + f)
 
@@ -261,12 +263,12 @@ def _make_log_family(c, scale):
 
     @inline
     def log(x):
-        return specials(x, log_of(x, ZERO, ZERO), ZERO)
+        return specials(x, log_of(x, ZERO, ZERO, True), ZERO)
 
     @inline
     def log1p(x):
         u, cr = one_plus(x)
-        y = log_of(u, cr, ZERO)
+        y = log_of(u, cr, ZERO, False)  # (fl(1 + x) is 0 or at least 2^-53: never subnormal)
         y = x if x == ZERO else y  # -0.0
         return specials(x, y, -ONE)
 
@@ -274,14 +276,14 @@ def _make_log_family(c, scale):
     def log2(x):
         """k + log(1 + f) log2(e): exact for powers of two (log(1) = 0); log2(e) in two
         pieces so the product keeps the precision of log(1 + f)."""
-        k, f, hfsq, tail = parts(x, ZERO)
+        k, f, hfsq, tail = parts(x, ZERO, True)
         v = (tail - hfsq) + f
         return specials(x, fma(v, LOG2E_HI, fma(v, LOG2E_LO, k)), ZERO)
 
     @inline
     def log10(x):
         """k log10(2) + log(1 + f) log10(e), log10(2) in two pieces (k * L10_HI exact)."""
-        k, f, hfsq, tail = parts(x, ZERO)
+        k, f, hfsq, tail = parts(x, ZERO, True)
         v = (tail - hfsq) + f
         return specials(x, fma(k, L10_HI, fma(v, LOG10E, k * L10_LO)), ZERO)
 
@@ -296,7 +298,7 @@ def _make_log_family(c, scale):
         d = (a * a if small else ONE) / (ONE + sq if small else a + sq)  # one division
         u, cr = one_plus(a + d)
         u = u if small else (a if huge else a + a + d)
-        y = log_of(u, cr if small else ZERO, ONE if huge else ZERO)
+        y = log_of(u, cr if small else ZERO, ONE if huge else ZERO, False)  # (u >= 1)
         y = y if (a == a) & (a < INF) & (a != ZERO) else a
         return np.copysign(y, x)
 
@@ -309,7 +311,7 @@ def _make_log_family(c, scale):
         huge = x > HUGE
         t = x - ONE
         u, cr = one_plus(t + np.sqrt(fma(t, t, t + t)))
-        y = log_of(x if huge else u, ZERO if huge else cr, ONE if huge else ZERO)
+        y = log_of(x if huge else u, ZERO if huge else cr, ONE if huge else ZERO, False)
         y = y if x > ONE else (ZERO if x == ONE else NAN)
         return y if x < INF else x
 
@@ -322,7 +324,7 @@ def _make_log_family(c, scale):
         small = a < HALF
         d = (t * a if small else t) / (ONE - a)
         u, cr = one_plus(t + d if small else d)
-        y = HALF * log_of(u, cr, ZERO)
+        y = HALF * log_of(u, cr, ZERO, False)  # (u >= 1)
         y = y if a < ONE else (INF if a == ONE else NAN)
         y = y if a != ZERO else a
         return np.copysign(y, x)
