@@ -62,11 +62,28 @@ def main():
             1e-6, float(np.tan(np.pi / 8)) * 1.01, d)
     for name, d in (("ASIN f32", 4), ("ASIN f64", 12)):
         fit(name, np.arcsin, lambda s: s, lambda s: s ** 3, lambda s: s * s, 1e-6, 0.5, d)
-    # cbrt's starting value on [1, 2] (Halley's iterations refine it)
     # float32 tanh below 0.5625, sinh below 1: x + x^3 P(x^2)
     fit("TANH f32", np.tanh, lambda r: r, lambda r: r ** 3, lambda r: r * r, 1e-6, 0.5625, 4)
-    fit("SINH f32", np.sinh, lambda r: r, lambda r: r ** 3, lambda r: r * r, 1e-6, 1.0, 3)
-    fit("CBRT start", np.cbrt, lambda m: 0 * m, lambda m: 1 + 0 * m, lambda m: m, 1.0, 2.0, 3)
+    for name, d in (("SINH f32", 3), ("SINH f64", 6)):
+        fit(name, np.sinh, lambda r: r, lambda r: r ** 3, lambda r: r * r, 1e-6, 1.0, d)
+    # cbrt's start: m^(-1/3) on [1, 2] (Newton steps refine it)
+    for name, d in (("RCBRT f32", 4), ("RCBRT f64", 6)):
+        fit(name, lambda m: 1 / np.cbrt(m), lambda m: 0 * m, lambda m: 1 + 0 * m, lambda m: m,
+            1.0, 2.0, d)
+    # float32 pow in float64: log2(1 + f) = f P(f) on [sqrt(1/2) - 1, sqrt(2) - 1] and
+    # 2^r = E(r) on [-1/2, 1/2]
+    ln2 = np.log(L(2))
+    fit("POW32_LOG2", lambda f: np.log1p(f) / ln2, lambda f: 0 * f, lambda f: f, lambda f: f,
+        float(np.sqrt(0.5) - 1) * 1.001, float(np.sqrt(2.0) - 1) * 1.001, 12)
+    fit("POW32_EXP2", np.exp2, lambda r: 0 * r, lambda r: 1 + 0 * r, lambda r: r,
+        -0.5001, 0.5001, 6)
+    # float64 pow: log(1 + f) = 2s + (2/3) s^3 + s^5 P(s^2) (the long-double reference
+    # limits the reported error to about 2^-61.6: the tail itself is fitted far better),
+    # 2^r = 1 + r P(r)
+    fit("POW64_LOG", lambda s: 2 * np.arctanh(s), lambda s: 2 * s + L(2) / 3 * s ** 3,
+        lambda s: s ** 5, lambda s: s * s, 1e-5, smax * 1.01, 7)
+    fit("POW64_EXP2", np.exp2, lambda r: 1 + 0 * r, lambda r: r, lambda r: r,
+        -0.5001, 0.5001, 11)
 
 
 if __name__ == "__main__":

@@ -141,6 +141,17 @@ def test_kernels_vectorize_without_libm_calls(name):
         assert f"@{lib}" not in k.llvm_ir() and f"{lib}f@PLT" not in asm
 
 
+def test_pow_vectorizes_without_libm_calls():
+    """Both float types: lax.pow's kernel loop is vector FMAs, no libm pow per element."""
+    for dtype in (np.float32, np.float64):
+        x = np.ones(1000, dtype)
+        k = _jit(BINARY["pow"][0]).lower(x, x).compile().kernels[0]
+        asm = k.asm()
+        assert "rt.pow_" in k.source
+        assert any(f"vfmadd{v}" in asm for v in ("132p", "213p", "231p")), dtype
+        assert "@pow" not in k.llvm_ir() and "pow@PLT" not in asm and "powf@PLT" not in asm
+
+
 def test_float16_uses_the_float32_functions():
     x = np.linspace(-3, 3, 101, dtype=np.float16)
     got = np.asarray(jitviz.jit(jnp.tanh)(x))
@@ -203,3 +214,14 @@ def test_trig_blocks_skip_the_table_unless_an_argument_needs_it(parallel):
     xl, yl = x.astype(L), y.astype(L)
     want = np.sin(xl * 2) + np.cos(yl) * np.tan(xl)
     np.testing.assert_allclose(got, want.astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_atan2_of_the_largest_floats(dtype):
+    """atan2's one division forms |y| + |x| for ratios near 1: near the largest float that
+    sum would overflow (and give 0 or NaN) unless both are scaled down first."""
+    big = np.finfo(dtype).max
+    y = np.array([big, big * 0.75, big / 3, big, -big, big * 0.5], dtype)
+    x = np.array([big, big, big, big * 0.5, -big * 0.9, -big], dtype)
+    err, i, finite = _measure(jnp.arctan2, np.arctan2, (y, x), dtype)
+    assert finite.all() and err <= MAX_ULP, (y[i], x[i], err)

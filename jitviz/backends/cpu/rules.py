@@ -179,9 +179,10 @@ def _logistic(a, ins, out, params):
 
 
 def _pow(a, ins, out, params):
-    # float64 pow stays libm's (a vectorized one needs a double-double log)
-    if compute_dtype(ins[0]) == np.float32:
-        return f"rt.pow_f32({a[0]}, {a[1]})"
+    # real floats: vecmath's vectorized pow (float16 computes in float32); complex: Python's
+    dt = compute_dtype(ins[0])
+    if dt in (np.float32, np.float64):
+        return f"rt.pow_{'f32' if dt == np.float32 else 'f64'}({a[0]}, {a[1]})"
     return f"{a[0]} ** {a[1]}"
 
 

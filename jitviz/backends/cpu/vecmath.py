@@ -25,9 +25,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .vecmath_core import F32, F64, as_float, as_int, fma, horner, inline, ldexp, \
-    target_has_avx512
-from .vecmath_trig import (TRIG_F32, TRIG_F32_FAST, TRIG_F64, TRIG_F64_FAST,
+from .vecmath_core import F32, F64, as_float, as_int, fma, horner, horner_split2, horner_split4, \
+    inline, ldexp, split_coeffs, target_has_avx512
+from .vecmath_trig import (_two_sum as two_sum, TRIG_F32, TRIG_F32_FAST, TRIG_F64, TRIG_F64_FAST,
                            make_inverse_trig, trig_big_f32, trig_big_f64)
 
 
@@ -116,32 +116,28 @@ def _make_exp_family(c, scale):
         y = (ONE if x >= ZERO else e) / (ONE + e)
         return y if x == x else x
 
-    @inline
-    def tanh(x):
-        """With t = expm1(+-2|x|): -t / (t + 2) below |x| = 1 (no cancellation for small x),
-        1 - 2 / (t + 2) above; one division for both. Saturates at 1 as t overflows."""
-        a = abs(x)
-        big = a >= ONE
-        q, k = parts(a + a if big else -(a + a))
-        t = from_parts_m1(q, k)
-        d = (TWO if big else -t) / (t + TWO)
-        y = ONE - d if big else d
-        y = y if a == a else x
-        return np.copysign(y, x)
+    TWO_TMAX64 = F(2 * 19.1)  # float64 tanh rounds to 1 above 19.06
 
     @inline
-    def sinh(x):
-        """|x| < 1: (E + E / (E + 1)) / 2 with E = expm1(|x|) (no cancellation); above,
-        e^|x| / 2 - e^-|x| / 2 from the same 2^n (1 + q), scaled by 2^(n-1) directly so
-        values near the overflow threshold stay finite. One division for both."""
+    def tanh(x):
+        """float64: -t / (t + 2) with t = e^-2|x| - 1 below |x| = 1 (no cancellation for
+        small x), 1 - 2 / (e^2|x| + 1) above; one division for both. 2|x| is clamped where
+        tanh rounds to 1 (a NaN passes), so 2^n stays small: below 1, n is in [-3, 0] and
+        t = 2^n q + (2^n - 1) with 2^n - 1 exact; above, e^2|x| = 2^n (1 + q)."""
         a = abs(x)
-        q, k = parts(a)
-        p = q + ONE
-        small = a < ONE
-        em1 = from_parts_m1(q, k)
-        d = (em1 if small else ONE) / (em1 + ONE if small else p)
-        y = HALF * (em1 + d) if small else scale(p, k - 1) - scale(d, -k - 1)
-        y = y if a == a else x
+        big = a >= ONE
+        u = a + a
+        u = TWO_TMAX64 if u > TWO_TMAX64 else u
+        s = u if big else -u
+        n = np.rint(s * LOG2E)
+        r = fma(n, -LN2_HI, s)
+        r = fma(n, -LN2_LO, r)
+        q = expm1_poly(r)
+        k = np.int32(n)
+        t = scale(q, k) + (scale(ONE, k) - ONE)
+        den = scale(q + ONE, k) + ONE if big else t + TWO
+        d = (TWO if big else -t) / den
+        y = ONE - d if big else d
         return np.copysign(y, x)
 
     @inline
@@ -153,26 +149,13 @@ def _make_exp_family(c, scale):
         y = scale(p, k - 1) + scale(ONE / p, -k - 1)
         return y if a == a else a
 
-    if c.TANH is None:
-        return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,
-                               tanh=tanh, sinh=sinh, cosh=cosh, parts=parts)
-    PT, PS, SMALL_T = c.TANH, c.SINH, F(0.5625)
-
-    @inline
-    def tanh_poly(x):
-        """float32: x + x^3 P(x^2) below 0.5625 (fitted), 1 - 2 / (e^2|x| + 1) above
-        (the quotient is at most 0.5 there, so the subtraction loses nothing)."""
-        a = abs(x)
-        z = a * a
-        q, k = parts(a + a)
-        big = ONE - TWO / (scale(q + ONE, k) + ONE)
-        y = fma(a * z, horner(z, PT), a) if a < SMALL_T else big
-        y = y if a == a else x
-        return np.copysign(y, x)
+    PS = c.SINH
 
     @inline
     def sinh_poly(x):
-        """float32: x + x^3 P(x^2) below 1 (fitted), e^|x| / 2 - e^-|x| / 2 above."""
+        """x + x^3 P(x^2) below 1 (fitted), e^|x| / 2 - e^-|x| / 2 above (from the same
+        2^n (1 + q), scaled by 2^(n-1) directly so values near the overflow threshold stay
+        finite; no cancellation above 1)."""
         a = abs(x)
         z = a * a
         q, k = parts(a)
@@ -182,8 +165,30 @@ def _make_exp_family(c, scale):
         y = y if a == a else x
         return np.copysign(y, x)
 
+    if c.TANH_MAX is None:
+        return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,
+                               tanh=tanh, sinh=sinh_poly, cosh=cosh, parts=parts)
+    PT, SMALL_T, TWO_TMAX = c.TANH, F(0.5625), F(2 * c.TANH_MAX)
+
+    @inline
+    def tanh_exp(x):
+        """float32: x + x^3 P(x^2) below 0.5625 (fitted), 1 - 2 / (e^2|x| + 1) above (the
+        quotient is at most 0.5 there, so the subtraction loses nothing). e^2|x| with its
+        argument clamped where tanh rounds to 1 (a NaN passes the clamp) and no other
+        special case: no overflow, no underflow, n small."""
+        a = abs(x)
+        t = a + a
+        t = TWO_TMAX if t > TWO_TMAX else t
+        n = np.rint(t * LOG2E)
+        r = fma(n, -LN2_HI, t)
+        r = fma(n, -LN2_LO, r)
+        e = scale(expm1_poly(r) + ONE, np.int32(n))
+        z = a * a
+        y = fma(a * z, horner(z, PT), a) if a < SMALL_T else ONE - TWO / (e + ONE)
+        return np.copysign(y, x)
+
     return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,
-                           tanh=tanh_poly, sinh=sinh_poly, cosh=cosh, parts=parts)
+                           tanh=tanh_exp, sinh=sinh_poly, cosh=cosh, parts=parts)
 
 
 # --- log, log1p, log2, log10, asinh, acosh, atanh -------------------------------------------
@@ -195,6 +200,8 @@ def _make_log_family(c, scale):
     OFFSET, SQRTH_BITS, MANT_MASK = I(c.ONE_BITS - c.SQRTH_BITS), c.SQRTH_BITS, c.MANT_MASK
     LN2_HI, LN2_LO, LOG2E_HI, LOG2E_LO = c.LN2_HI, c.LN2_LO, c.LOG2E_HI, c.LOG2E_LO
     LOG10E, L10_HI, L10_LO, HUGE = c.LOG10E, c.LOG10_2_HI, c.LOG10_2_LO, c.HUGE
+    P2 = split_coeffs(P, 2)  # (two half-length Horner chains: the loops are latency-bound)
+    PF2 = None if PF is None else split_coeffs(PF, 2)
 
     @inline
     def tail_atanh(f, hfsq):
@@ -202,25 +209,26 @@ def _make_log_family(c, scale):
         = f - f^2/2 + s (f^2/2 + R(s^2)), R fitted, |s| < 0.1716."""
         s = f / (TWO + f)
         z = s * s
-        return s * (hfsq + z * horner(z, P))
+        return s * (hfsq + z * horner_split2(z, P2))
 
     @inline
     def tail_poly(f, hfsq):
         """log(1 + f) - (f - f^2/2) = f^3 P(f), P fitted: no division (float32)."""
-        return f * (f * f) * horner(f, PF)
+        return f * (f * f) * horner_split2(f, PF2)
 
     tail_of = tail_atanh if PF is None else tail_poly
 
     @inline
-    def parts(u, c_abs):
+    def parts(u, c_abs, lift):
         """(k, f, hfsq, tail) with u + c_abs = 2^k (1 + f) and log(1 + f) = f - hfsq + tail.
         k and 1 + f in [sqrt(1/2), sqrt(2)) come from the bits: adding ONE - sqrt(1/2) to
         the bits carries into the exponent exactly when the mantissa is >= sqrt(1/2) (so
         k = exponent + 1 there), and the mantissa bits, re-based at sqrt(1/2), give 1 + f
-        (exact, so f = m - 1 is exact). Subnormal u is first lifted by 2^(mant+2). c_abs, a
+        (exact, so f = m - 1 is exact). Subnormal u is first lifted by 2^(mant+2) (`lift`: a
+        constant, False where u cannot be subnormal, which drops those steps). c_abs, a
         correction below u's last bit (log1p's rounding of 1 + x), joins f after scaling by
         2^-k, where f has room for it. The tail: `tail_of`."""
-        sub = u < TINY
+        sub = (u < TINY) & lift
         us = u * SUB_SCALE if sub else u
         # (I(...) around integer steps: Numba widens int32 arithmetic to int64, which
         # would double the vector integer work and convert k from int64)
@@ -233,9 +241,10 @@ def _make_log_family(c, scale):
         return F(k), f, hfsq, tail_of(f, hfsq)
 
     @inline
-    def log_of(u, c_abs, kadd):
-        """log(u + c_abs) + kadd ln2, with k ln2 in two pieces (k * LN2_HI exact)."""
-        k, f, hfsq, tail = parts(u, c_abs)
+    def log_of(u, c_abs, kadd, lift):
+        """log(u + c_abs) + kadd ln2, with k ln2 in two pieces (k * LN2_HI exact); `lift`
+        as in `parts`."""
+        k, f, hfsq, tail = parts(u, c_abs, lift)
         k = k + kadd
         return fma(k, LN2_HI, ((tail + k * LN2_LO) - hfsq) + f)
 
@@ -254,12 +263,12 @@ def _make_log_family(c, scale):
 
     @inline
     def log(x):
-        return specials(x, log_of(x, ZERO, ZERO), ZERO)
+        return specials(x, log_of(x, ZERO, ZERO, True), ZERO)
 
     @inline
     def log1p(x):
         u, cr = one_plus(x)
-        y = log_of(u, cr, ZERO)
+        y = log_of(u, cr, ZERO, False)  # (fl(1 + x) is 0 or at least 2^-53: never subnormal)
         y = x if x == ZERO else y  # -0.0
         return specials(x, y, -ONE)
 
@@ -267,14 +276,14 @@ def _make_log_family(c, scale):
     def log2(x):
         """k + log(1 + f) log2(e): exact for powers of two (log(1) = 0); log2(e) in two
         pieces so the product keeps the precision of log(1 + f)."""
-        k, f, hfsq, tail = parts(x, ZERO)
+        k, f, hfsq, tail = parts(x, ZERO, True)
         v = (tail - hfsq) + f
         return specials(x, fma(v, LOG2E_HI, fma(v, LOG2E_LO, k)), ZERO)
 
     @inline
     def log10(x):
         """k log10(2) + log(1 + f) log10(e), log10(2) in two pieces (k * L10_HI exact)."""
-        k, f, hfsq, tail = parts(x, ZERO)
+        k, f, hfsq, tail = parts(x, ZERO, True)
         v = (tail - hfsq) + f
         return specials(x, fma(k, L10_HI, fma(v, LOG10E, k * L10_LO)), ZERO)
 
@@ -289,20 +298,20 @@ def _make_log_family(c, scale):
         d = (a * a if small else ONE) / (ONE + sq if small else a + sq)  # one division
         u, cr = one_plus(a + d)
         u = u if small else (a if huge else a + a + d)
-        y = log_of(u, cr if small else ZERO, ONE if huge else ZERO)
+        y = log_of(u, cr if small else ZERO, ONE if huge else ZERO, False)  # (u >= 1)
         y = y if (a == a) & (a < INF) & (a != ZERO) else a
         return np.copysign(y, x)
 
     @inline
     def acosh(x):
-        """log(x + sqrt(x^2 - 1)) as one log: x < 2: log1p(t + sqrt(2t + t^2)), t = x - 1
-        exact; 2 <= x <= HUGE: log(2x - 1 / (x + sqrt(x^2 - 1))); beyond: log(x) + ln2."""
-        small, huge = x < TWO, x > HUGE
+        """log(x + sqrt(x^2 - 1)) as one log1p with one square root and no division:
+        log1p(t + sqrt(t (t + 2))), t = x - 1 exact (both terms positive: no cancellation,
+        and for x near 1 the small argument keeps its precision); beyond HUGE (where
+        t^2 could overflow): log(x) + ln2."""
+        huge = x > HUGE
         t = x - ONE
-        sq = np.sqrt(fma(x, x, -ONE) if not (huge | small) else ONE)
-        u, cr = one_plus(t + np.sqrt(fma(t, t, t + t) if small else ZERO))
-        u = u if small else (x if huge else x + x - ONE / (x + sq))
-        y = log_of(u, cr if small else ZERO, ONE if huge else ZERO)
+        u, cr = one_plus(t + np.sqrt(fma(t, t, t + t)))
+        y = log_of(x if huge else u, ZERO if huge else cr, ONE if huge else ZERO, False)
         y = y if x > ONE else (ZERO if x == ONE else NAN)
         return y if x < INF else x
 
@@ -315,7 +324,7 @@ def _make_log_family(c, scale):
         small = a < HALF
         d = (t * a if small else t) / (ONE - a)
         u, cr = one_plus(t + d if small else d)
-        y = HALF * log_of(u, cr, ZERO)
+        y = HALF * log_of(u, cr, ZERO, False)  # (u >= 1)
         y = y if a < ONE else (INF if a == ONE else NAN)
         y = y if a != ZERO else a
         return np.copysign(y, x)
@@ -327,42 +336,50 @@ def _make_log_family(c, scale):
 # --- cbrt, pow --------------------------------------------------------------------------------
 
 def _make_cbrt(c, scale):
-    F, I, MANT, BIAS, ONE, TWO = c.F, c.I, c.MANT, c.BIAS, c.ONE, c.TWO
-    TINY, INF, MASK, ONE_BITS = c.TINY, c.INF, c.MANT_MASK, c.ONE_BITS
-    START = tuple(F(v) for v in (0.5538377439720975, 0.5849490984690608,
-                                 -0.16147549955620027, 0.02277094563997633))
-    CBRT2, CBRT4 = F(2.0 ** (1 / 3)), F(4.0 ** (1 / 3))
-    SUB_SCALE, SUB_Q = F(2.0 ** (3 * 18)), np.int32(18)  # a multiple of 3: exact cbrt
-    STEPS = 1 if F is np.float32 else 2
+    F, I, MANT, BIAS, ONE, HALF = c.F, c.I, c.MANT, c.BIAS, c.ONE, c.HALF
+    TINY, MASK, ONE_BITS = c.TINY, c.MANT_MASK, c.ONE_BITS
+    START = c.RCBRT  # m^(-1/3) on [1, 2]: 2^-14.5 (float32), 2^-19.9 (float64) relative
+    THIRD = F(1 / 3)
+    # 2^(-k/3) for k = 0, 1, 2 as a quadratic in k (exact at those points up to rounding)
+    R1, R2 = 2.0 ** (-1 / 3), 2.0 ** (-2 / 3)
+    RK = (F(1.0), F(2 * R1 - R2 / 2 - 1.5), F((R2 - 2 * R1 + 1) / 2))
+    SUB_SCALE, SUB_Q = F(2.0 ** (3 * 18)), F(18)  # a multiple of 3: exact cbrt
+    U = np.uint32 if F is np.float32 else np.uint64
+    MAX_BITS = I(np.array(np.finfo(F).max, F).view(I))
+    STEPS = 0 if F is np.float32 else 1
 
     @inline
     def cbrt(x):
-        """|x| = 2^(3q + k) m, m in [1, 2), k in {0, 1, 2}: a cubic start for cbrt(m)
-        (2^-13.6), times cbrt(2^k), refined for v = 2^k m by Halley's iteration
-        t (t^3 + 2v) / (2t^3 + v) (cubic convergence: float64 only, to 2^-40) and a Newton
-        step (quadratic), scaled by 2^q. Subnormals are lifted by 2^54 first (a multiple
-        of 3)."""
+        """|x| = 2^(3q + k) m, m in [1, 2), k in {0, 1, 2}, v = 2^k m, with floats only
+        (q = floor((e + 1/2) / 3) is exact for the small integer e; 2^k = (k^2 + k + 2)/2
+        exactly). No division: r ~ v^(-1/3) from a polynomial in m times 2^(-k/3), refined
+        (float64: 2^-19.9 to 2^-39) by r += r (1 - v r^3) / 3 (quadratic, division-free), then
+        t = v r^2 and a last Newton step t - (t^3 - v) r^2 / 3 on an accurate residual
+        (t^2 = t2 + e2 exactly by an FMA, so t^3 - v is known far below t's last bit and
+        the result rounds once). Scaled by 2^q; subnormals lifted by 2^54 first."""
         a = abs(x)
         sub = a < TINY
         ix = as_int(a * SUB_SCALE if sub else a)
-        e = np.int32(I(ix >> MANT) - BIAS)  # (np.int32: Numba widens int32 arithmetic)
-        q = np.int32(np.int32(np.uint32(np.int32(e + np.int32(3000))) // np.uint32(3))
-                     - np.int32(1000))  # floor(e / 3) by an unsigned division (no branches)
-        k = np.int32(e - np.int32(3) * q)
+        # (the shift converted directly: Numba would widen an int32 subtraction to int64)
+        e = F(ix >> MANT) - (F(BIAS) + (SUB_Q * F(3) if sub else F(0)))
+        q = np.floor((e + HALF) * THIRD)
+        k = e - F(3) * q
         m = as_float(I((ix & MASK) | ONE_BITS))
-        v = m * (ONE if k == 0 else (TWO if k == 1 else F(4)))
-        t = horner(m, START) * (ONE if k == 0 else (CBRT2 if k == 1 else CBRT4))
-        for _ in range(STEPS - 1):
-            t3 = t * t * t
-            t = t * (t3 + v + v) / (t3 + t3 + v)
-        # a last Newton step on an accurate residual: t^2 = t2 + e2 exactly (FMA), so
-        # t^3 - v is known far below t's last bit and the result rounds once, at the end
+        v = m * (HALF * fma(k, k + ONE, F(2)))
+        r = horner(m, START) * horner(k, RK)
+        for _ in range(STEPS):
+            r = fma(r * fma(-v, r * r * r, ONE), THIRD, r)
+        r2 = r * r
+        t = v * r2
         t2 = t * t
         e2 = fma(t, t, -t2)
         res = fma(t2, t, -v) + e2 * t
-        t = t - res / (F(3) * t2)
-        y = scale(t, np.int32(q - (SUB_Q if sub else np.int32(0))))
-        y = y if (a < INF) & (a != F(0)) else a
+        t = fma(-res, r2 * THIRD, t)
+        y = scale(t, np.int32(q))
+        # 0, inf and NaN as given; finite nonzero <=> bits - 1 below the bits of the largest
+        # float, unsigned (one compare: LLVM would make two range tests of a < inf, a != 0)
+        finite_nonzero = U(as_int(a) - I(1)) < U(MAX_BITS)
+        y = y if finite_nonzero else a
         return np.copysign(y, x)
 
     return cbrt
@@ -388,7 +405,7 @@ for _name in FUNCTIONS:
     globals()[f"{_name}_f32"] = getattr(_V32, _name)
     globals()[f"{_name}_f64"] = getattr(_V64, _name)
     __all__ += [f"{_name}_f32", f"{_name}_f64"]
-__all__.append("pow_f32")  # float64 pow stays libm's: it needs a double-double log
+__all__ += ["pow_f32", "pow_f64"]
 for _name in ("sin", "cos", "tan"):
     globals()[f"{_name}_f32_fast"] = getattr(TRIG_F32_FAST, _name)
     globals()[f"{_name}_f64_fast"] = getattr(TRIG_F64_FAST, _name)
@@ -396,20 +413,58 @@ for _name in ("sin", "cos", "tan"):
 __all__ += ["trig_big_f32", "trig_big_f64"]
 
 
-_exp64, _log64 = _V64.exp, _V64.log
+# float32 pow's float64 log2 and exp2 (fits of `scripts/fit_vecmath.py`): log2(1 + f) = f P(f)
+# on [sqrt(1/2) - 1, sqrt(2) - 1] (2^-35.6 relative), 2^r = E(r) on [-1/2, 1/2] (2^-29)
+_POW32_LOG2 = (1.4426950408707995, -0.721347520977118, 0.48089836023459065,
+               -0.3606736527056572, 0.2885373869861318, -0.24045446952192615,
+               0.20617317270051558, -0.18026839385434792, 0.15877684813414708,
+               -0.14351164099434915, 0.14500618356260436, -0.14139426911720543,
+               0.07539243803225594)
+_POW32_EXP2 = (1.0000000005929632, 0.6931472056301662, 0.24022646603823877,
+               0.055503289326186, 0.009618519846021767, 0.0013399886715588741,
+               0.0001533755049918888)
+_POW32_LOG2_4, _POW32_EXP2_2 = split_coeffs(_POW32_LOG2, 4), split_coeffs(_POW32_EXP2, 2)
+_scale64 = _V64.scale
+_OFFSET64 = np.int64(F64.ONE_BITS - F64.SQRTH_BITS)
+_SQRTH64, _MANT_MASK64 = F64.SQRTH_BITS, F64.MANT_MASK
+
+
+@inline
+def _log2_for_pow32(ad):
+    """log2(ad) for a float64 holding a float32 (never subnormal in float64), to 2^-35.6
+    relative: what y log2(x) needs for a float32 result (|y log2 x| < 151 wherever the
+    result is neither 0 nor inf, so its absolute error stays below 2^-28). 1 + f in
+    [sqrt(1/2), sqrt(2)) from the bits as in log's `parts`; no division. 0 gives -inf,
+    inf inf, NaN NaN."""
+    ix = as_int(ad) + _OFFSET64
+    k = np.float64((ix >> np.int64(52)) - np.int64(1023))
+    f = as_float((ix & _MANT_MASK64) + _SQRTH64) - 1.0
+    y = fma(f, horner_split4(f, _POW32_LOG2_4), k)
+    y = y if ad > 0.0 else -np.inf
+    return y if ad < np.inf else ad
+
+
+@inline
+def _exp2_for_pow32(z):
+    """2^z in float64 to 2^-29 relative (clamped where float32 overflows or underflows;
+    NaN stays NaN): n = rint(z), r = z - n exact, 2^r by a polynomial, scaled by 2^n."""
+    zc = z if z > -160.0 else -160.0
+    zc = zc if zc < 130.0 else 130.0
+    n = np.rint(zc)
+    y = _scale64(horner_split2(zc - n, _POW32_EXP2_2), np.int32(n))
+    return y if z == z else z
 
 
 @inline
 def pow_f32(x, y):
-    """x^y for float32 as exp(y log|x|) in float64 (log and exp above: |y log x| < 104 for
-    finite nonzero results, so its float64 error is far below a float32 ulp), then C's
-    special cases: x^0 = 1 and 1^y = 1 (even NaN), (-1)^+-inf = 1, a negative x needs an
-    integral y (else NaN; -inf excepted) and an odd one flips the sign (of zeros and
-    infinities too)."""
+    """x^y for float32 as 2^(y log2|x|) in float64 (both by short polynomials, no division:
+    error below 0.1 float32 ulp before the final rounding), then C's special cases: x^0 = 1
+    and 1^y = 1 (even NaN), (-1)^+-inf = 1, a negative x needs an integral y (else NaN;
+    -inf excepted) and an odd one flips the sign (of zeros and infinities too)."""
     ONE = np.float32(1)
     xd, yd = np.float64(x), np.float64(y)
     ad = abs(xd)
-    r = np.float32(_exp64(yd * _log64(ad)))
+    r = np.float32(_exp2_for_pow32(yd * _log2_for_pow32(ad)))
     integral = np.rint(yd) == yd
     odd = integral & (np.rint(yd * 0.5) * 2.0 != yd)
     neg = np.copysign(1.0, xd) < 0.0
@@ -418,3 +473,91 @@ def pow_f32(x, y):
     r = np.float32(np.nan) if finite_neg & ~integral & (abs(yd) < np.inf) else r
     r = ONE if (ad == 1.0) & (abs(yd) == np.inf) else r
     return ONE if (y == 0) | (x == ONE) else r
+
+
+# --- float64 pow ------------------------------------------------------------------------------
+# x^y = 2^(y log2|x|) with log2|x| as a double-double (about 2^-64 relative): |y log2 x| reaches
+# 1075 before the result underflows, and each 2^-53 of absolute error in it is 0.7 ulp of the
+# result. Coefficients: `scripts/fit_vecmath.py`.
+# log(1 + f) = 2s + (2/3) s^3 + s^5 P(s^2), s = f / (2 + f), |s| <= 3 - 2 sqrt(2)
+_POW64_LOG = (0.40000000000001623, 0.2857142857075345, 0.22222222341811798,
+              0.1818180693294505, 0.15385213226628422, 0.13315633379447986,
+              0.12022290371737455, 0.09576365635438458)
+# 2^r = 1 + r P(r) on [-1/2, 1/2] (2^-55.6 relative)
+_POW64_EXP2 = (0.6931471805599453, 0.24022650695910072, 0.055504108664821694,
+               0.00961812910762835, 0.0013333558146391318, 0.0001540353039360518,
+               1.525273385534711e-05, 1.3215486621735447e-06, 1.0178051588113396e-07,
+               7.054965207470922e-09, 4.456616125019035e-10, 2.5637435862997117e-11)
+_POW64_LOG_2 = split_coeffs(_POW64_LOG, 2)
+_TWO_THIRDS_HI, _TWO_THIRDS_LO = np.float64(0.6666666666666666), np.float64(3.700743415417188e-17)
+_LOG2E_HI64, _LOG2E_LO64 = F64.LOG2E_HI, F64.LOG2E_LO
+_TINY64, _SUB_SCALE64 = F64.TINY, np.float64(2.0 ** 54)
+_POW64_CLAMP = np.float64(1100.0)  # |y log2 x| beyond it: 0 or inf
+
+
+@inline
+def _log_dd(f):
+    """log(1 + f) as a double-double for 1 + f in [sqrt(1/2), sqrt(2)), f exact:
+    s = f / (2 + f) to about 2^-100 (one division: s = f (1 / (2 + f)) corrected by its
+    exact residual), then 2s exactly, (2/3) s^3 as a double-double and the rest
+    s^5 P(s^2) (below 2^-12 of the whole: its rounding is 2^-65 of it) in float64."""
+    dh = 2.0 + f
+    dl = f - (dh - 2.0)  # 2 + f = dh + dl exactly (|f| < 2)
+    inv = 1.0 / dh
+    sh = f * inv
+    sl = (fma(-sh, dh, f) - sh * dl) * inv
+    z = sh * sh
+    zl = fma(sh, sh, -z)
+    s3 = z * sh
+    s3l = fma(z, sh, -s3) + (zl * sh + 3.0 * z * sl)
+    th = _TWO_THIRDS_HI * s3
+    tl = fma(_TWO_THIRDS_HI, s3, -th) + (_TWO_THIRDS_HI * s3l + _TWO_THIRDS_LO * s3)
+    h = sh + sh
+    hi = h + th  # |th| < |h|: the error of this sum is exact below
+    lo = (th - (hi - h)) + ((sl + sl) + (tl + s3 * z * horner_split2(z, _POW64_LOG_2)))
+    return hi, lo
+
+
+@inline
+def _log2_dd(ad):
+    """log2(ad) for finite ad > 0 as a double-double: k + log(1 + f) log2(e), with 2^k (1 + f)
+    = ad from the bits as in log's `parts` (subnormals lifted by 2^54 first), log2(e) in two
+    pieces and k added by an exact two-sum."""
+    sub = ad < _TINY64
+    ix = as_int(ad * _SUB_SCALE64 if sub else ad) + _OFFSET64
+    k = np.float64((ix >> np.int64(52)) - np.int64(1023)) - (54.0 if sub else 0.0)
+    f = as_float((ix & _MANT_MASK64) + _SQRTH64) - 1.0
+    lh, ll = _log_dd(f)
+    ph = lh * _LOG2E_HI64
+    pl = fma(lh, _LOG2E_HI64, -ph) + (lh * _LOG2E_LO64 + ll * _LOG2E_HI64)
+    gh, gl = two_sum(k, ph)
+    return gh, gl + pl
+
+
+@inline
+def pow_f64(x, y):
+    """x^y for float64 as 2^(y log2|x|): log2|x| as a double-double (_log2_dd), times y as
+    a double-double (an FMA gives the product's error), 2^z = 2^n 2^r with n = rint(z) and
+    r = (z_hi - n) + z_lo by a polynomial; |z| beyond 1100 gives 0 or inf directly. Then
+    the special cases as in pow_f32 (0, inf and NaN bases give log2 = -inf, inf, NaN)."""
+    x, y = np.float64(x), np.float64(y)  # (an integer exponent: lax.pow allows one)
+    ad = abs(x)
+    gh, gl = _log2_dd(ad)
+    gh = gh if ad > 0.0 else -np.inf
+    gh = gh if ad < np.inf else ad  # inf, or NaN
+    zh = y * gh
+    zl = fma(y, gh, -zh) + y * gl
+    big = abs(zh) > _POW64_CLAMP  # (inf included; NaN is not and stays NaN below)
+    zc = np.copysign(_POW64_CLAMP, zh) if big else zh
+    n = np.rint(zc)
+    r = (zc - n) + (0.0 if big else zl)
+    res = _scale64(fma(r, horner(r, _POW64_EXP2), 1.0), np.int32(n))
+    res = res if zh == zh else zh
+    integral = np.rint(y) == y
+    odd = integral & (np.rint(y * 0.5) * 2.0 != y)
+    neg = np.copysign(1.0, x) < 0.0
+    res = -res if neg & odd else res
+    finite_neg = (x < 0.0) & (x > -np.inf)  # (-inf)^y is +-inf or +-0, never NaN
+    res = np.nan if finite_neg & ~integral & (abs(y) < np.inf) else res
+    res = 1.0 if (ad == 1.0) & (abs(y) == np.inf) else res
+    return 1.0 if (y == 0.0) | (x == 1.0) else res

@@ -280,6 +280,7 @@ def make_inverse_trig(c):
     PIO2_HI, PIO2_LO, PI_HI, PI_LO = c.PIO2_HI, c.PIO2_LO, c.PI_HI, c.PI_LO
     PIO4_HI, PIO4_LO = F(c.PIO2_HI * 0.5), F(c.PIO2_LO * 0.5)
     TAN3PIO8, TANPIO8 = F(2.414213562373095), F(0.41421356237309503)
+    QUARTER, RATIO_BIG = F(0.25), F(np.finfo(F).max / 4)
 
     @inline
     def atan_abs(a):
@@ -291,6 +292,25 @@ def make_inverse_trig(c):
         z = t * t
         b_hi = PIO2_HI if top else (PIO4_HI if mid else ZERO)
         b_lo = PIO2_LO if top else (PIO4_LO if mid else ZERO)
+        return b_hi + (t + fma(t * z, horner(z, PA), b_lo))
+
+    @inline
+    def atan_ratio(num, den):
+        """atan(num / den) for 0 <= num <= den with one division: u = num / den is in
+        [0, 1], so atan_abs's reduction is t = u or (u - 1) / (u + 1), that is
+        num / den or (num - den) / (num + den) (num - den exact when num >= den / 2).
+        Both near the largest float: both scaled by 1/4 first (exact), so num + den stays
+        finite; both infinite: atan(1); num = 0: 0 (even 0/0)."""
+        inf2 = (num == INF) & (den == INF)
+        num, den = (ONE, ONE) if inf2 else (num, den)
+        big = den > RATIO_BIG
+        num, den = (num * QUARTER, den * QUARTER) if big else (num, den)
+        mid = num > TANPIO8 * den
+        t = (num - den if mid else num) / (num + den if mid else den)
+        t = ZERO if num == ZERO else t
+        z = t * t
+        b_hi = PIO4_HI if mid else ZERO
+        b_lo = PIO4_LO if mid else ZERO
         return b_hi + (t + fma(t * z, horner(z, PA), b_lo))
 
     @inline
@@ -328,14 +348,13 @@ def make_inverse_trig(c):
 
     @inline
     def atan2(y, x):
-        """atan(min / max) of |y|, |x| (in [0, 1]), then placed by octant: pi/2 - r when
-        |y| > |x|, pi - r when x < 0 (-0.0 included), both: pi/2 + r; sign of y. Equal
-        infinities give min/max = 1, a zero numerator 0 (even 0/0), as C's atan2."""
+        """atan(min / max) of |y|, |x| (atan_ratio: one division), then placed by octant:
+        pi/2 - r when |y| > |x|, pi - r when x < 0 (-0.0 included), both: pi/2 + r; sign
+        of y. Equal infinities give atan(1), a zero numerator 0 (even 0/0), as C's atan2."""
         ay, ax = abs(y), abs(x)
         swap = ay > ax
         num, den = (ax, ay) if swap else (ay, ax)
-        t = ZERO if num == ZERO else (ONE if (num == INF) & (den == INF) else num / den)
-        r = atan_abs(t)
+        r = atan_ratio(num, den)
         left = np.copysign(ONE, x) < ZERO
         b_hi = (PIO2_HI if swap else PI_HI) if left else (PIO2_HI if swap else ZERO)
         b_lo = (PIO2_LO if swap else PI_LO) if left else (PIO2_LO if swap else ZERO)
