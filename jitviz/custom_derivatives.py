@@ -82,8 +82,7 @@ class custom_vjp:
             raise NotImplementedError("custom_vjp's defvjp(symbolic_zeros=True) is not "
                                       "supported by jitviz: write the rules for ordinary "
                                       "(possibly zero) cotangents and leave it False")
-        self.fwd, self.bwd = fwd, bwd
-        return self
+        self.fwd, self.bwd = fwd, bwd  # returns None, as JAX's (a notebook cell shows nothing)
 
     def __call__(self, *args, **kwargs):
         if self.fwd is None:

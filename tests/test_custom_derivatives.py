@@ -148,3 +148,10 @@ def test_custom_jvp_matches_jax_when_installed():
                                np.asarray(jax.grad(build(jax, jax.numpy))(x)), rtol=1e-6)
     np.testing.assert_allclose(jitviz.hessian(build(jitviz, jnp))(x),
                                np.asarray(jax.hessian(build(jax, jax.numpy))(x)), rtol=1e-5)
+
+
+def test_defvjp_returns_none_as_jax():
+    # JAX's custom_vjp.defvjp returns None (a notebook cell ending with it shows nothing)
+    f = jitviz.custom_vjp(lambda x: x)
+    assert f.defvjp(lambda x: (x, None), lambda r, g: (g,)) is None
+    assert float(jitviz.grad(f)(2.0)) == 1.0
