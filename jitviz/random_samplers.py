@@ -1,0 +1,367 @@
+"""`jax.random`'s distributions beyond uniform/normal, drawn the way JAX 0.10 draws them.
+
+Each sampler is written over `jitviz.random`'s bit-exact `uniform`/`normal`/`randint`/
+`split` and `jitviz.numpy`/`jitviz.lax`, following JAX's algorithm step by step (the same
+uniform range, `log1p` where JAX uses it, the same key splits and per-element keys), so one key
+gives JAX's samples: integer-valued samplers (`categorical`, `choice`, `rademacher`,
+`geometric`) exactly, float ones up to the last-ulp differences of elementwise math (`log`,
+`exp`, `tan`, `pow`) between NumPy/Numba and XLA. The rejection samplers (`gamma` and those
+built on it) accept or reject a candidate by comparing such values, so a sample whose test lands
+within an ulp of the boundary can take another round than JAX's and differ entirely (rare).
+
+Argument checks raise JAX's exceptions with JAX's messages. One difference follows jitviz's
+"float64 stays float64": `dtype=float64` without x64 gives float64 samples (JAX would draw
+float32)."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import dtypes
+from . import lax
+from . import numpy as jnp
+from .core.trace import Tracer
+from .random import normal, permutation, randint, split, uniform
+from .transforms import vmap
+
+# --- argument handling ---------------------------------------------------------------------------
+
+
+def _check_key(name, key):
+    """The key must be a uint32[2] raw key (a vmapped key arrives as one such key). Checked
+    by its type only: reading its words would count as a use (KeyReuseWarning)."""
+    from .transforms._util import aval_of
+    av = aval_of(key if isinstance(key, Tracer) else np.asarray(key))
+    if av.shape != (2,) or av.dtype != np.uint32:
+        raise TypeError(f"{name}: a PRNG key is a uint32[2] array (from random.PRNGKey or "
+                        f"random.split), got {av.str_short()}")
+
+
+def _float_dtype(name, dtype, allow_complex=False):
+    dt = dtypes.default_float() if dtype is None else np.dtype(dtype)
+    if dt.kind == "f" and dt.itemsize in (4, 8):
+        return dt
+    kinds = "float or complex" if allow_complex else "float"
+    if dt.kind != "f":
+        raise ValueError(f"dtype argument to `{name}` must be a {kinds} dtype, got {dt}")
+    raise TypeError(f"{name}: jitviz draws float32 or float64 samples, got dtype={dt}; "
+                    "pass dtype=jnp.float32 (or jnp.float64) and convert afterwards")
+
+
+def _int_dtype(name, dtype):
+    dt = dtypes.default_int() if dtype is None else np.dtype(dtype)
+    if dt.kind not in "iu":
+        raise ValueError(f"dtype argument to `{name}` must be an int dtype, got {dt}")
+    return dt
+
+
+def _canonical_shape(name, shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    try:
+        return tuple(int(operator_index(s)) for s in shape)
+    except TypeError:
+        raise TypeError(f"{name}: shape must be a tuple of non-negative integers, "
+                        f"got {shape!r}") from None
+
+
+def operator_index(s):
+    import operator
+    return operator.index(s)
+
+
+def _shape_of(x):
+    return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+
+
+def _broadcast_shape(name, shape, *params):
+    """JAX's rule: no shape -> the parameters' broadcast shape; a shape must already be the
+    broadcast of itself with every parameter's shape."""
+    param_shapes = [_shape_of(p) for p in params]
+    if shape is None:
+        return tuple(np.broadcast_shapes(*param_shapes)) if param_shapes else ()
+    shape = _canonical_shape(name, shape)
+    if param_shapes:
+        try:
+            combined = tuple(np.broadcast_shapes(shape, *param_shapes))
+        except ValueError:
+            combined = None
+        if combined != shape:
+            raise ValueError(
+                f"{name} parameter shapes must be broadcast-compatible with shape argument, "
+                f"and the result of broadcasting the shapes must equal the shape argument, "
+                f"but got result {combined} for shape argument {shape}.")
+    return shape
+
+
+def _param(name, value, dt, shape=None):
+    """A distribution parameter converted to the sample dtype (JAX refuses a complex one)."""
+    arr = jnp.asarray(value)
+    if arr.dtype.kind == "c":
+        raise TypeError(
+            f"In arguments to {name}, cannot safely cast argument of type {arr.dtype} to {dt}")
+    arr = lax.convert_element_type(arr, dt)
+    return arr if shape is None else jnp.broadcast_to(arr, shape)
+
+
+def _pair(key, num=2):
+    keys = split(key, num)
+    return tuple(keys[i] for i in range(num))
+
+
+def _finfo(dt):
+    return np.finfo(dt)
+
+
+# --- location-scale families from one uniform draw ----------------------------------------------
+
+
+def exponential(key, shape=(), dtype=None):
+    """Exponential(1): -log1p(-u), u uniform in [0, 1) (so log's argument is in (0, 1])."""
+    _check_key("exponential", key)
+    dt = _float_dtype("exponential", dtype)
+    u = uniform(key, _canonical_shape("exponential", shape), dt)
+    return -jnp.log1p(-u)
+
+
+def gumbel(key, shape=(), dtype=None, mode=None):
+    """Gumbel(0, 1): -log(-log(u)). mode="low" (JAX's default) draws u in [tiny, 1);
+    mode="high" adds a second uniform below the first's resolution where it is < 1/2."""
+    _check_key("gumbel", key)
+    dt = _float_dtype("gumbel", dtype)
+    shape = _canonical_shape("gumbel", shape)
+    mode = _gumbel_mode(mode)
+    info = _finfo(dt)
+    if mode == "low":
+        u = uniform(key, shape, dt, minval=info.tiny, maxval=1.0)
+        return -jnp.log(-jnp.log(u))
+    both = uniform(key, (2,) + shape, dt)
+    high, low = both[0], both[1]
+    x = jnp.where(high >= 0.5, high, high + dt.type(2.0 ** -info.nmant) * low
+                  + dt.type(info.tiny))
+    return -jnp.log(-jnp.log1p(-x))
+
+
+def _gumbel_mode(mode):
+    if mode is None:
+        from .config import config
+        mode = "high" if getattr(config, "jax_use_high_dynamic_range_gumbel", False) else "low"
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
+    if mode == "highest":
+        raise NotImplementedError(
+            "gumbel(mode='highest') builds floats from raw bits with a count-leading-zeros "
+            "and a bitcast, which jitviz has no primitive for; use mode='high' (about 2**-48 "
+            "resolution near 0) instead")
+    return mode
+
+
+def laplace(key, shape=(), dtype=None):
+    """Laplace(0, 1): sign(u) * log1p(-|u|), u uniform in [-1 + epsneg, 1)."""
+    _check_key("laplace", key)
+    dt = _float_dtype("laplace", dtype)
+    u = uniform(key, _canonical_shape("laplace", shape), dt,
+                minval=-1.0 + _finfo(dt).epsneg, maxval=1.0)
+    return jnp.sign(u) * jnp.log1p(-jnp.abs(u))
+
+
+def logistic(key, shape=(), dtype=None):
+    """Logistic(0, 1): log(u) - log1p(-u), u uniform in [tiny, 1)."""
+    _check_key("logistic", key)
+    dt = _float_dtype("logistic", dtype)
+    u = uniform(key, _canonical_shape("logistic", shape), dt, minval=_finfo(dt).tiny,
+                maxval=1.0)
+    return jnp.log(u) - jnp.log1p(-u)
+
+
+def cauchy(key, shape=(), dtype=None):
+    """Cauchy(0, 1): tan(pi (u - 1/2)), u uniform in [eps, 1)."""
+    _check_key("cauchy", key)
+    dt = _float_dtype("cauchy", dtype)
+    u = uniform(key, _canonical_shape("cauchy", shape), dt, minval=_finfo(dt).eps, maxval=1.0)
+    return jnp.tan(dt.type(np.pi) * (u - dt.type(0.5)))
+
+
+def rademacher(key, shape=(), dtype=None):
+    """-1 or +1 with equal probability (a Bernoulli(1/2) draw, 2 b - 1), integers by default."""
+    _check_key("rademacher", key)
+    dt = np.dtype(dtypes.default_int() if dtype is None else dtype)
+    shape = _canonical_shape("rademacher", shape)
+    from .random import bernoulli
+    b = bernoulli(key, 0.5, shape).astype(dt)
+    return (2 * b - 1).astype(dt)
+
+
+def lognormal(key, sigma=1.0, shape=None, dtype=None):
+    """exp(sigma * N(0, 1))."""
+    _check_key("lognormal", key)
+    dt = _float_dtype("lognormal", dtype, allow_complex=True)
+    shape = _broadcast_shape("lognormal", shape, sigma)
+    return jnp.exp(normal(key, shape, dt) * _param("lognormal", sigma, dt))
+
+
+def weibull_min(key, scale, concentration, shape=(), dtype=None):
+    """The inverse Weibull CDF at u uniform in [0, 1): (-log1p(-u))**(1/k) * scale."""
+    _check_key("weibull_min", key)
+    dt = _float_dtype("weibull_min", dtype)
+    u = uniform(key, _canonical_shape("weibull_min", shape), dt)
+    return jnp.power(-jnp.log1p(-u), 1.0 / concentration) * scale
+
+
+def pareto(key, b, shape=None, dtype=None):
+    """Pareto(b): exp(E / b) with E ~ Exponential(1)."""
+    _check_key("pareto", key)
+    dt = _float_dtype("pareto", dtype)
+    shape = _broadcast_shape("pareto", shape, b)
+    return jnp.exp(exponential(key, shape, dt) / _param("pareto", b, dt))
+
+
+def maxwell(key, shape=(), dtype=None):
+    """The norm of three independent N(0, 1) (one normal draw of shape + (3,))."""
+    _check_key("maxwell", key)
+    dt = _float_dtype("maxwell", dtype)
+    shape = _canonical_shape("maxwell", shape)
+    x = normal(key, shape + (3,), dt)
+    return jnp.sqrt(jnp.sum(x * x, axis=-1))
+
+
+def rayleigh(key, scale, shape=None, dtype=None):
+    """scale * sqrt(-2 log u), u uniform in [0, 1) (u = 0 gives inf, as JAX)."""
+    _check_key("rayleigh", key)
+    dt = _float_dtype("rayleigh", dtype)
+    shape = _broadcast_shape("rayleigh", shape, scale)
+    u = uniform(key, shape, dt)
+    return _param("rayleigh", scale, dt, shape) * jnp.sqrt(jnp.log(u) * dt.type(-2))
+
+
+def geometric(key, p, shape=None, dtype=None):
+    """Trials up to the first success: floor(log u / log1p(-p)) + 1 (u = 0 read as 1)."""
+    _check_key("geometric", key)
+    dt = _int_dtype("geometric", dtype)
+    shape = _broadcast_shape("geometric", shape, p)
+    p = jnp.asarray(p)
+    if p.dtype.kind not in "fc":
+        p = p.astype(dtypes.default_float())
+    u = uniform(key, shape, p.dtype)
+    u = jnp.where(u == 0, p.dtype.type(1), u)
+    g = jnp.floor(jnp.log(u) / jnp.broadcast_to(jnp.log1p(-p), shape)) + 1
+    return g.astype(dt)
+
+
+def triangular(key, left, mode, right, shape=None, dtype=None):
+    """The inverse triangular CDF at u uniform in [0, 1)."""
+    _check_key("triangular", key)
+    dt = _float_dtype("triangular", dtype)
+    shape = _broadcast_shape("triangular", shape, left, mode, right)
+    left, mode, right = (_param("triangular", v, dt, shape) for v in (left, mode, right))
+    fc = (mode - left) / (right - left)
+    u = uniform(key, shape, dt)
+    below = left + jnp.sqrt(u * (right - left) * (mode - left))
+    above = right - jnp.sqrt((1 - u) * (right - left) * (right - mode))
+    return jnp.where(u < fc, below, above)
+
+
+# --- discrete choices -----------------------------------------------------------------------------
+
+
+def _top_k_indices(x, k):
+    """The indices of the k largest entries along the last axis, the largest first and equal
+    values in index order (lax.top_k's order): a stable ascending sort of -x."""
+    order = jnp.argsort(-x, axis=-1, stable=True)
+    return order[..., :k]
+
+
+def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
+    """Indices drawn from softmax(logits) along `axis` by the Gumbel-max trick (Gumbel top-k
+    without replacement); result shape `shape`, default the logits' shape without `axis`."""
+    _check_key("categorical", key)
+    logits = jnp.asarray(logits)
+    nd = logits.ndim
+    if not -nd <= axis < nd:
+        raise ValueError(f"categorical: axis {axis} is out of bounds for logits of rank {nd}")
+    axis %= nd
+    batch_shape = tuple(np.delete(logits.shape, axis))
+    if shape is None:
+        shape = batch_shape
+    else:
+        shape = _broadcast_shape("categorical", shape, np.empty(batch_shape))
+    prefix = shape[:len(shape) - len(batch_shape)]
+    if replace:
+        noise_shape = list(shape[len(prefix):])
+        noise_shape.insert(axis, logits.shape[axis])
+        noise = gumbel(key, (*prefix, *noise_shape), logits.dtype, mode=mode)
+        scores = noise + jnp.expand_dims(logits, tuple(range(len(prefix))))
+        return jnp.argmax(scores, axis=axis + len(prefix))
+    scores = logits + gumbel(key, logits.shape, logits.dtype, mode=mode)
+    k = math.prod(prefix)
+    if k > logits.shape[axis]:
+        raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number "
+                         f"of categories ({logits.shape[axis]}).")
+    top = _top_k_indices(jnp.moveaxis(scores, axis, -1), k)     # batch_shape + (k,)
+    return jnp.moveaxis(top, -1, 0).reshape(shape)
+
+
+def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
+    """Samples of `a`'s entries along `axis` (of range(a) for an integer a), uniformly or
+    with probabilities `p`, with or without replacement."""
+    _check_key("choice", key)
+    if not isinstance(shape, Sequence):
+        raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
+    shape = _canonical_shape("choice", shape)
+    arr = jnp.asarray(a)
+    if arr.ndim == 0:
+        if isinstance(a, Tracer):
+            raise TypeError("choice: `a` must be a concrete integer or an array; a traced "
+                            "scalar gives a size unknown while tracing. Mark it static "
+                            "(static_argnums) or pass jnp.arange(a).")
+        n_inputs = int(a)
+    else:
+        if not -arr.ndim <= axis < arr.ndim:
+            raise ValueError(f"choice: axis {axis} is out of bounds for `a` of rank "
+                             f"{arr.ndim}")
+        axis %= arr.ndim
+        n_inputs = arr.shape[axis]
+    n_draws = math.prod(shape)
+    if n_draws == 0:
+        return jnp.zeros(shape, dtype=arr.dtype)
+    if n_inputs <= 0:
+        raise ValueError("a must be greater than 0 unless no samples are taken")
+    if not replace and n_draws > n_inputs:
+        raise ValueError(f"Cannot take a larger sample (size {n_draws}) than population "
+                         f"(size {n_inputs}) when 'replace=False'")
+    if p is None:
+        if replace:
+            ind = randint(key, shape, 0, n_inputs)
+            result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
+        else:
+            shuffled = permutation(key, n_inputs if arr.ndim == 0 else arr, axis)
+            result = shuffled[(slice(None),) * (axis if arr.ndim else 0) + (slice(n_draws),)]
+    else:
+        ind = _weighted_indices(key, p, n_inputs, shape, n_draws, replace, mode)
+        result = ind if arr.ndim == 0 else jnp.take(arr, ind, axis)
+    out_shape = shape if arr.ndim == 0 else arr.shape[:axis] + shape + arr.shape[axis + 1:]
+    return result.reshape(out_shape)
+
+
+def _weighted_indices(key, p, n_inputs, shape, n_draws, replace, mode):
+    p = jnp.asarray(p)
+    if p.dtype.kind not in "fc":
+        p = p.astype(dtypes.default_float())
+    if p.shape != (n_inputs,):
+        raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
+                         f"p has shape {p.shape} and a.shape[axis] is {n_inputs}.")
+    if replace:
+        # inverse CDF: the first cumulative weight >= r (searchsorted, side="left")
+        cumulative = jnp.cumsum(p)
+        r = cumulative[-1] * (1 - uniform(key, shape, cumulative.dtype))
+        below = cumulative < jnp.expand_dims(r, -1)
+        return jnp.sum(below, axis=-1, dtype=dtypes.default_int())
+    scores = gumbel(key, (n_inputs,), p.dtype, mode=mode) + jnp.log(p)
+    return _top_k_indices(scores, n_draws)
+
+
+__all__ = ["exponential", "gumbel", "laplace", "logistic", "cauchy", "rademacher",
+           "lognormal", "weibull_min", "pareto", "maxwell", "rayleigh", "geometric",
+           "triangular", "categorical", "choice"]
