@@ -189,8 +189,9 @@ def rademacher(key, shape=(), dtype=None):
     _check_key("rademacher", key)
     dt = np.dtype(dtypes.default_int() if dtype is None else dtype)
     shape = _canonical_shape("rademacher", shape)
-    from .random import bernoulli
-    b = bernoulli(key, 0.5, shape).astype(dt)
+    # JAX's bernoulli(key, 0.5): a uniform of the default float dtype (float64 under x64)
+    # below one half
+    b = (uniform(key, shape, dtypes.default_float()) < 0.5).astype(dt)
     return (2 * b - 1).astype(dt)
 
 
@@ -365,3 +366,131 @@ def _weighted_indices(key, p, n_inputs, shape, n_draws, replace, mode):
 __all__ = ["exponential", "gumbel", "laplace", "logistic", "cauchy", "rademacher",
            "lognormal", "weibull_min", "pareto", "maxwell", "rayleigh", "geometric",
            "triangular", "categorical", "choice"]
+
+
+# --- gamma and the distributions built on it ------------------------------------------------------
+
+
+def _gamma_one(key, alpha, log_space):
+    """One Gamma(alpha) sample by Marsaglia and Tsang's squeeze-and-reject method (JAX's
+    key schedule). alpha < 1 is boosted to alpha + 1 and the sample scaled by u**(1/alpha);
+    in log space that factor is added as -E/alpha, so tiny alphas do not underflow."""
+    dt = alpha.dtype
+    zero, one = dt.type(0), dt.type(1)
+    boosted = alpha >= one
+    shape_param = jnp.where(boosted, alpha, alpha + one)
+    d = shape_param - dt.type(1.0 / 3.0)
+    c = dt.type(1.0 / 3.0) / jnp.sqrt(d)
+
+    def rejected(state):
+        _, x2, v3, u = state
+        outside_squeeze = u >= one - dt.type(0.0331) * (x2 * x2)
+        return outside_squeeze & (jnp.log(u) >= x2 * dt.type(0.5)
+                                  + d * ((one - v3) + jnp.log(v3)))
+
+    def positive_candidate(key):
+        """x ~ N(0, 1) until v = 1 + c x is positive."""
+        def draw(state):
+            k, _, _ = state
+            k, sub = _pair(k)
+            x = normal(sub, (), dt)
+            return k, x, one + x * c
+        _, x, v = lax.while_loop(lambda s: s[2] <= zero, draw, (key, zero, -one))
+        return x, v
+
+    def propose(state):
+        k, x_key, u_key = _pair(state[0], 3)
+        x, v = positive_candidate(x_key)
+        return k, x * x, (v * v) * v, uniform(u_key, (), dt)
+
+    key, boost_key = _pair(key)
+    # (x2, v3, u) = (0, 1, 2) is rejected, so the loop always proposes at least once
+    _, _, v3, _ = lax.while_loop(rejected, propose, (key, zero, one, dt.type(2)))
+    if log_space:
+        log_u = -exponential(boost_key, (), dt)
+        log_boost = jnp.where(boosted | (log_u == 0), zero, log_u * (one / alpha))
+        return (jnp.log(d) + jnp.log(v3)) + log_boost
+    u = one - uniform(boost_key, (), dt)
+    boost = jnp.where(boosted, one, jnp.power(u, one / alpha))
+    return (d * v3) * boost
+
+
+def _gamma_samples(name, key, a, shape, dtype, log_space, dtype_name=None):
+    _check_key(name, key)
+    dt = _float_dtype(dtype_name or name, dtype)
+    shape = _broadcast_shape(name, shape, a)
+    alphas = _param(name, a, dt, shape).reshape(-1)
+    n = alphas.shape[0]
+    if n == 0:
+        return jnp.zeros(shape, dt)
+    keys = split(key, n)     # one key per element, in row-major order
+    samples = vmap(lambda k, alpha: _gamma_one(k, alpha, log_space))(keys, alphas)
+    return samples.reshape(shape)
+
+
+def gamma(key, a, shape=None, dtype=None):
+    """Gamma(a, 1) samples (shape `shape`, default a's shape), by Marsaglia-Tsang rejection
+    with one key per element: JAX's samples for the same key."""
+    return _gamma_samples("gamma", key, a, shape, dtype, log_space=False)
+
+
+def loggamma(key, a, shape=None, dtype=None):
+    """log of Gamma(a, 1) samples, computed in log space (accurate for very small a)."""
+    # JAX's loggamma names `gamma` in its dtype error
+    return _gamma_samples("loggamma", key, a, shape, dtype, log_space=True, dtype_name="gamma")
+
+
+def beta(key, a, b, shape=None, dtype=None):
+    """Beta(a, b) = Ga / (Ga + Gb) from two log-gamma draws (split keys), scaled by their max
+    so that neither underflows."""
+    _check_key("beta", key)
+    dt = _float_dtype("beta", dtype)
+    shape = _broadcast_shape("beta", shape, a, b)
+    key_a, key_b = _pair(key)
+    log_a = loggamma(key_a, _param("beta", a, dt, shape), shape, dt)
+    log_b = loggamma(key_b, _param("beta", b, dt, shape), shape, dt)
+    log_max = jnp.maximum(log_a, log_b)
+    scaled_a, scaled_b = jnp.exp(log_a - log_max), jnp.exp(log_b - log_max)
+    return scaled_a / (scaled_a + scaled_b)
+
+
+def dirichlet(key, alpha, shape=None, dtype=None):
+    """Dirichlet(alpha) over alpha's last axis: the softmax of log-gamma draws."""
+    _check_key("dirichlet", key)
+    dt = _float_dtype("dirichlet", dtype)
+    alpha_shape = _shape_of(alpha)
+    if len(alpha_shape) < 1:
+        raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == "
+                         f"{len(alpha_shape)}")
+    if shape is None:
+        shape = alpha_shape[:-1]
+    else:
+        shape = _broadcast_shape("dirichlet", shape, np.empty(alpha_shape[:-1]))
+    logs = loggamma(key, _param("dirichlet", alpha, dt), shape + alpha_shape[-1:], dt)
+    shifted = logs - lax.stop_gradient(jnp.max(logs, axis=-1, keepdims=True))
+    weights = jnp.exp(shifted)
+    return weights / jnp.sum(weights, axis=-1, keepdims=True)
+
+
+def chisquare(key, df, shape=None, dtype=None):
+    """Chi-square(df) = 2 Gamma(df / 2), drawn in log space."""
+    _check_key("chisquare", key)
+    dt = _float_dtype("chisquare", dtype)
+    shape = _broadcast_shape("chisquare", shape, df)
+    half_df = _param("chisquare", df, dt) / dt.type(2)
+    return jnp.exp(loggamma(key, half_df, shape, dt)) * dt.type(2)
+
+
+def t(key, df, shape=None, dtype=None):
+    """Student's t(df) = N * sqrt((df / 2) / Gamma(df / 2)) with split keys."""
+    _check_key("t", key)
+    dt = _float_dtype("t", dtype)
+    shape = _broadcast_shape("t", shape, df)
+    key_n, key_g = _pair(key)
+    n = normal(key_n, shape, dt)
+    half_df = _param("t", df, dt) / dt.type(2)
+    g = gamma(key_g, half_df, shape, dt)
+    return n * jnp.sqrt(half_df / g)
+
+
+__all__ += ["gamma", "loggamma", "beta", "dirichlet", "chisquare", "t"]
