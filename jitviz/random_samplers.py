@@ -4,7 +4,7 @@ Each sampler is written over `jitviz.random`'s bit-exact `uniform`/`normal`/`ran
 `split` and `jitviz.numpy`/`jitviz.lax`, following JAX's algorithm step by step (the same
 uniform range, `log1p` where JAX uses it, the same key splits and per-element keys), so one key
 gives JAX's samples: integer-valued samplers (`categorical`, `choice`, `rademacher`,
-`geometric`) exactly, float ones up to the last-ulp differences of elementwise math (`log`,
+`geometric`, `poisson`) exactly, float ones up to the last-ulp differences of elementwise math (`log`,
 `exp`, `tan`, `pow`) between NumPy/Numba and XLA. The rejection samplers (`gamma` and those
 built on it) accept or reject a candidate by comparing such values, so a sample whose test lands
 within an ulp of the boundary can take another round than JAX's and differ entirely (rare).
@@ -494,3 +494,97 @@ def t(key, df, shape=None, dtype=None):
 
 
 __all__ += ["gamma", "loggamma", "beta", "dirichlet", "chisquare", "t"]
+
+
+# --- poisson --------------------------------------------------------------------------------------
+
+# Lanczos's approximation of the gamma function, g = 7 with 9 terms (the published
+# coefficients; XLA's lgamma uses the same series)
+_LANCZOS_G = 7.0
+_LANCZOS_BASE = 0.99999999999980993227684700473478
+_LANCZOS_COEFFS = (676.520368121885098567009190444019, -1259.13921672240287047156078755283,
+                   771.3234287776530788486528258894, -176.61502916214059906584551354,
+                   12.507343278686904814458936853, -0.13857109526572011689554707,
+                   9.984369578019570859563e-6, 1.50563273514931155834e-7)
+
+
+def _log_gamma_from_one_half(x):
+    """log Gamma(x) for x >= 1/2 (the Poisson sampler's log k!, k >= 0), in x's dtype. The
+    log of z + g + 1/2 is split as log(g + 1/2) + log1p(z / (g + 1/2)) to keep its low bits."""
+    dt = x.dtype
+    z = x - dt.type(1)
+    series = jnp.full_like(z, dt.type(_LANCZOS_BASE))
+    for i, c in enumerate(_LANCZOS_COEFFS):
+        series = series + dt.type(c) / (z + dt.type(i + 1))
+    g_half = dt.type(_LANCZOS_G + 0.5)
+    t = z + g_half
+    log_t = dt.type(np.log(_LANCZOS_G + 0.5)) + jnp.log1p(z / g_half)
+    return (dt.type(0.5 * np.log(2 * np.pi)) + (z + dt.type(0.5)) * log_t - t) \
+        + jnp.log(series)
+
+
+def _poisson_small(key, lam, shape, dt, max_iters):
+    """Knuth's method for lam < 10: multiply uniforms (add their logs) until the product
+    drops below exp(-lam); one uniform per element per round, one key split per round."""
+    def more(state):
+        i, _, _, log_prod = state
+        return jnp.any(log_prod > -lam) & (i < max_iters)
+
+    def step(state):
+        i, k, key, log_prod = state
+        key, sub = _pair(key)
+        k = jnp.where(log_prod > -lam, k + 1, k)
+        return i + 1, k, key, log_prod + jnp.log(uniform(sub, shape, np.float32))
+
+    init = (np.int32(0), jnp.zeros(shape, dt), key, jnp.zeros(shape, np.float32))
+    return (lax.while_loop(more, step, init)[1] - 1).astype(dt)
+
+
+def _poisson_large(key, lam, shape, dt, max_iters):
+    """Hormann's transformed rejection (PTRS) for lam >= 10: each round proposes k from two
+    uniforms for every element still unaccepted."""
+    log_lam = jnp.log(lam)
+    b = 0.931 + 2.53 * jnp.sqrt(lam)
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2)
+
+    def pending(state):
+        i, _, accepted, _ = state
+        return jnp.any(~accepted) & (i < max_iters)
+
+    def step(state):
+        i, k_out, accepted, key = state
+        key, key_u, key_v = _pair(key, 3)
+        u = uniform(key_u, shape, lam.dtype) - 0.5
+        v = uniform(key_v, shape, lam.dtype)
+        u_shifted = 0.5 - jnp.abs(u)
+        k = jnp.floor((2 * a / u_shifted + b) * u + lam + 0.43)
+        s = jnp.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
+        t = -lam + k * log_lam - _log_gamma_from_one_half(k + 1)
+        quick = (u_shifted >= 0.07) & (v <= v_r)
+        reject = (k < 0) | ((u_shifted < 0.013) & (v > u_shifted))
+        accept = quick | (~reject & (s <= t))
+        return i + 1, jnp.where(accept, k, k_out), accepted | accept, key
+
+    init = (np.int32(0), jnp.full(shape, -1, lam.dtype), jnp.zeros(shape, bool), key)
+    return lax.while_loop(pending, step, init)[1].astype(dt)
+
+
+def poisson(key, lam, shape=None, dtype=None):
+    """Poisson(lam) counts: Knuth's method where lam < 10 (or NaN), Hormann's rejection
+    elsewhere, both run over the whole array with the same key (JAX's scheme); lam == 0
+    gives 0."""
+    _check_key("poisson", key)
+    dt = _int_dtype("poisson", dtype)
+    shape = _shape_of(lam) if shape is None else _canonical_shape("poisson", shape)
+    lam = lax.convert_element_type(jnp.broadcast_to(jnp.asarray(lam), shape), np.float32)
+    small = jnp.isnan(lam) | (lam < 10)
+    max_iters = dt.type(np.iinfo(dt).max)
+    counts = jnp.where(small,
+                       _poisson_small(key, jnp.where(small, lam, 0.0), shape, dt, max_iters),
+                       _poisson_large(key, jnp.where(small, 1e5, lam), shape, dt, max_iters))
+    return jnp.where(lam == 0, jnp.zeros_like(counts), counts)
+
+
+__all__ += ["poisson"]

@@ -131,6 +131,27 @@ def test_integer_valued_samplers_equal_jax_exactly(name, args, kwargs):
         assert_same_samples(want, jitted, f"{name} seed {seed} under jit")
 
 
+LAMBDAS = np.array([0.0, 0.5, 3.0, 9.9, 10.0, 25.0, 300.0, 1e4], np.float32)
+
+
+def test_poisson_equals_jax_exactly_for_small_and_large_rates():
+    for seed in (0, 1, 2):
+        want = np.asarray(jr.poisson(jr.PRNGKey(seed), LAMBDAS, (5, 8)))
+        got = np.asarray(random.poisson(random.PRNGKey(seed), LAMBDAS, (5, 8)))
+        assert_same_samples(want, got, f"poisson seed {seed}")
+    jitted = jitviz.jit(lambda k: random.poisson(k, LAMBDAS))(random.PRNGKey(4))
+    assert_same_samples(np.asarray(jr.poisson(jr.PRNGKey(4), LAMBDAS)), np.asarray(jitted),
+                        "poisson under jit")
+
+
+def test_poissons_log_factorial_is_lgamma():
+    from jitviz.random_samplers import _log_gamma_from_one_half
+    x = np.concatenate([np.linspace(0.5, 3, 11), np.arange(1, 3000, 7)]).astype(np.float32)
+    want = np.asarray(jax.lax.lgamma(x))
+    got = np.asarray(_log_gamma_from_one_half(jnp.asarray(x)))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
 GAMMA_CASES = [
     ("gamma", (np.array([0.3, 1.0, 2.5, 7.0], np.float32),), {}),
     ("gamma", (2.0, (3, 2)), {}),
@@ -208,6 +229,8 @@ MOMENTS = [
     ("beta", (2.0, 3.0, (N // 4,)), 0.4, 6 / (25 * 6)),
     ("chisquare", (3.0, (N // 4,)), 3.0, 6.0),
     ("t", (6.0, (N // 4,)), 0.0, 1.5),
+    ("poisson", (3.5, (N,)), 3.5, 3.5),
+    ("poisson", (60.0, (N,)), 60.0, 60.0),
 ]
 
 
@@ -269,6 +292,8 @@ def test_dirichlet_rows_sum_to_one_with_the_right_means():
      "dirichlet requires alpha.ndim >= 1, got alpha.ndim == 0"),
     (lambda k: random.gamma(k, 1.0, (2,), dtype=np.int32), ValueError,
      "dtype argument to `gamma` must be a float dtype"),
+    (lambda k: random.poisson(k, 2.0, (2,), dtype=np.float32), ValueError,
+     "dtype argument to `poisson` must be an int dtype, got float32"),
     (lambda k: random.laplace(np.zeros(3, np.uint32), (2,)), TypeError,
      "laplace: a PRNG key is a uint32"),
 ])
