@@ -588,3 +588,116 @@ def poisson(key, lam, shape=None, dtype=None):
 
 
 __all__ += ["poisson"]
+
+
+# --- binomial -------------------------------------------------------------------------------------
+
+# log k! - (Stirling's approximation of it) for k = 0..9; larger k use the series
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                  0.00833056343336287)
+
+
+def _stirling_tail(k):
+    """The error of Stirling's formula for log k!: tabulated below 10, a series above
+    (evaluated, as JAX does, at k clamped to [0, 9] — so the table always wins there)."""
+    dt = k.dtype
+    table = jnp.asarray(np.asarray(_STIRLING_TAIL, dt))
+    small = k <= 9
+    kc = jnp.clip(k, dt.type(0), dt.type(9))
+    kp1sq = (kc + 1) * (kc + 1)
+    series = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (kc + 1)
+    return jnp.where(small, table[jnp.floor(kc).astype(np.int32)], series)
+
+
+def _binomial_by_inversion(key, count, prob, shape, dt, max_iters):
+    """For count * q <= 10: count geometric waiting times until they pass `count`."""
+    log_q = jnp.log1p(-prob)
+
+    def more(state):
+        i, _, total, _ = state
+        return jnp.any(total <= count) & (i < max_iters)
+
+    def step(state):
+        i, n_geom, total, key = state
+        sub, key = _pair(key)      # JAX's order here: the first key draws
+        n_geom = jnp.where(total <= count, n_geom + 1, n_geom)
+        u = uniform(sub, shape, prob.dtype)
+        return i + 1, n_geom, total + jnp.ceil(jnp.log(u) / log_q), key
+
+    zeros = jnp.zeros(shape, prob.dtype)
+    return (lax.while_loop(more, step, (np.int32(0), zeros, zeros, key))[1] - 1).astype(dt)
+
+
+def _binomial_btrs(key, count, prob, shape, dt, max_iters):
+    """Hormann's BTRS transformed rejection for count * q > 10."""
+    stddev = jnp.sqrt(count * prob * (1 - prob))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = jnp.floor((count + 1) * prob)
+
+    def pending(state):
+        i, _, accepted, _ = state
+        return jnp.any(~accepted) & (i < max_iters)
+
+    def step(state):
+        i, k_out, accepted, key = state
+        key, key_u, key_v = _pair(key, 3)
+        u = uniform(key_u, shape, prob.dtype) - 0.5
+        v = uniform(key_v, shape, prob.dtype)
+        us = 0.5 - jnp.abs(u)
+        quick = (us >= 0.07) & (v <= v_r)
+        k = jnp.floor((2 * a / us + b) * u + c)
+        reject = (k < 0) | (k > count)
+        log_v = jnp.log(v * alpha / (a / (us * us) + b))
+        bound = ((m + 0.5) * jnp.log((m + 1) / (r * (count - m + 1)))
+                 + (count + 1) * jnp.log((count - m + 1) / (count - k + 1))
+                 + (k + 0.5) * jnp.log(r * (count - k + 1) / (k + 1))
+                 + _stirling_tail(m) + _stirling_tail(count - m)
+                 - _stirling_tail(k) - _stirling_tail(count - k))
+        accept = quick | (~reject & (log_v <= bound))
+        return i + 1, jnp.where(accept, k, k_out), accepted | accept, key
+
+    init = (np.int32(0), jnp.full(shape, -1, prob.dtype), jnp.zeros(shape, bool), key)
+    return lax.while_loop(pending, step, init)[1].astype(dt)
+
+
+def binomial(key, n, p, shape=None, dtype=None):
+    """Binomial(n, p) counts as floats: by inversion where n min(p, 1-p) <= 10, by BTRS
+    elsewhere (JAX's scheme; p > 1/2 samples the failures). NaN for a NaN or negative n or
+    an invalid p, inf for an infinite n."""
+    _check_key("binomial", key)
+    dt = _float_dtype("binomial", dtype)
+    shape = _broadcast_shape("binomial", shape, n, p)
+    prob = jnp.asarray(p)
+    if prob.dtype.kind not in "fc":
+        prob = prob.astype(dtypes.default_float())
+    count = jnp.broadcast_to(lax.convert_element_type(jnp.asarray(n), prob.dtype), shape)
+    prob = jnp.broadcast_to(prob, shape)
+    below_half = prob < 0.5
+    q = jnp.where(below_half, prob, 1.0 - prob)
+    bad_count = jnp.isnan(count) | (count < 0.0)
+    infinite = jnp.isinf(count)
+    q_nan, q_negative = jnp.isnan(q), q < 0.0
+    q = jnp.where(q_nan | q_negative, jnp.full_like(q, 0.01), q)
+    inversion = bad_count | (count * q <= 10.0)
+    count = jnp.floor(count)
+    max_iters = dt.type(np.finfo(dt).max)
+    samples = jnp.where(
+        inversion,
+        _binomial_by_inversion(key, jnp.where(inversion, count, 0.0), q, shape, dt, max_iters),
+        _binomial_btrs(key, jnp.where(inversion, 1e4, count), jnp.where(inversion, 0.5, q),
+                       shape, dt, max_iters))
+    invalid = q_negative | q_nan | bad_count
+    samples = jnp.where(invalid, jnp.full_like(samples, np.nan), samples)
+    samples = jnp.where(infinite & ~invalid, jnp.full_like(samples, np.inf), samples)
+    keep = below_half | bad_count | q_nan | infinite
+    return jnp.where(keep, samples, jnp.subtract(count.astype(dt), samples))
+
+
+__all__ += ["binomial"]

@@ -24,7 +24,9 @@ RTOL = {np.dtype(np.float32): 4e-6, np.dtype(np.float64): 1e-13}
 ATOL = {np.dtype(np.float32): 2.5e-7, np.dtype(np.float64): 5e-16}
 
 # each test jits a fresh lambda on purpose (one compile per case)
-pytestmark = pytest.mark.filterwarnings("ignore::jitviz.errors.RetraceWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::jitviz.errors.RetraceWarning"),
+              # a sampler is many equations on the line that calls it, not a Python loop
+              pytest.mark.filterwarnings("ignore::jitviz.errors.UnrolledLoopWarning")]
 
 
 @contextlib.contextmanager
@@ -144,6 +146,29 @@ def test_poisson_equals_jax_exactly_for_small_and_large_rates():
                         "poisson under jit")
 
 
+COUNTS = np.array([0, 1, 5, 20, 100, 1000, 50, 7], np.float32)
+PROBS = np.array([0.3, 0.5, 0.9, 0.3, 0.3, 0.7, 0.02, 0.6], np.float32)
+
+
+def test_binomial_equals_jax_exactly_by_inversion_and_btrs():
+    for seed in (0, 1):
+        want = np.asarray(jr.binomial(jr.PRNGKey(seed), COUNTS, PROBS, (4, 8)))
+        got = np.asarray(random.binomial(random.PRNGKey(seed), COUNTS, PROBS, (4, 8)))
+        assert_same_samples(want, got, f"binomial seed {seed}")
+    jitted = jitviz.jit(lambda k: random.binomial(k, COUNTS, PROBS))(random.PRNGKey(3))
+    assert_same_samples(np.asarray(jr.binomial(jr.PRNGKey(3), COUNTS, PROBS)),
+                        np.asarray(jitted), "binomial under jit")
+
+
+def test_binomial_of_invalid_arguments_is_nan_and_of_infinite_count_inf():
+    n = np.array([np.nan, -1, np.inf, 5], np.float32)
+    p = np.array([0.5, 0.5, 0.5, np.nan], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)   # no NumPy warning about inf - inf
+        got = np.asarray(random.binomial(random.PRNGKey(1), n, p))
+    np.testing.assert_array_equal(got, np.asarray(jr.binomial(jr.PRNGKey(1), n, p)))
+
+
 def test_poissons_log_factorial_is_lgamma():
     from jitviz.random_samplers import _log_gamma_from_one_half
     x = np.concatenate([np.linspace(0.5, 3, 11), np.arange(1, 3000, 7)]).astype(np.float32)
@@ -231,6 +256,8 @@ MOMENTS = [
     ("t", (6.0, (N // 4,)), 0.0, 1.5),
     ("poisson", (3.5, (N,)), 3.5, 3.5),
     ("poisson", (60.0, (N,)), 60.0, 60.0),
+    ("binomial", (8.0, 0.3, (N,)), 2.4, 1.68),
+    ("binomial", (200.0, 0.6, (N,)), 120.0, 48.0),
 ]
 
 
