@@ -701,3 +701,75 @@ def binomial(key, n, p, shape=None, dtype=None):
 
 
 __all__ += ["binomial"]
+
+
+# --- compositions of the samplers above -----------------------------------------------------------
+
+
+def f(key, dfnum, dfden, shape=None, dtype=None):
+    """F(dfnum, dfden) = (X1 / dfnum) / (X2 / dfden) with chi-square X1, X2 (split keys)."""
+    _check_key("f", key)
+    dt = _float_dtype("f", dtype)
+    shape = _broadcast_shape("f", shape, dfnum, dfden)
+    dfnum, dfden = _param("f", dfnum, dt), _param("f", dfden, dt)
+    key_den, key_num = _pair(key)
+    num = chisquare(key_num, dfnum, shape, dt) / dfnum
+    return num / (chisquare(key_den, dfden, shape, dt) / dfden)
+
+
+def wald(key, mean, shape=None, dtype=None):
+    """Wald (inverse Gaussian) with scale 1, by Michael, Schucany and Haas's transformation
+    of a squared normal, choosing between the two roots with a uniform."""
+    _check_key("wald", key)
+    dt = _float_dtype("wald", dtype)
+    shape = _broadcast_shape("wald", shape, mean)
+    key_n, key_u = _pair(key)
+    mean = _param("wald", mean, dt, shape)
+    y = lax.integer_pow(normal(key_n, shape, dt), 2)
+    z = uniform(key_u, shape, dt)
+    mean_sq = lax.integer_pow(mean, 2)
+    root = jnp.sqrt(4 * mean * y + mean_sq * lax.integer_pow(y, 2))
+    x = mean + mean_sq * y / 2 - mean / 2 * root
+    return jnp.where(z <= mean / (mean + x), x, mean_sq / x)
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+    """loc + scale * (a Maxwell sample with a random sign); the result's shape is
+    shape + broadcast(loc, scale) (JAX's convention)."""
+    _check_key("double_sided_maxwell", key)
+    dt = _float_dtype("double_sided_maxwell", dtype)
+    param_shape = tuple(np.broadcast_shapes(_shape_of(loc), _shape_of(scale)))
+    shape = _canonical_shape("double_sided_maxwell", shape)
+    shape = (shape or param_shape) + param_shape
+    key_m, key_sign = _pair(key)
+    magnitude = maxwell(key_m, shape, dt)
+    return rademacher(key_sign, shape, dt) * magnitude * scale + loc
+
+
+def generalized_normal(key, p, shape=(), dtype=None):
+    """Density proportional to exp(-|x|**p): a random sign times Gamma(1/p)**(1/p)."""
+    _check_key("generalized_normal", key)
+    dt = _float_dtype("generalized_normal", dtype)
+    shape = _canonical_shape("generalized_normal", shape)
+    key_g, key_sign = _pair(key)
+    g = gamma(key_g, 1 / p, shape, dt)
+    return rademacher(key_sign, shape, dt) * g ** (1 / p)
+
+
+def ball(key, d, p=2, shape=(), dtype=None):
+    """Uniform points in the d-dimensional unit p-norm ball, shape shape + (d,): generalized
+    normal coordinates divided by (sum |g|**p + E)**(1/p) with E ~ Exponential(1)."""
+    _check_key("ball", key)
+    dt = _float_dtype("ball", dtype)
+    shape = _canonical_shape("ball", shape)
+    if isinstance(d, Tracer):
+        raise TypeError("ball: the dimension d must be a concrete integer (it sets the "
+                        "result's shape); mark it static (static_argnums) when jitting")
+    d = operator_index(d)
+    key_g, key_e = _pair(key)
+    g = generalized_normal(key_g, p, (*shape, d), dt)
+    e = exponential(key_e, shape, dt)
+    return g / (((jnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]
+
+
+__all__ += ["f", "wald", "double_sided_maxwell", "generalized_normal", "ball"]

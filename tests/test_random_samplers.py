@@ -69,6 +69,8 @@ FLOAT_CASES = {
     "rayleigh": (2.0, (6,)),
     "weibull_min": (2.0, 1.5, (6,)),
     "triangular": (0.0, np.array([0.2, 0.5, 0.9], np.float32), 1.0),
+    "wald": (np.array([0.5, 1.0, 3.0], np.float32), (2, 3)),
+    "double_sided_maxwell": (np.zeros(2, np.float32), 2.0),
 }
 
 
@@ -185,6 +187,10 @@ GAMMA_CASES = [
     ("dirichlet", (np.array([0.5, 1.0, 2.0], np.float32), (2,)), {}),
     ("chisquare", (3.0, (5,)), {}),
     ("t", (np.array([1.0, 4.0, 30.0], np.float32),), {}),
+    ("f", (3.0, np.array([2.0, 5.0, 9.0], np.float32)), {}),
+    ("generalized_normal", (1.5, (5,)), {}),
+    ("ball", (3, 2, (2,)), {}),
+    ("ball", (2, 1.0), {}),
 ]
 
 
@@ -258,6 +264,10 @@ MOMENTS = [
     ("poisson", (60.0, (N,)), 60.0, 60.0),
     ("binomial", (8.0, 0.3, (N,)), 2.4, 1.68),
     ("binomial", (200.0, 0.6, (N,)), 120.0, 48.0),
+    ("f", (5.0, 10.0, (N // 4,)), 10 / 8, 2 * 100 * 13 / (5 * 64 * 6)),
+    ("wald", (2.0, (N,)), 2.0, 8.0),
+    ("double_sided_maxwell", (1.0, 2.0, (N,)), 1.0, 12.0),
+    ("generalized_normal", (1.0, (N // 4,)), 0.0, 2.0),   # p = 1: Laplace(0, 1)
 ]
 
 
@@ -286,6 +296,14 @@ def test_categorical_and_choice_frequencies():
     # without replacement: distinct values
     draws = np.asarray(random.choice(random.PRNGKey(3), 50, (50,), replace=False))
     assert sorted(draws.tolist()) == list(range(50))
+
+
+def test_ball_points_are_uniform_in_the_unit_ball():
+    # in d dimensions the radius of a uniform point has P(|x| <= r) = r**d
+    x = np.asarray(random.ball(random.PRNGKey(6), 3, 2, (N // 8,)), np.float64)
+    radius = np.linalg.norm(x, axis=-1)
+    assert radius.max() <= 1.0
+    assert abs(np.mean(radius <= 0.5) - 0.125) < 0.015
 
 
 def test_dirichlet_rows_sum_to_one_with_the_right_means():
