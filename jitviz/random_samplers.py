@@ -424,8 +424,34 @@ def _gamma_samples(name, key, a, shape, dtype, log_space, dtype_name=None):
     if n == 0:
         return jnp.zeros(shape, dt)
     keys = split(key, n)     # one key per element, in row-major order
-    samples = vmap(lambda k, alpha: _gamma_one(k, alpha, log_space))(keys, alphas)
-    return samples.reshape(shape)
+    draw = _gamma_draw_in_log_space if log_space else _gamma_draw
+    return draw(keys, alphas).reshape(shape)
+
+
+def _undifferentiable_gamma(log_space):
+    """The per-element draws, as a custom_jvp whose derivative rule explains itself: JAX
+    differentiates a gamma sample with respect to `a` implicitly (through the gamma CDF),
+    which jitviz does not implement yet; without the rule, grad would stop at the rejection
+    loop with while_loop's advice to use scan, which cannot help here."""
+    from .custom_derivatives import custom_jvp
+
+    @custom_jvp
+    def draw(keys, alphas):
+        return vmap(lambda k, alpha: _gamma_one(k, alpha, log_space))(keys, alphas)
+
+    def no_derivative(primals, tangents):
+        raise NotImplementedError(
+            "the derivative of random.gamma/loggamma samples (and of beta, dirichlet, "
+            "chisquare, t, f, generalized_normal, ball built on them) with respect to the "
+            "shape parameter is not implemented in jitviz (JAX's implicit reparameterization "
+            "gradient). Wrap the parameter in lax.stop_gradient to differentiate the rest.")
+
+    draw.defjvp(no_derivative)
+    return draw
+
+
+_gamma_draw = _undifferentiable_gamma(log_space=False)
+_gamma_draw_in_log_space = _undifferentiable_gamma(log_space=True)
 
 
 def gamma(key, a, shape=None, dtype=None):

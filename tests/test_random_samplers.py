@@ -350,3 +350,13 @@ def test_bad_arguments_raise_jaxs_errors(call, exc, match):
 def test_gumbel_highest_mode_explains_what_to_use():
     with pytest.raises(NotImplementedError, match="mode='high'"):
         random.gumbel(random.PRNGKey(0), (2,), mode="highest")
+
+
+def test_gamma_gradient_with_respect_to_a_is_refused_clearly_and_stop_gradient_works():
+    key = random.PRNGKey(0)
+    with pytest.raises(NotImplementedError, match="lax.stop_gradient"):
+        jitviz.grad(lambda a: random.gamma(key, a))(np.float32(2.0))
+    # the sample itself is a constant of the rest of the computation
+    got = jitviz.grad(lambda a: a * random.gamma(key, jitviz.lax.stop_gradient(a)))(
+        np.float32(2.0))
+    np.testing.assert_allclose(float(got), float(jr.gamma(jr.PRNGKey(0), 2.0)), rtol=4e-6)
