@@ -4,7 +4,7 @@ Each sampler is written over `jitviz.random`'s bit-exact `uniform`/`normal`/`ran
 `split` and `jitviz.numpy`/`jitviz.lax`, following JAX's algorithm step by step (the same
 uniform range, `log1p` where JAX uses it, the same key splits and per-element keys), so one key
 gives JAX's samples: integer-valued samplers (`categorical`, `choice`, `rademacher`,
-`geometric`, `poisson`) exactly, float ones up to the last-ulp differences of elementwise math (`log`,
+`geometric`, `poisson`, `binomial`, `multinomial`) exactly, float ones up to the last-ulp differences of elementwise math (`log`,
 `exp`, `tan`, `pow`) between NumPy/Numba and XLA. The rejection samplers (`gamma` and those
 built on it) accept or reject a candidate by comparing such values, so a sample whose test lands
 within an ulp of the boundary can take another round than JAX's and differ entirely (rare).
@@ -799,3 +799,33 @@ def ball(key, d, p=2, shape=(), dtype=None):
 
 
 __all__ += ["f", "wald", "double_sided_maxwell", "generalized_normal", "ball"]
+
+
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
+    """Counts of n draws over the categories of p's last axis: one binomial per category
+    (a scan over them, one split key each) of the draws left, with probability p_i over the
+    probability left."""
+    _check_key("multinomial", key)
+    n, p = jnp.asarray(n), jnp.asarray(p)
+    common = np.dtype(jnp.result_type(n, p))
+    if common.kind != "f":
+        common = dtypes.default_float()
+    n, p = n.astype(common), p.astype(common)
+    shape = p.shape if shape is None else _canonical_shape("multinomial", shape)
+    n = jnp.broadcast_to(n, shape[:-1])
+    p = jnp.moveaxis(jnp.broadcast_to(p, shape), -1, 0)
+    left = lax.cumsum(p, 0, reverse=True)
+    ratios = p / jnp.where(left == 0, 1, left)
+
+    def one_category(remaining, ratio_and_key):
+        ratio, k = ratio_and_key
+        count = binomial(k, remaining, jnp.clip(ratio, 0, 1), dtype=remaining.dtype)
+        return remaining - count, count
+
+    keys = split(key, ratios.shape[0])
+    _, counts = lax.scan(one_category, n, (ratios, keys), unroll=unroll)
+    out_dtype = dtypes.default_float() if dtype is None else np.dtype(dtype)
+    return jnp.moveaxis(counts, 0, -1).astype(out_dtype)
+
+
+__all__ += ["multinomial"]

@@ -171,6 +171,19 @@ def test_binomial_of_invalid_arguments_is_nan_and_of_infinite_count_inf():
     np.testing.assert_array_equal(got, np.asarray(jr.binomial(jr.PRNGKey(1), n, p)))
 
 
+def test_multinomial_equals_jax_exactly():
+    p = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+    cases = [((20.0, p), {}), ((np.array([5.0, 100.0], np.float32), p), {"shape": (2, 4)}),
+             ((1000.0, np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]], np.float32)), {})]
+    for args, kwargs in cases:
+        want = np.asarray(jr.multinomial(jr.PRNGKey(3), *args, **kwargs))
+        got = np.asarray(random.multinomial(random.PRNGKey(3), *args, **kwargs))
+        assert_same_samples(want, got, f"multinomial {kwargs}")
+    counts = np.asarray(random.multinomial(random.PRNGKey(5), 100.0, p, shape=(N // 8, 4)))
+    np.testing.assert_array_equal(counts.sum(axis=1), 100.0)
+    np.testing.assert_allclose(counts.mean(axis=0), 100 * p, rtol=0.02)
+
+
 def test_poissons_log_factorial_is_lgamma():
     from jitviz.random_samplers import _log_gamma_from_one_half
     x = np.concatenate([np.linspace(0.5, 3, 11), np.arange(1, 3000, 7)]).astype(np.float32)
