@@ -4,14 +4,16 @@ Each sampler is written over `jitviz.random`'s bit-exact `uniform`/`normal`/`ran
 `split` and `jitviz.numpy`/`jitviz.lax`, following JAX's algorithm step by step (the same
 uniform range, `log1p` where JAX uses it, the same key splits and per-element keys), so one key
 gives JAX's samples: integer-valued samplers (`categorical`, `choice`, `rademacher`,
-`geometric`, `poisson`, `binomial`, `multinomial`) exactly, float ones up to the last-ulp differences of elementwise math (`log`,
-`exp`, `tan`, `pow`) between NumPy/Numba and XLA. The rejection samplers (`gamma` and those
-built on it) accept or reject a candidate by comparing such values, so a sample whose test lands
-within an ulp of the boundary can take another round than JAX's and differ entirely (rare).
+`geometric`, `poisson`, `binomial`, `multinomial`) exactly, float ones up to the last-ulp
+differences of elementwise math (`log`, `exp`, `tan`, `pow`) between NumPy/Numba and XLA.
+The rejection samplers (`gamma` and those built on it, `poisson`, `binomial`) accept or reject
+a candidate by comparing such values, so a sample whose test lands within an ulp of the
+boundary can take another round than JAX's and differ entirely (rare; none in the tests).
 
 Argument checks raise JAX's exceptions with JAX's messages. One difference follows jitviz's
 "float64 stays float64": `dtype=float64` without x64 gives float64 samples (JAX would draw
-float32)."""
+float32). Not here yet: `multivariate_normal` and `orthogonal` (they need jnp.linalg's
+Cholesky/QR), `gumbel(mode="highest")`, and gamma's gradient with respect to `a`."""
 from __future__ import annotations
 
 import math
