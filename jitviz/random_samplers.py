@@ -17,6 +17,7 @@ Cholesky/QR), `gumbel(mode="highest")`, and gamma's gradient with respect to `a`
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -63,15 +64,10 @@ def _canonical_shape(name, shape):
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
     try:
-        return tuple(int(operator_index(s)) for s in shape)
+        return tuple(int(operator.index(s)) for s in shape)
     except TypeError:
         raise TypeError(f"{name}: shape must be a tuple of non-negative integers, "
                         f"got {shape!r}") from None
-
-
-def operator_index(s):
-    import operator
-    return operator.index(s)
 
 
 def _shape_of(x):
@@ -793,7 +789,7 @@ def ball(key, d, p=2, shape=(), dtype=None):
     if isinstance(d, Tracer):
         raise TypeError("ball: the dimension d must be a concrete integer (it sets the "
                         "result's shape); mark it static (static_argnums) when jitting")
-    d = operator_index(d)
+    d = operator.index(d)
     key_g, key_e = _pair(key)
     g = generalized_normal(key_g, p, (*shape, d), dt)
     e = exponential(key_e, shape, dt)
