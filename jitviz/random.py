@@ -484,3 +484,6 @@ def _erf_of_bound(v, dt):
 
 
 __all__.append("truncated_normal")
+
+
+from .random_samplers import *  # noqa: E402,F401,F403  (the distributions: random_samplers.py)
