@@ -247,7 +247,9 @@ class _Facts:
         return None
 
     def _unrolled(self, line, code, eqns):
-        if len(eqns) >= self.threshold:
+        if len(eqns) >= self.threshold and self.report is not None and \
+                self.report.is_loop((eqns[0].source.file, eqns[0].source.line,
+                                     eqns[0].source.code)):
             return "unrolled", f"{len(eqns)} equations from one line (a Python loop traced " \
                                "over and over): use lax.fori_loop or lax.scan"
         return None

@@ -538,17 +538,16 @@ class JitFunction:
                                             line=src.line if src else None), warn=False)
         threshold = config.unrolled_loop_threshold
         total = max(len(entry.closed.jaxpr.eqns), 1)
-        for (file, line, code), n in report.eqns_per_line.items():
-            if n >= threshold:
-                cost = (trace_s + compile_s) * n / total
-                self._record(Event(
-                    "unrolled_loop", entry.signature, cache.name,
-                    f"{describe_line(file, line)} ({code!r}) produced {n} equations: a Python "
-                    f"loop is being unrolled into the program, costing about "
-                    f"{cost * 1e3:.0f} ms of trace and compile time (and more for every new "
-                    "signature). Use lax.fori_loop(lower, upper, body_fun, init_val) or "
-                    "lax.scan to trace the body once.",
-                    line=line, equations=n, cost_s=cost), warn_key=("unrolled", file, line))
+        for (file, line, code), n in report.hot_lines(threshold):
+            cost = (trace_s + compile_s) * n / total
+            self._record(Event(
+                "unrolled_loop", entry.signature, cache.name,
+                f"{describe_line(file, line)} ({code!r}) produced {n} equations: a Python "
+                f"loop is being unrolled into the program, costing about "
+                f"{cost * 1e3:.0f} ms of trace and compile time (and more for every new "
+                "signature). Use lax.fori_loop(lower, upper, body_fun, init_val) or "
+                "lax.scan to trace the body once.",
+                line=line, equations=n, cost_s=cost), warn_key=("unrolled", file, line))
         self._note_compile(entry)
 
     def _note_compile(self, entry: Entry):

@@ -294,3 +294,22 @@ def test_compile_events_say_nothing_was_compiled_when_every_kernel_was_reused():
     assert not loaded.message.startswith("compiled")
     if built.kernels_built:  # a cold cache: the first one did compile
         assert built.message.startswith("compiled for cpu")
+
+
+def test_one_library_call_that_builds_a_big_program_is_not_an_unrolled_loop():
+    # jitviz.random.gamma makes over a thousand equations from the user's one line: a single
+    # call, not a Python loop, so no unrolled-loop warning (a loop of calls still warns)
+    from jitviz import random
+    f = jitviz.jit(lambda key: random.gamma(key, 2.5, (10,)))
+    f(random.PRNGKey(0))
+    assert max(f.specializations[0].report.eqns_per_line.values()) >= \
+        jitviz.config.unrolled_loop_threshold
+    assert not f.events.of_kind("unrolled_loop")
+
+    def loop(x):
+        for _ in range(250):
+            x = x + 1
+        return x
+    g = jitviz.jit(loop)
+    g(1.0)
+    assert len(g.events.of_kind("unrolled_loop")) == 1

@@ -94,6 +94,9 @@ class TraceReport:
     tracer_leaks: list[TracerLeakRecord] = field(default_factory=list)
     nondeterministic: list[NondeterministicRead] = field(default_factory=list)
     eqns_per_line: collections.Counter = field(default_factory=collections.Counter)
+    # how many separate calls into jitviz each line made: a Python loop calls again and
+    # again; one library call that builds a big program (random.gamma) calls once
+    calls_per_line: collections.Counter = field(default_factory=collections.Counter)
     captured: dict[str, CapturedBinding] = field(default_factory=dict)
     duration_s: float = 0.0
 
@@ -115,8 +118,13 @@ class TraceReport:
         return out
 
     def hot_lines(self, threshold: int):
-        """(SourceInfo-key, count) of lines that produced `threshold` or more equations."""
-        return [(k, n) for k, n in self.eqns_per_line.most_common() if n >= threshold]
+        """(SourceInfo-key, count) of lines that produced `threshold` or more equations over
+        more than one call (a loop, not one call that builds a big program)."""
+        return [(k, n) for k, n in self.eqns_per_line.most_common()
+                if n >= threshold and self.is_loop(k)]
+
+    def is_loop(self, key) -> bool:
+        return self.calls_per_line.get(key, 0) > 1
 
 
 def fingerprint(value, max_elements: int = 64) -> tuple[str, str]:

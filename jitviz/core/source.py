@@ -42,6 +42,14 @@ def user_frame(frame=None, skip_stdlib: bool = False):
     return f
 
 
+def user_and_entry_frames(frame):
+    """(the innermost user frame, the jitviz frame it called: where its call entered)."""
+    entry = None
+    while frame is not None and is_internal_file(frame.f_code.co_filename):
+        entry, frame = frame, frame.f_back
+    return frame, entry
+
+
 def source_info_of_frame(frame) -> SourceInfo | None:
     if frame is None:
         return None

@@ -20,7 +20,7 @@ from ..config import config as _config
 from ..array import Array
 from . import explain
 from .ir import ClosedJaxpr, ConstOrigin, Eqn, Jaxpr, Literal, ShapedArray, Var
-from .source import source_info_of_frame, user_frame
+from .source import source_info_of_frame, user_and_entry_frames, user_frame
 
 
 class _TraceState(threading.local):
@@ -126,6 +126,7 @@ class JaxprTrace:
         self.producer: dict[int, Eqn] = {}
         self.arg_names: dict[int, str] = {}
         self.alive = True
+        self._last_entry = None  # (root's) the frame the last equation's call entered by
 
     # -- building --------------------------------------------------------------------------
     def new_arg(self, aval: ShapedArray, name: str | None = None) -> Tracer:
@@ -192,14 +193,22 @@ class JaxprTrace:
         except (TypeError, ValueError) as e:
             raise explain.annotate_rule_error(e, prim, args)
         out_avals = out if prim.multiple_results else [out]
-        src = source_info_of_frame(user_frame(sys._getframe(2)))
+        user, entry = user_and_entry_frames(sys._getframe(2))
+        src = source_info_of_frame(user)
         outvars = [Var(av) for av in out_avals]
         eqn = Eqn(prim, atoms, outvars, params, src)
         self.eqns.append(eqn)
         for v in outvars:
             self.producer[v.id] = eqn
         if self.report is not None and src is not None:
-            self.report.eqns_per_line[(src.file, src.line, src.code)] += 1
+            key = (src.file, src.line, src.code)
+            self.report.eqns_per_line[key] += 1
+            # the frame the user's line called into jitviz with: a new one is a new call.
+            # Holding the last one keeps its memory from being reused by the next call's
+            root = self.root
+            if entry is not root._last_entry:
+                root._last_entry = entry
+                self.report.calls_per_line[key] += 1
         tracers = [Tracer(self, v) for v in outvars]
         return tracers if prim.multiple_results else tracers[0]
 
@@ -212,6 +221,7 @@ class JaxprTrace:
 
     def finish_closed(self, outs) -> ClosedJaxpr:
         """The root jaxpr: concrete arrays become constvars; captured tracers too."""
+        self._last_entry = None  # (a frame keeps its locals alive)
         outvars = [self.to_atom(o) for o in outs]
         consts = self._used_consts(outvars)
         constvars = [v for _, (_, v) in consts] + [v for _, v in self.captured.values()]
