@@ -305,7 +305,8 @@ def eager_apply(prim, args, params):
         if isinstance(a, Tracer):
             raise explain.leaked_tracer_error(a)
         v, av = concrete_aval(a, f"an operand of {prim.name}")
-        values.append(v)
+        # impls compute with NumPy: a plain view, since an Array's operators are JAX's
+        values.append(v.view(np.ndarray) if isinstance(v, Array) else v)
         avals.append(av)
     try:
         out_avals = prim.abstract_eval(*avals, **params)
