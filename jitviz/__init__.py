@@ -19,7 +19,7 @@ from . import numpy
 from . import debug, diagnostics
 from .diagnostics import Event, subscribe
 from .errors import (JitvizWarning, RetraceWarning, SideEffectWarning, StaleGlobalWarning,
-                     UnrolledLoopWarning)
+                     UnrolledLoopWarning, X64ConversionWarning)
 from .jit import CacheInfo, Compiled, Lowered, block_until_ready, jit, registry
 from .budget import expect_compiles
 from .ledger import ledger
@@ -43,7 +43,7 @@ __all__ = [
     "jit", "block_until_ready", "registry", "CacheInfo", "Lowered", "Compiled", "config",
     "disable_jit", "expect_compiles", "ledger", "debug", "diagnostics", "subscribe", "Event",
     "errors", "JitvizWarning", "SideEffectWarning", "StaleGlobalWarning", "RetraceWarning",
-    "UnrolledLoopWarning",
+    "UnrolledLoopWarning", "X64ConversionWarning",
     # the IR
     "make_jaxpr", "eval_jaxpr", "typecheck_jaxpr", "eval_shape", "ShapeDtypeStruct",
     "ShapedArray", "ClosedJaxpr", "Jaxpr", "Eqn", "Var", "Literal", "Array",

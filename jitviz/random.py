@@ -263,8 +263,9 @@ def _shape(shape):
 
 def bits(key, shape=(), dtype=np.uint32):
     """Uniform random bits (uint32, or uint64 from two words)."""
+    from . import dtypes
     shape = _shape(shape)
-    dtype = np.dtype(dtype)
+    dtype = dtypes.requested_dtype(dtype)  # uint64 is uint32 without x64, as in JAX
     k0, k1 = _words(key)
     n = max(math.prod(shape), 1)
     if n >= 2 ** 32:
@@ -286,7 +287,8 @@ def bits(key, shape=(), dtype=np.uint32):
 
 def _float_dtype(dtype):
     from . import dtypes
-    dt = np.dtype(dtype) if dtype is not None else dtypes.default_float()
+    # float64 without x64 is float32 with JAX's warning
+    dt = dtypes.requested_dtype(dtype) if dtype is not None else dtypes.default_float()
     if dt.kind != "f" or dt.itemsize not in (4, 8):
         raise TypeError(f"random floats of dtype {dt.name}: use float32 or float64")
     return dt
@@ -373,8 +375,9 @@ def normal(key, shape=(), dtype=None):
 
 def randint(key, shape, minval, maxval, dtype=np.int32):
     """Integers in [minval, maxval) (JAX's double-width modulus method)."""
+    from . import dtypes
     shape = _shape(shape)
-    dt = np.dtype(dtype)
+    dt = dtypes.requested_dtype(dtype)  # int64 is int32 without x64, as in JAX
     if dt.kind not in "iu" or dt.itemsize != 4:
         raise TypeError(f"randint supports int32 and uint32, got {dt.name}")
     info = np.iinfo(dt)
