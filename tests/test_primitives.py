@@ -27,6 +27,12 @@ from jitviz.lax import primitives as P
 from helpers import assert_close, trace_and_check
 
 
+@pytest.fixture(autouse=True)
+def _typed_as_given(keep_float64):
+    """Cases run each primitive on the dtypes they name, 64-bit ones included: jitviz's
+    keep_float64 switch keeps NumPy float64 operands float64 without x64."""
+
+
 def _import_all_of_jitviz():
     """Every module that may register a primitive, so the registry test sees them all
     whichever other tests run (a module that fails to import here fails its own tests)."""

@@ -13,6 +13,8 @@ import pytest
 import jitviz
 from jitviz import random
 
+from helpers import x64_enabled  # noqa: E402
+
 # jax.random with JAX 0.10.2 (jax_threefry_partitionable=True, its default)
 JAX = {
     "key0": [0, 0],
@@ -97,7 +99,8 @@ def test_vmap_over_keys_and_traced_seed():
 def test_distribution_sanity():
     x = np.asarray(random.normal(random.PRNGKey(1), (20000,)))
     assert abs(x.mean()) < 0.03 and abs(x.std() - 1) < 0.03
-    u = np.asarray(random.uniform(random.PRNGKey(2), (20000,), np.float64))
+    with x64_enabled():  # float64 draws need x64, as in JAX
+        u = np.asarray(random.uniform(random.PRNGKey(2), (20000,), np.float64))
     assert u.dtype == np.float64 and 0 <= u.min() and u.max() < 1 and abs(u.mean() - .5) < .01
     p = np.asarray(random.permutation(random.PRNGKey(3), np.arange(50.0)))
     assert sorted(p.tolist()) == list(range(50))
