@@ -131,6 +131,13 @@ def test_an_index_beyond_int32_clamps(backend):
         assert read(x, np.array([2**32], np.int64)).tolist() == [1]
 
 
+def test_typed_keys_are_uint32_data_in_a_jaxpr():
+    from jitviz import random
+    text = _text(lambda k: random.split(k), random.key(0))
+    assert text.startswith("{ lambda ; a:u32[2]. let") and "threefry2x32" in text
+    assert "key<fry>" not in text and "random_split" not in text
+
+
 def test_results_are_jitviz_arrays():
     a = jnp.arange(3)
     assert isinstance(a, np.ndarray) and isinstance(a, jitviz.Array)
