@@ -119,6 +119,11 @@ def main():
     p.add_argument("--dtype", default="float32,float64", help="float32, float64 or both")
     p.add_argument("--rounds", type=int, default=7, help="interleaved rounds (best kept)")
     args = p.parse_args()
+    # float64 rows need 64-bit types in both libraries (without x64 both make them float32);
+    # float32 rows stay float32 (their arguments are float32 arrays)
+    jitviz.config.update("enable_x64", True)
+    if jax is not None:
+        jax.config.update("jax_enable_x64", True)
     names = args.only.split(",") if args.only else list(UNARY) + list(BINARY)
     rounds, budget = (3, 0.02) if args.quick else (args.rounds, 0.05)
     cpu = os.environ.get("NUMBA_CPU_NAME", "host")

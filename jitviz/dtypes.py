@@ -22,6 +22,7 @@ complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
              float16, float32, float64, complex64, complex128)
 _SUPPORTED_SET = frozenset(SUPPORTED)
+NATIVE_SUPPORTED = _SUPPORTED_SET  # in native byte order (a big-endian dtype is not in it)
 
 _SHORT = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
           uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",

@@ -277,6 +277,11 @@ def device_aval(x, what: str) -> ShapedArray:
 
 def concrete_aval(x, what: str):
     """(numpy value, aval) of a concrete leaf; a clear TypeError for anything else."""
+    t = type(x)
+    if (t is Array or t is np.ndarray) and x.dtype in dtypes.NATIVE_SUPPORTED:
+        # the common case, first: every eager jnp operation reads its operands' avals
+        return x, ShapedArray(x.shape, dtypes.canonicalize(x.dtype),
+                              x.weak_type if t is Array else False)
     if is_device_array(x):
         x = host_array(x, None)
     if isinstance(x, np.ma.MaskedArray):
