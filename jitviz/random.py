@@ -582,7 +582,8 @@ def _shuffle(key, items, n):
     return items
 
 
-__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "KeyArray", "split", "fold_in", "bits", "uniform", "normal", "randint",
+__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in",
+           "bits", "uniform", "normal", "randint",
            "bernoulli", "permutation", "KeyReuseWarning", "threefry2x32_p"]
 
 

@@ -32,7 +32,8 @@ _KIND_COLOR = {
     "trace": COLORS["trace"], "compile": COLORS["compile"], "cache_hit": COLORS["hit"],
     "recompile": COLORS["error"], "side_effect_lost": COLORS["warn"],
     "stale_global": COLORS["warn"], "tracer_leak": COLORS["warn"],
-    "retrace_churn": COLORS["warn"], "unrolled_loop": COLORS["warn"], "x64_conversion": COLORS["warn"],
+    "retrace_churn": COLORS["warn"], "unrolled_loop": COLORS["warn"],
+    "x64_conversion": COLORS["warn"],
     "eviction": "#777",
     "error": COLORS["error"],
 }
