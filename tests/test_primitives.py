@@ -24,13 +24,14 @@ from jitviz.core.registry import PRIMITIVES
 from jitviz.core.trace import concrete_aval
 from jitviz.lax import primitives as P
 
-from helpers import assert_close, trace_and_check
+from helpers import assert_close, float64_kept, trace_and_check
 
-
-@pytest.fixture(autouse=True)
-def _typed_as_given(keep_float64):
-    """Cases run each primitive on the dtypes they name, 64-bit ones included: jitviz's
-    keep_float64 switch keeps NumPy float64 operands float64 without x64."""
+@pytest.fixture(autouse=True, scope="module")
+def _float64_as_given():
+    """These tests compute at the dtypes they name, float64 included: jitviz's keep_float64
+    switch keeps NumPy float64 operands float64 without x64 (JAX would need x64)."""
+    with float64_kept():
+        yield
 
 
 def _import_all_of_jitviz():
