@@ -403,7 +403,11 @@ def _in_process_compiles():
     t_first = first_call(f, x32) - steady(f, x32)
     rows.append(("new function (Numba compile, warm process)", t_first,
                  "on top of a steady call"))
-    t_spec = first_call(f, np.ones((300, 200), np.float64)) - steady(f, np.ones((300, 200)))
+    jitviz.config.update("enable_x64", True)  # float64 arguments need x64, as in JAX
+    try:
+        t_spec = first_call(f, np.ones((300, 200), np.float64)) - steady(f, np.ones((300, 200)))
+    finally:
+        jitviz.config.update("enable_x64", False)
     rows.append(("new specialization (f32 -> f64)", t_spec, "new kernel text: compiles"))
     t_rank = first_call(f, np.ones(60000, np.float32)) - steady(f, np.ones(60000, np.float32))
     rows.append(("new specialization (rank 2 -> 1)", t_rank, "new kernel text: compiles"))

@@ -150,6 +150,11 @@ def main():
     p.add_argument("--clock", choices=("wall", "thread"), default="wall",
                    help="wall clock, or the calling thread's CPU time (a shared machine)")
     args = p.parse_args()
+    # float64 rows need 64-bit types in both libraries (without x64 both make them float32);
+    # float32 rows stay float32 (their arguments are float32 arrays)
+    jitviz.config.update("enable_x64", True)
+    if jax is not None:
+        jax.config.update("jax_enable_x64", True)
     names = args.only.split(",") if args.only else list(UNARY) + list(BINARY)
     rounds, budget = (3, 0.02) if args.quick else (args.rounds, 0.05)
     cpu = os.environ.get("NUMBA_CPU_NAME", "host")

@@ -21,7 +21,7 @@ from . import numpy
 from . import debug, diagnostics
 from .diagnostics import Event, subscribe
 from .errors import (JitvizWarning, RetraceWarning, SideEffectWarning, StaleGlobalWarning,
-                     UnrolledLoopWarning)
+                     UnrolledLoopWarning, X64ConversionWarning)
 from .jit import (CacheInfo, Compiled, Lowered, Traced, block_until_ready, clear_caches, jit,
                   registry)
 from .budget import expect_compiles
@@ -56,7 +56,7 @@ __all__ = [
     "Compiled", "config", "named_scope", "named_call",
     "disable_jit", "expect_compiles", "ledger", "debug", "diagnostics", "subscribe", "Event",
     "errors", "JitvizWarning", "SideEffectWarning", "StaleGlobalWarning", "RetraceWarning",
-    "UnrolledLoopWarning",
+    "UnrolledLoopWarning", "X64ConversionWarning",
     # the IR
     "make_jaxpr", "eval_jaxpr", "typecheck_jaxpr", "eval_shape", "ShapeDtypeStruct", "typeof",
     "ShapedArray", "ClosedJaxpr", "Jaxpr", "Eqn", "Var", "Literal", "Array",

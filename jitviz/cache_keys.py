@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .array import Array
+from .config import config
 from .core.source import function_name
 from .core.trace import is_device_array
 
@@ -111,7 +112,8 @@ def fast_key(args, static_pos=frozenset()):
     It determines the full key: the pytree is a flat tuple, each leaf's (shape, dtype,
     weak_type) follows from the entries below, and static values are part of it.
     """
-    out = []
+    # the dtype switches pick what a float or a float64 array becomes: part of the key
+    out = [(config.enable_x64, config.keep_float64)]
     for i, a in enumerate(args):
         t = type(a)
         if static_pos and i in static_pos:

@@ -22,6 +22,11 @@ class Config:
     _defaults = {
         # dtypes
         "enable_x64": False,
+        # jitviz's one deliberate dtype difference, off by default (JAX's behaviour): when
+        # True and x64 is off, NumPy 64-bit inputs and 64-bit dtypes named in the program
+        # keep their dtype instead of becoming 32-bit
+        "keep_float64": False,
+        "warn_x64_conversion": True,
         # diagnostics (issue 3 reads these)
         "warn_side_effects": True,
         "warn_stale_globals": True,

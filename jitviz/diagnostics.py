@@ -15,10 +15,11 @@ from typing import Any, Callable
 from .config import config
 from .core.source import notebook_cell_of
 from .errors import (JitvizWarning, RetraceWarning, SideEffectWarning, StaleGlobalWarning,
-                     TracerLeakWarning, UnrolledLoopWarning)
+                     TracerLeakWarning, UnrolledLoopWarning, X64ConversionWarning)
 
 KINDS = ("trace", "compile", "cache_hit", "recompile", "side_effect_lost", "stale_global",
-         "tracer_leak", "retrace_churn", "unrolled_loop", "eviction", "error", "key_reuse")
+         "tracer_leak", "retrace_churn", "unrolled_loop", "eviction", "error", "key_reuse",
+         "x64_conversion")
 
 _WARNING_OF_KIND = {
     "side_effect_lost": (SideEffectWarning, "warn_side_effects"),
@@ -26,6 +27,7 @@ _WARNING_OF_KIND = {
     "retrace_churn": (RetraceWarning, "warn_retrace"),
     "unrolled_loop": (UnrolledLoopWarning, "warn_unrolled_loops"),
     "tracer_leak": (TracerLeakWarning, "warn_side_effects"),
+    "x64_conversion": (X64ConversionWarning, "warn_x64_conversion"),
 }
 
 

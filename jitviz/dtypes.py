@@ -1,8 +1,9 @@
 """dtypes, weak types and JAX's type-promotion lattice.
 
-jitviz follows JAX's promotion rules (a lattice, not NumPy's value-based table), with one
-deliberate difference: arrays the user passes in keep their dtype (float64 stays float64
-even without x64), and a weak result never narrows a strong 64-bit integer input.
+jitviz follows JAX's promotion rules (a lattice, not NumPy's value-based table) and JAX's
+canonical dtypes: without x64, 64-bit inputs and requested dtypes become 32-bit
+(`canonicalize`). `config.keep_float64` is the one switch that keeps them 64-bit instead;
+then a weak result never narrows a strong 64-bit integer input.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
              float16, float32, float64, complex64, complex128)
 _SUPPORTED_SET = frozenset(SUPPORTED)
+NATIVE_SUPPORTED = _SUPPORTED_SET  # in native byte order (a big-endian dtype is not in it)
 
 _SHORT = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
           uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",
@@ -57,6 +59,30 @@ def _upper_set(lattice, node):
 
 _UPPER_64 = {n: _upper_set(_LATTICE, n) for n in _LATTICE}
 _UPPER_32 = {n: _upper_set(_LATTICE_32, n) for n in _LATTICE}
+
+
+# What a 64-bit dtype becomes without x64 (JAX's canonicalize_dtype).
+_NARROWED = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
+
+
+def keeps_64bit() -> bool:
+    """Do 64-bit dtypes stay 64-bit: with x64, or with jitviz's `keep_float64` switch."""
+    return bool(config.enable_x64 or config.keep_float64)
+
+
+def canonicalize(dtype) -> np.dtype:
+    """The dtype a value of `dtype` has inside jitviz: JAX's canonical dtype (32-bit without
+    x64), or `dtype` itself when 64-bit types are kept."""
+    dt = np.dtype(dtype)
+    if config.enable_x64 or config.keep_float64:
+        return dt
+    return _NARROWED.get(dt, dt)
+
+
+def narrowing_fix() -> str:
+    """How to keep 64-bit values, for messages about a narrowed one."""
+    return ('enable 64-bit types with jitviz.config.update("enable_x64", True) (as in JAX), '
+            'or keep NumPy\'s 64-bit inputs with jitviz.config.update("keep_float64", True)')
 
 
 def short_name(dtype) -> str:
@@ -231,8 +257,10 @@ def is_integer(dtype) -> bool:
     return np.dtype(dtype).kind in "iu"
 
 
-def canonical_creation_dtype(dtype):
-    """A dtype requested from `jnp` (e.g. `float`, `int`, 'float64'), as JAX maps it."""
+def canonical_creation_dtype(dtype, where: str | None = None):
+    """A dtype requested from `jnp` (e.g. `float`, `int`, 'float64'), as JAX maps it: an
+    explicit 64-bit dtype without x64 becomes 32-bit with JAX's warning (`where` names the
+    function it was requested in)."""
     if dtype is None:
         return None
     if dtype is float:
@@ -243,4 +271,29 @@ def canonical_creation_dtype(dtype):
         return default_complex()
     if dtype is bool:
         return bool_
-    return check_supported(dtype, "requested dtype")
+    return requested_dtype(check_supported(dtype, "requested dtype"), where)
+
+
+def requested_dtype(dtype, where: str | None = None) -> np.dtype:
+    """An explicitly requested dtype, canonicalized; narrowing it warns as JAX does."""
+    dt = np.dtype(dtype)
+    out = canonicalize(dt)
+    if out != dt:
+        import warnings
+        in_where = f" requested in {where}" if where else ""
+        warnings.warn(
+            f"Explicitly requested dtype {dt.name}{in_where} is not available, and will be "
+            f"truncated to dtype {out.name}. To keep {dt.name}, {narrowing_fix()}.",
+            UserWarning, stacklevel=_user_stacklevel())
+    return out
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of the first frame outside jitviz (warnings point at the user's line)."""
+    import os
+    import sys
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -161,6 +161,12 @@ class CacheMissWarning(JitvizWarning):
     `config.update("explain_cache_misses", True)` (JAX's `jax_explain_cache_misses`)."""
 
 
+class X64ConversionWarning(JitvizWarning):
+    """A jitted function was given a 64-bit NumPy argument (float64, int64, ...) while x64 is
+    off: as JAX does, jit converts it to the 32-bit type, which JAX does silently. Switched
+    off by `config.warn_x64_conversion`."""
+
+
 class KernelCacheWarning(JitvizWarning):
     """The disk kernel cache rejected an entry (it was deleted and the kernel compiled
     again), or could not be written."""

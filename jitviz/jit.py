@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import budget, debug_nans
+from . import budget, debug_nans, dtypes
 from .array import Array
 from .backends import check_backend_name
 from .cache_keys import (Key, check_hashable, describe_key_change, fast_key, key_change_kinds,
@@ -113,7 +113,7 @@ def _call_executable(executable, leaves, in_avals, out_avals):
 def _passes_as_is(leaf, aval, wrap) -> bool:
     t = type(leaf)
     if t is np.ndarray or t is Array:
-        return True
+        return leaf.dtype == aval.dtype  # else converted (float64 is float32 without x64)
     if isinstance(leaf, np.generic):
         return leaf.dtype == aval.dtype
     return wrap is not None and is_device_array(leaf)
@@ -484,6 +484,7 @@ class JitFunction:
                            kernels_reused=reused))
         entry = Entry(key, split.leaf_paths, closed, stages, executable, self.backend)
         entry.name = cache.name
+        self._report_narrowed_arguments(entry, split)
         self._after_trace(entry, trace_s, compile_s)
         return entry
 
@@ -521,6 +522,23 @@ class JitFunction:
                     f"({describe_code_location(code)}): jit caches per function object",
                     ("new_function_object",))
         return None, ("first",)
+
+    def _report_narrowed_arguments(self, entry: Entry, split: SplitArgs):
+        """JAX converts a float64/int64 NumPy argument to 32 bits without x64, silently;
+        jitviz says so, once per function and argument, naming the argument and the fix."""
+        for path, leaf, aval in zip(split.leaf_paths, split.dyn_leaves, entry.in_avals):
+            raw = getattr(leaf, "dtype", None) if isinstance(leaf, (np.ndarray, np.generic)) \
+                else None
+            if raw is None or raw.itemsize != 8 or raw == aval.dtype:
+                continue
+            self._record(Event(
+                "x64_conversion", entry.signature, self._cache.name,
+                f"argument '{path}' is {raw.name}, and without x64 jit computes with it as "
+                f"{aval.dtype.name} (as JAX does, silently): its precision and range are those "
+                f"of {aval.dtype.name} from here on. To keep {raw.name}, "
+                f"{dtypes.narrowing_fix()}; or pass {aval.dtype.name} yourself to silence this.",
+                argument=path, dtype=raw.name, converted_to=aval.dtype.name),
+                warn_key=("x64", path))
 
     def _after_trace(self, entry: Entry, trace_s: float, compile_s: float):
         report, cache = entry.report, self._cache

@@ -149,10 +149,15 @@ def _u32(v):
 
 def _words(key):
     from .transforms._util import aval_of
+    if isinstance(key, KeyArray):
+        if key.shape != ():
+            raise TypeError(f"this function takes a single key, got a key array of shape "
+                            f"{key.shape}: index it (keys[0]) or vmap over it")
+        key = key._data
     av = aval_of(key)
     if av.shape != (2,) or av.dtype != np.uint32:
-        raise TypeError(f"a PRNG key is a uint32[2] array (from random.PRNGKey), got "
-                        f"{av.str_short()}")
+        raise TypeError(f"a PRNG key is a typed key (from random.key) or a uint32[2] array "
+                        f"(from random.PRNGKey), got {av.str_short()}")
     _note_use(key)
     k0 = P.reshape_p.bind(P.slice_p.bind(key, start_indices=(0,), limit_indices=(1,),
                                          strides=None), new_sizes=(), dimensions=None)
@@ -216,7 +221,125 @@ def PRNGKey(seed):  # noqa: N802  (JAX's name)
     return as_array(np.array([hi, s & _M32], np.uint32))
 
 
-key = PRNGKey
+class KeyDtype:
+    """The dtype of typed keys, printed as JAX prints it: `key<fry>` (Threefry keys)."""
+
+    name = "key<fry>"
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other):
+        return isinstance(other, KeyDtype) or other == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+key_dtype = KeyDtype()
+
+
+class KeyArray:
+    """A typed key array, as `jax.random.key` makes: keys of shape `shape` over uint32 data
+    of shape `shape + (2,)` (`random.key_data`). Every function of `jitviz.random` takes it
+    where it takes a raw `PRNGKey`, and returns typed keys for typed keys. It is a pytree
+    whose one leaf is the data, so it passes through jit, vmap and lax control flow."""
+
+    __slots__ = ("_data",)
+    __array_priority__ = 2000  # NumPy leaves `np_value + key` to Python (a TypeError)
+
+    def __init__(self, data):
+        self._data = data
+
+    dtype = key_dtype
+    shape = property(lambda self: tuple(self._data.shape[:-1]))
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: math.prod(self.shape))
+
+    def __repr__(self):
+        if isinstance(self._data, Tracer):
+            return f"Traced<key<fry>{list(self.shape)}> overlaying {self._data!r}"
+        return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{np.asarray(self._data)}"
+
+    __str__ = __repr__
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d key array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, idx):
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        if any(i is Ellipsis for i in idx):  # the key data's own axis stays whole
+            idx = idx + (slice(None),)
+        return KeyArray(self._data[idx])
+
+    def reshape(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        from .numpy import reshape
+        return KeyArray(reshape(self._data, tuple(shape) + (2,)))
+
+    @property
+    def T(self):  # noqa: N802 - NumPy's name
+        from .numpy import transpose
+        return KeyArray(transpose(self._data, tuple(range(self.ndim))[::-1] + (self.ndim,)))
+
+    def block_until_ready(self):
+        return self
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("JAX array with PRNGKey dtype cannot be converted to a NumPy array. "
+                        "Use jitviz.random.key_data(arr) if you wish to extract the "
+                        "underlying integer array.")
+
+
+def _flatten_key(k):
+    return (k._data,), None
+
+
+def _unflatten_key(_, children):
+    return KeyArray(children[0])
+
+
+def key(seed, *, impl=None):
+    """A typed key (`Array((), dtype=key<fry>)`), as `jax.random.key`; `PRNGKey(seed)` is
+    the same key as raw uint32[2] data."""
+    _check_impl(impl)
+    return KeyArray(PRNGKey(seed))
+
+
+def key_data(keys):
+    """The uint32 data under typed keys (shape `keys.shape + (2,)`); a raw key as it is."""
+    return keys._data if isinstance(keys, KeyArray) else keys
+
+
+def wrap_key_data(key_bits_array, *, impl=None):
+    """Typed keys over uint32 data whose last axis is 2 (what `key_data` returns)."""
+    _check_impl(impl)
+    from .transforms._util import aval_of
+    av = aval_of(key_bits_array)
+    if av.dtype != np.uint32 or not av.shape or av.shape[-1] != 2:
+        raise TypeError(f"wrap_key_data takes uint32 data whose last axis is 2 (the key "
+                        f"data of Threefry keys), got {av.str_short()}")
+    return KeyArray(key_bits_array)
+
+
+def _check_impl(impl):
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(f"jitviz.random has one PRNG implementation, 'threefry2x32'; got "
+                         f"impl={impl!r}")
+
+
+def _like_key(key, data):
+    """New key data typed as `key` was: typed keys give typed keys."""
+    return KeyArray(data) if isinstance(key, KeyArray) else data
 
 
 def _bcast0(x):
@@ -233,8 +356,9 @@ def _split_words(key, num):
 
 
 def split(key, num=2):
-    """`num` new keys, shape (num, 2)."""
-    return _split_words(key, int(num))
+    """`num` new keys: shape (num, 2) for a raw key, a key array of shape (num,) for a
+    typed one."""
+    return _like_key(key, _split_words(key, int(num)))
 
 
 def fold_in(key, data):
@@ -249,8 +373,8 @@ def fold_in(key, data):
     else:
         d = _u32(int(d) & _M32)
     zero = _u32(0)
-    return P.stack_p.bind(threefry_2x32(k0, k1, zero, d, 0), threefry_2x32(k0, k1, zero, d, 1),
-                          axis=0)
+    return _like_key(key, P.stack_p.bind(threefry_2x32(k0, k1, zero, d, 0),
+                                         threefry_2x32(k0, k1, zero, d, 1), axis=0))
 
 
 def _shape(shape):
@@ -263,8 +387,9 @@ def _shape(shape):
 
 def bits(key, shape=(), dtype=np.uint32):
     """Uniform random bits (uint32, or uint64 from two words)."""
+    from . import dtypes
     shape = _shape(shape)
-    dtype = np.dtype(dtype)
+    dtype = dtypes.requested_dtype(dtype)  # uint64 is uint32 without x64, as in JAX
     k0, k1 = _words(key)
     n = max(math.prod(shape), 1)
     if n >= 2 ** 32:
@@ -286,7 +411,8 @@ def bits(key, shape=(), dtype=np.uint32):
 
 def _float_dtype(dtype):
     from . import dtypes
-    dt = np.dtype(dtype) if dtype is not None else dtypes.default_float()
+    # float64 without x64 is float32 with JAX's warning
+    dt = dtypes.requested_dtype(dtype) if dtype is not None else dtypes.default_float()
     if dt.kind != "f" or dt.itemsize not in (4, 8):
         raise TypeError(f"random floats of dtype {dt.name}: use float32 or float64")
     return dt
@@ -373,8 +499,9 @@ def normal(key, shape=(), dtype=None):
 
 def randint(key, shape, minval, maxval, dtype=np.int32):
     """Integers in [minval, maxval) (JAX's double-width modulus method)."""
+    from . import dtypes
     shape = _shape(shape)
-    dt = np.dtype(dtype)
+    dt = dtypes.requested_dtype(dtype)  # int64 is int32 without x64, as in JAX
     if dt.kind not in "iu" or dt.itemsize != 4:
         raise TypeError(f"randint supports int32 and uint32, got {dt.name}")
     info = np.iinfo(dt)
@@ -383,7 +510,7 @@ def randint(key, shape, minval, maxval, dtype=np.int32):
     hi_raw = maxval
     hi = _as_operand(np.clip(maxval, info.min, info.max) if not isinstance(maxval, Tracer)
                      else maxval, dt)
-    keys = split(key)
+    keys = _split_words(key, 2)
     k1 = P.reshape_p.bind(P.slice_p.bind(keys, start_indices=(0, 0), limit_indices=(1, 2),
                                          strides=None), new_sizes=(2,), dimensions=None)
     k2 = P.reshape_p.bind(P.slice_p.bind(keys, start_indices=(1, 0), limit_indices=(2, 2),
@@ -437,7 +564,7 @@ def permutation(key, x, axis=0):
 def _shuffle(key, items, n):
     rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
     for _ in range(rounds):
-        keys = split(key)
+        keys = _split_words(key, 2)
         key = P.reshape_p.bind(P.slice_p.bind(keys, start_indices=(0, 0), limit_indices=(1, 2),
                                               strides=None), new_sizes=(2,), dimensions=None)
         sub = P.reshape_p.bind(P.slice_p.bind(keys, start_indices=(1, 0), limit_indices=(2, 2),
@@ -455,7 +582,8 @@ def _shuffle(key, items, n):
     return items
 
 
-__all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "randint",
+__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in",
+           "bits", "uniform", "normal", "randint",
            "bernoulli", "permutation", "KeyReuseWarning", "threefry2x32_p"]
 
 
@@ -485,5 +613,12 @@ def _erf_of_bound(v, dt):
 
 __all__.append("truncated_normal")
 
+
+def _register_key_pytree():
+    from .tree import register_pytree_node
+    register_pytree_node(KeyArray, _flatten_key, _unflatten_key)
+
+
+_register_key_pytree()
 
 from .random_samplers import *  # noqa: E402,F401,F403  (the distributions: random_samplers.py)

@@ -3,7 +3,7 @@ import pytest
 
 import jitviz
 
-from helpers import x64_enabled  # noqa: E402
+from helpers import float64_kept, x64_enabled  # noqa: E402
 
 
 @pytest.fixture
@@ -12,12 +12,20 @@ def x64():
         yield
 
 
+@pytest.fixture
+def keep_float64():
+    """jitviz's keep_float64 switch on for one test (NumPy float64 inputs stay float64)."""
+    with float64_kept():
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _restore_x64():
-    """No test may leave 64-bit mode on for the next one."""
-    before = jitviz.config.enable_x64
+    """No test may leave 64-bit mode (or the keep_float64 switch) on for the next one."""
+    before = jitviz.config.enable_x64, jitviz.config.keep_float64
     yield
-    jitviz.config.update("enable_x64", before)
+    jitviz.config.update("enable_x64", before[0])
+    jitviz.config.update("keep_float64", before[1])
 
 
 # The tracing-core test modules: every jaxpr they trace with `jitviz.make_jaxpr` is also

@@ -283,6 +283,18 @@ def x64_enabled():
         jitviz.config.update("enable_x64", before)
 
 
+@contextlib.contextmanager
+def float64_kept():
+    """jitviz's `keep_float64` switch on inside the block: NumPy 64-bit inputs and named
+    64-bit dtypes keep their dtype without x64 (for tests about float64 precision)."""
+    before = jitviz.config.keep_float64
+    jitviz.config.update("keep_float64", True)
+    try:
+        yield
+    finally:
+        jitviz.config.update("keep_float64", before)
+
+
 # --- the browser tests (Debian's Chromium driven by playwright-core from Node) --------------
 
 CHROMIUM = os.environ.get("JITVIZ_CHROMIUM", "/usr/bin/chromium")

@@ -126,6 +126,7 @@ def test_bad_mode_and_bad_values_are_named():
         x.at[:].set(jnp.ones(2))
 
 
+@pytest.mark.usefixtures("x64")  # finite differences need float64, which needs x64 (as JAX)
 def test_gradients_flow_through_set_add_and_get():
     x = rng.standard_normal(5).astype(np.float64)
 

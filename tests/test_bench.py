@@ -133,7 +133,7 @@ def test_spread_and_recompile_warnings():
     with isolated_jit(tiny, backend=B) as jf:
         jf(1.0, 2.0)
         misses = jf.cache_info().misses
-        jf(np.ones(3), 2.0)  # a recompile "during timing"
+        jf(np.ones(3, np.float32), 2.0)  # a recompile "during timing"
         r = BenchResult("tiny", "tiny(...)", "", [B], "none")
         bench._note_events(jf, B, misses, r)
     assert len(r.warnings) == 1 and "recompile" in r.warnings[0]

@@ -15,6 +15,14 @@ from jitviz import lax
 from jitviz.backends.cpu import render as cpu_render
 
 from cpu_helpers import assert_same, compile_cpu, leaves, run_interpret
+from helpers import float64_kept
+
+@pytest.fixture(autouse=True, scope="module")
+def _float64_as_given():
+    """These tests compute at the dtypes they name, float64 included: jitviz's keep_float64
+    switch keeps NumPy float64 operands float64 without x64 (JAX would need x64)."""
+    with float64_kept():
+        yield
 
 f32, f64 = np.float32, np.float64
 ROWS = [0, 1, 7, 37, 63, 64, 65, 100, 127, 128, 129, 200, 1000]

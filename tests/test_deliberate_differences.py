@@ -2,7 +2,7 @@
 deliberately") has one test here, named in the table's last column; the last test checks that
 the table and this file name the same differences, so neither can drift from the other.
 
-The six differences that change what a jitted program computes are also known to the JAX
+The five differences that change what a jitted program computes are also known to the JAX
 differential fuzzer (tests/jaxdiff/known.py), which checks each on its own example against
 JAX itself."""
 import math
@@ -16,7 +16,7 @@ import jitviz
 import jitviz.numpy as jnp
 from jitviz import lax
 
-from helpers import x64_enabled  # noqa: E402
+from helpers import float64_kept, x64_enabled  # noqa: E402
 
 F32 = np.float32
 
@@ -38,12 +38,19 @@ def test_no_sharding():
         _text(lambda x: x.sum(0), np.ones((2, 3), F32))
 
 
-def test_float64_stays_float64():
-    assert not jitviz.config.enable_x64
-    out = jitviz.jit(lambda x: x * 2 + 1)(np.ones(3, np.float64))
-    named = jitviz.jit(lambda x: jnp.float64(x) / 3)(F32(1))
-    assert out.dtype == np.float64 and named.dtype == np.float64
-    assert float(named) == 1 / 3
+def test_keeping_float64_is_one_switch_off_by_default():
+    assert not jitviz.config.enable_x64 and not jitviz.config.keep_float64
+    double = lambda x: x * 2 + 1  # noqa: E731
+    with pytest.warns(jitviz.X64ConversionWarning, match="argument 'x' is float64"):
+        assert jitviz.jit(double)(np.ones(3, np.float64)).dtype == np.float32  # JAX's
+    with float64_kept():
+        out = jitviz.jit(double)(np.ones(3, np.float64))
+        named = jitviz.jit(lambda x: jnp.float64(x) / 3)(F32(1))
+        assert out.dtype == np.float64 and named.dtype == np.float64
+        assert float(named) == 1 / 3
+        # a Python float argument is still a weak float32, rounded at the call
+        out = jitviz.jit(lambda x, y: x + y)(np.zeros(1, np.float64), 0.1)
+        assert out.dtype == np.float64 and out[0] == np.float64(F32(0.1))
 
 
 def test_simpler_gather():
@@ -124,18 +131,19 @@ def test_an_index_beyond_int32_clamps(backend):
         assert read(x, np.array([2**32], np.int64)).tolist() == [1]
 
 
-def test_a_python_float_argument_is_a_weak_float32():
-    out = jitviz.jit(lambda x, y: x + y)(np.zeros(1, np.float64), 0.1)
-    assert out.dtype == np.float64 and out[0] == np.float64(F32(0.1))
-    assert jitviz.jit(lambda x, y: x + y)(np.zeros(1, np.float64), np.float64(0.1))[0] == 0.1
+def test_typed_keys_are_uint32_data_in_a_jaxpr():
+    from jitviz import random
+    text = _text(lambda k: random.split(k), random.key(0))
+    assert text.startswith("{ lambda ; a:u32[2]. let") and "threefry2x32" in text
+    assert "key<fry>" not in text and "random_split" not in text
 
 
-def test_results_are_jitviz_arrays_with_numpy_operators_outside_a_trace():
+def test_results_are_jitviz_arrays():
     a = jnp.arange(3)
     assert isinstance(a, np.ndarray) and isinstance(a, jitviz.Array)
-    assert (a + 1.5).dtype == np.float64  # eagerly NumPy's promotion
-    assert jitviz.jit(lambda a: a + 1.5)(a).dtype == np.float32  # traced: JAX's
     assert repr(jnp.zeros(2)).startswith("Array([0., 0.]")
+    # operators are JAX's, eagerly as traced (tests/test_array_promotion.py checks them all)
+    assert (a + 1.5).dtype == jitviz.jit(lambda a: a + 1.5)(a).dtype == np.float32
 
 
 def test_at_updates_are_one_scatter_over_the_flattened_operand():

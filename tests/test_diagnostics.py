@@ -43,10 +43,10 @@ def test_stale_closure_variable_and_small_array():
     def f(x):
         return x * weights
     jf = jit(f, backend="interpret")
-    jf(np.float64(1.0))
+    jf(np.float32(1.0))
     weights[0] = 5.0  # mutated in place: a small array is compared by value
     with pytest.warns(jitviz.StaleGlobalWarning, match="closed-over variable 'weights'"):
-        assert jf(np.float64(1.0)).tolist() == [1.0, 2.0]
+        assert jf(np.float32(1.0)).tolist() == [1.0, 2.0]
 
 
 def test_bad_f_side_effect_lost(capsys):

@@ -15,7 +15,7 @@ X = np.array([-6.0, -3.0, -0.5, 0.0, 0.1, 2.5, 6.0, 27.0])
 @pytest.mark.parametrize("backend", ["interpret", "cpu"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name", ["erf", "erfc"])
-def test_values_are_libm_s(backend, dtype, name):
+def test_values_are_libm_s(backend, dtype, name, keep_float64):
     out = jitviz.jit(getattr(lax, name), backend=backend)(X.astype(dtype))
     expected = np.array([getattr(math, name)(v) for v in X.astype(dtype)], dtype)
     assert out.dtype == dtype

@@ -159,7 +159,7 @@ def test_notebook_in_jupyterlab(renderer, tmp_path, driver_env):
     assert len(result["specOptions"]) >= 3
     # ... the three of its cell: cell [9]'s calls (f32[5], f32[6]) are offered, not merged
     assert [o.split(" ")[1] for o in result["specOptions"]] == \
-        ["x:f32[1000]", "x:f32[10]", "x:f64[1000]"], result["specOptions"]
+        ["x:f32[1000]", "x:f32[10]", "x:i32[1000]"], result["specOptions"]
     assert "newer events since this cell ran" in result["pendingText"]
     assert len(result["specOptionsShown"]) == 5
     assert "updated after the cell ran" in result["updatedText"]

@@ -15,7 +15,15 @@ import jitviz.numpy as jnp
 from jitviz.explorer import bundle, widget
 from jitviz.explorer import dot as dotlib
 
-from helpers import XSS, XSS_PAYLOADS, assert_inert, xss_function, xss_program
+from helpers import XSS, XSS_PAYLOADS, assert_inert, float64_kept, xss_function, xss_program
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _float64_as_given():
+    """A float64 argument makes a specialization of its own here (a dtype change): jitviz's
+    keep_float64 switch keeps it float64 without x64."""
+    with float64_kept():
+        yield
 
 pytestmark = pytest.mark.filterwarnings("ignore::jitviz.JitvizWarning")
 

@@ -14,10 +14,18 @@ import jitviz
 import jitviz.numpy as jnp
 from jitviz.explorer.dot import dot_binary
 
-from helpers import XSS
+from helpers import XSS, float64_kept
 
 B = "interpret"
 f32, f64 = np.float32, np.float64
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _float64_as_given():
+    """A dtype change from float32 to float64 makes the second specialization here: jitviz's
+    keep_float64 switch keeps a NumPy float64 argument float64 without x64."""
+    with float64_kept():
+        yield
 
 
 def scaled(x, n):

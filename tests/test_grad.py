@@ -13,6 +13,8 @@ import jitviz.numpy as jnp
 from jitviz import lax
 from jitviz.transforms import TransformError
 
+from helpers import x64_enabled  # noqa: E402
+
 
 def tanh(x):  # the seed's function
     y = jnp.exp(-2.0 * x)
@@ -50,6 +52,7 @@ def test_value_and_grad_argnums_has_aux():
     np.testing.assert_allclose(gy, x + np.array([np.cos(0.5), 0, 0]))
 
 
+@pytest.mark.usefixtures("x64")  # float64 values, as JAX computes them with x64
 def test_vjp_and_jvp():
     f = lambda x: jnp.sin(x) * x  # noqa: E731
     x = np.array([0.1, 0.7, 2.0])
@@ -84,6 +87,7 @@ def test_cond_fori_scan():
         np.testing.assert_allclose(float(jitviz.jit(jitviz.grad(f))(x0)), g, rtol=1e-5)
 
 
+@pytest.mark.usefixtures("x64")  # float64, as in JAX, needs x64
 def test_scan_gradient_float64():
     xs = np.linspace(0.1, 1.0, 5)
 
@@ -184,7 +188,11 @@ def programs(draw):
 @settings(max_examples=30, deadline=None)
 @given(programs(), st.lists(st.floats(-1.5, 1.5), min_size=6, max_size=6))
 def test_generated_programs_gradient_matches_finite_differences(f, xs):
-    x = np.array(xs, np.float64)
+    with x64_enabled():  # finite differences need float64, which needs x64 (as in JAX)
+        _gradient_matches_finite_differences(f, np.array(xs, np.float64))
+
+
+def _gradient_matches_finite_differences(f, x):
     g = np.asarray(jitviz.grad(f)(x))
     eps = 1e-6
     f0 = float(f(x))
@@ -218,6 +226,7 @@ def _central_difference(f, x, eps=1e-6):
     ("cumprod_reverse", lambda x: jnp.sum(jitviz.lax.cumprod(x, axis=1, reverse=True)
                                           * jnp.arange(3.0))),
 ])
+@pytest.mark.usefixtures("x64")  # float64 finite differences need x64, as in JAX
 def test_products_differentiate_exactly_at_zeros(name, f):
     x = np.array([[2.0, 0.0, 3.0], [1.5, -2.0, 0.5]])  # float64, with a zero
     want = _central_difference(f, x)

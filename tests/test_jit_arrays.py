@@ -72,8 +72,19 @@ def test_inputs_are_not_modified_and_outputs_are_fresh(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_float64_inputs_keep_their_precision(backend):
+@pytest.mark.parametrize("switch", ["enable_x64", "keep_float64"])
+def test_float64_inputs_keep_their_precision_with_x64_or_keep_float64(backend, switch):
     x = np.array([1e-10, 1.0], np.float64)
+    jitviz.config.update(switch, True)  # conftest restores both switches
     out = jit(lambda x: x + 1.0, backend=backend)(x)
     assert out.dtype == np.float64
     assert out[0] == 1.0 + 1e-10
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_float64_inputs_are_float32_by_default_as_in_jax(backend):
+    x = np.array([1e-10, 1.0], np.float64)
+    with pytest.warns(jitviz.X64ConversionWarning):
+        out = jit(lambda x: x + 1.0, backend=backend)(x)
+    assert out.dtype == np.float32
+    assert out.tolist() == [1.0, 2.0]  # 1e-10 is lost in float32's 1.0

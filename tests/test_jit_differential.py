@@ -17,9 +17,17 @@ import jitviz.numpy as jnp
 from jitviz import jit
 from jitviz.core.registry import PRIMITIVES
 
-from helpers import assert_close
+from helpers import assert_close, float64_kept
 from test_hypothesis_programs import _reference, programs, run
 from test_primitives import CASES, _case_id
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _float64_as_given():
+    """These tests compare with NumPy at the dtypes they name, float64 included: jitviz's
+    keep_float64 switch keeps NumPy float64 operands float64 without x64."""
+    with float64_kept():
+        yield
 
 # a side effect with no output, and the optimizer's own primitive, have no jit-level case
 _NO_OUTPUT = {"debug_print"}

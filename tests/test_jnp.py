@@ -10,7 +10,7 @@ import jitviz
 import jitviz.numpy as jnp
 from jitviz.errors import UnsupportedOperationError
 
-from helpers import assert_close, trace_and_check
+from helpers import assert_close, trace_and_check, x64_enabled
 from jitviz.tree import tree_flatten
 
 f32, i32 = np.float32, np.int32
@@ -110,7 +110,8 @@ def test_operators_match_numpy():  # traced; on concrete Arrays operators are Nu
 def test_python_scalars_take_the_array_dtype():
     for dt in (np.int8, np.uint8, np.int16, np.float16, np.int64, np.float64):
         x = np.ones(3, dt)
-        c = trace_and_check(lambda a: a + 1, x, expected=x + dt(1))
+        with x64_enabled():  # 64-bit arrays exist with x64, as in JAX
+            c = trace_and_check(lambda a: a + 1, x, expected=x + dt(1))
         assert c.out_avals[0].dtype == dt
     check(lambda a: a * 2.5, lambda a: a * np.float32(2.5), X, eager=False)
     # an int array meets a Python float: float32 (NumPy would say float64)
@@ -143,11 +144,21 @@ def test_creation_defaults_are_32_bit():
     assert jnp.array([[1, 2], [3, 4]]).shape == (2, 2)
 
 
-def test_numpy_inputs_keep_their_dtype():
-    assert jnp.array(np.arange(3)).dtype == np.int64
-    assert jnp.asarray(np.ones(2)).dtype == np.float64
-    c = trace_and_check(lambda x: x * 2.0 + np.float32(1), np.ones(3))
-    assert c.in_avals[0].dtype == np.float64 and c.out_avals[0].dtype == np.float64
+def test_numpy_64_bit_inputs_are_32_bit_without_x64():
+    """As in JAX; with x64, or jitviz's keep_float64 switch, they keep their dtype."""
+    assert jnp.array(np.arange(3, dtype=np.int64)).dtype == i32
+    assert jnp.asarray(np.ones(2)).dtype == f32
+    c = trace_and_check(lambda x: x * 2.0 + np.float32(1), np.ones(3, np.float32))
+    assert jitviz.make_jaxpr(lambda x: x * 2.0)(np.ones(3)).in_avals[0].dtype == f32
+    for switch in ("enable_x64", "keep_float64"):
+        jitviz.config.update(switch, True)
+        try:
+            assert jnp.array(np.arange(3, dtype=np.int64)).dtype == np.int64
+            assert jnp.asarray(np.ones(2)).dtype == np.float64
+            c = trace_and_check(lambda x: x * 2.0 + np.float32(1), np.ones(3))
+            assert c.in_avals[0].dtype == np.float64 and c.out_avals[0].dtype == np.float64
+        finally:
+            jitviz.config.update(switch, False)
 
 
 def test_weak_types():
@@ -170,7 +181,8 @@ PROMOTIONS = [  # (x, y, JAX's result dtype, weak)
     (np.float16(1), 2.0, np.float16, False), (np.uint32(1), np.int32(1), i32, False),
     (np.bool_(True), 1, i32, True), (np.bool_(True), np.bool_(True), np.bool_, False),
     (1, 2, i32, True), (1, 2.0, f32, True), (2.0, 1j, np.complex64, True),
-    (np.float32(1), np.float64(1), np.float64, False), (np.int64(1), 1.0, np.float64, True),
+    # without x64 JAX makes 64-bit NumPy values 32-bit before promoting them
+    (np.float32(1), np.float64(1), f32, False), (np.int64(1), 1.0, f32, True),
 ]
 
 

@@ -24,7 +24,14 @@ from jitviz.core.registry import PRIMITIVES
 from jitviz.core.trace import concrete_aval
 from jitviz.lax import primitives as P
 
-from helpers import assert_close, trace_and_check
+from helpers import assert_close, float64_kept, trace_and_check
+
+@pytest.fixture(autouse=True, scope="module")
+def _float64_as_given():
+    """These tests compute at the dtypes they name, float64 included: jitviz's keep_float64
+    switch keeps NumPy float64 operands float64 without x64 (JAX would need x64)."""
+    with float64_kept():
+        yield
 
 
 

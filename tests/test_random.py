@@ -13,6 +13,8 @@ import pytest
 import jitviz
 from jitviz import random
 
+from helpers import x64_enabled  # noqa: E402
+
 # jax.random with JAX 0.10.2 (jax_threefry_partitionable=True, its default)
 JAX = {
     "key0": [0, 0],
@@ -58,7 +60,10 @@ def test_keys_have_jax_layout():
     k = random.PRNGKey(0)
     assert k.dtype == np.uint32 and k.shape == (2,)
     assert np.asarray(k).tolist() == JAX["key0"]
-    assert np.asarray(random.key(42)).tolist() == JAX["key42"]
+    assert np.asarray(random.PRNGKey(42)).tolist() == JAX["key42"]
+    assert np.asarray(random.key_data(random.key(42))).tolist() == JAX["key42"]
+    with pytest.raises(TypeError, match="key_data"):  # as JAX: typed keys are not numbers
+        np.asarray(random.key(42))
 
 
 def test_streams_equal_jax():
@@ -97,7 +102,8 @@ def test_vmap_over_keys_and_traced_seed():
 def test_distribution_sanity():
     x = np.asarray(random.normal(random.PRNGKey(1), (20000,)))
     assert abs(x.mean()) < 0.03 and abs(x.std() - 1) < 0.03
-    u = np.asarray(random.uniform(random.PRNGKey(2), (20000,), np.float64))
+    with x64_enabled():  # float64 draws need x64, as in JAX
+        u = np.asarray(random.uniform(random.PRNGKey(2), (20000,), np.float64))
     assert u.dtype == np.float64 and 0 <= u.min() and u.max() < 1 and abs(u.mean() - .5) < .01
     p = np.asarray(random.permutation(random.PRNGKey(3), np.arange(50.0)))
     assert sorted(p.tolist()) == list(range(50))
@@ -117,3 +123,66 @@ def test_key_reuse_in_jit_is_reported():
     with warnings.catch_warnings():
         warnings.simplefilter("error", random.KeyReuseWarning)
         jitviz.jit(g)(random.PRNGKey(0))
+
+
+# --- typed keys (random.key), as JAX's ------------------------------------------------------
+
+try:
+    import jax as _jax
+except ImportError:  # pragma: no cover - the jax extra is not installed
+    _jax = None
+needs_jax = pytest.mark.skipif(_jax is None, reason="JAX is not installed")
+
+
+@needs_jax
+def test_typed_keys_print_split_and_draw_as_jax():
+    ours, theirs = random.key(42), _jax.random.key(42)
+    assert repr(ours) == repr(theirs) and str(ours.dtype) == str(theirs.dtype) == "key<fry>"
+    for f in (lambda r, k: r.split(k), lambda r, k: r.split(k, 3)[1:],
+              lambda r, k: r.fold_in(k, 7), lambda r, k: r.split(k)[0]):
+        a, b = f(random, ours), f(_jax.random, theirs)
+        assert repr(a) == repr(b) and a.shape == b.shape
+        np.testing.assert_array_equal(np.asarray(random.key_data(a)),
+                                      np.asarray(_jax.random.key_data(b)))
+    draws = [lambda r, k: r.uniform(k, (3,)), lambda r, k: r.normal(k, (2,)),
+             lambda r, k: r.randint(k, (4,), 0, 10), lambda r, k: r.bits(k, (2,)),
+             lambda r, k: r.bernoulli(k, 0.3, (5,)), lambda r, k: r.permutation(k, 6)]
+    for draw in draws:
+        typed = np.asarray(draw(random, ours))
+        raw = np.asarray(draw(random, random.PRNGKey(42)))  # the same key as raw data
+        np.testing.assert_allclose(typed, np.asarray(draw(_jax.random, theirs)), rtol=1e-6)
+        np.testing.assert_array_equal(typed, raw)
+    wrapped = random.wrap_key_data(random.key_data(random.split(ours)))
+    assert repr(wrapped) == repr(_jax.random.wrap_key_data(
+        _jax.random.key_data(_jax.random.split(theirs))))
+
+
+def test_prngkey_stays_raw_uint32():
+    k = random.PRNGKey(0)
+    assert k.dtype == np.uint32 and k.shape == (2,)
+    assert random.split(k).shape == (2, 2) and random.fold_in(k, 1).shape == (2,)
+    assert random.key_data(k) is k
+
+
+def test_typed_keys_pass_through_jit_and_vmap():
+    k = random.key(3)
+    same = jitviz.jit(lambda k: k)(k)
+    assert isinstance(same, random.KeyArray) and repr(same) == repr(k)
+    out = jitviz.jit(lambda k: random.split(k, 4))(k)
+    assert isinstance(out, random.KeyArray) and out.shape == (4,)
+    np.testing.assert_array_equal(np.asarray(random.key_data(out)),
+                                  np.asarray(random.key_data(random.split(k, 4))))
+    keys = random.split(k, 3)
+    batched = jitviz.vmap(lambda k: random.uniform(k, (2,)))(keys)
+    loop = np.stack([np.asarray(random.uniform(kk, (2,))) for kk in keys])
+    np.testing.assert_array_equal(np.asarray(batched), loop)
+    assert [kk.shape for kk in keys] == [()] * 3 and len(keys) == 3
+
+
+def test_typed_key_errors_name_the_fix():
+    with pytest.raises(TypeError, match="single key.*keys\\[0\\]"):
+        random.uniform(random.split(random.key(0)))
+    with pytest.raises(TypeError, match="last axis is 2"):
+        random.wrap_key_data(np.zeros(3, np.uint32))
+    with pytest.raises(ValueError, match="threefry2x32"):
+        random.key(0, impl="rbg")

@@ -17,6 +17,15 @@ from jitviz.transforms.jvp import NON_DIFFERENTIABLE
 
 from test_primitives import CASES
 
+from helpers import float64_kept  # noqa: E402
+
+@pytest.fixture(autouse=True, scope="module")
+def _float64_as_given():
+    """These tests compute at the dtypes they name, float64 included: jitviz's keep_float64
+    switch keeps NumPy float64 operands float64 without x64 (JAX would need x64)."""
+    with float64_kept():
+        yield
+
 SKIP_BATCH = {"debug_print", "iota"}  # iota has no operand to map
 
 

@@ -18,6 +18,17 @@ import jitviz
 import jitviz.numpy as jnp
 from jitviz import lax
 
+from helpers import float64_kept  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _float64_as_given():
+    """These tests measure float32 and float64 kernels: jitviz's keep_float64 switch keeps
+    NumPy float64 operands float64 without x64 (JAX would need x64)."""
+    with float64_kept():
+        yield
+
+
 L = np.longdouble
 MAX_ULP = 4.0
 

@@ -12,6 +12,16 @@ import jitviz
 import jitviz.numpy as jnp
 from jitviz import lax
 
+from helpers import float64_kept  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _float64_as_given():
+    """These tests compare with NumPy in float64 (rtol 1e-12): jitviz's keep_float64 switch
+    keeps NumPy float64 operands float64 without x64."""
+    with float64_kept():
+        yield
+
 
 def absstruct(x, y):  # the seed's function
     return abs(y - x)

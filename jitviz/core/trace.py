@@ -163,6 +163,7 @@ class JaxprTrace:
 
     def _const_atom(self, x):
         value, aval = concrete_aval(x, "a constant")
+        value = as_typed(value, aval)
         origin = self._origin_of(x)
         # scalars become literals, except a 0-d jitviz Array made before this trace and
         # closed over: that is a constvar, as in JAX
@@ -290,6 +291,11 @@ def device_aval(x, what: str) -> ShapedArray:
 
 def concrete_aval(x, what: str):
     """(numpy value, aval) of a concrete leaf; a clear TypeError for anything else."""
+    t = type(x)
+    if (t is Array or t is np.ndarray) and x.dtype in dtypes.NATIVE_SUPPORTED:
+        # the common case, first: every eager jnp operation reads its operands' avals
+        return x, ShapedArray(x.shape, dtypes.canonicalize(x.dtype),
+                              x.weak_type if t is Array else False)
     if is_device_array(x):
         x = host_array(x, None)
     if isinstance(x, np.ma.MaskedArray):
@@ -298,10 +304,12 @@ def concrete_aval(x, what: str):
         dt = dtypes.check_supported(x.dtype, what)
         if dt != x.dtype:  # big-endian: compute in native byte order
             x = x.astype(dt)
-        return x, ShapedArray(x.shape, dt, getattr(x, "weak_type", False))
+        # without x64 a 64-bit array is typed 32-bit, as in JAX; the value is converted
+        # where it is used (`as_typed`), not here: avals are read on every jit call
+        return x, ShapedArray(x.shape, dtypes.canonicalize(dt), getattr(x, "weak_type", False))
     if isinstance(x, np.generic):
-        dt = dtypes.check_supported(x.dtype, what)
-        return x, ShapedArray((), dt, False)
+        dt = dtypes.canonicalize(dtypes.check_supported(x.dtype, what))
+        return x.astype(dt), ShapedArray((), dt, False)
     if isinstance(x, (bool, int, float, complex)):
         try:
             dt, weak = dtypes.python_scalar_dtype(x)
@@ -312,6 +320,15 @@ def concrete_aval(x, what: str):
     raise explain.bad_value_error(x, what)
 
 
+def as_typed(value, aval: ShapedArray):
+    """A concrete value as a plain NumPy value of its aval's dtype (a 64-bit NumPy array is
+    converted to the 32-bit type it was given without x64)."""
+    if isinstance(value, np.ndarray):
+        value = value.view(np.ndarray) if type(value) is not np.ndarray else value
+        return value if value.dtype == aval.dtype else value.astype(aval.dtype)
+    return value
+
+
 def eager_apply(prim, args, params):
     """Run a primitive on concrete values now (no trace active)."""
     values, avals = [], []
@@ -319,7 +336,8 @@ def eager_apply(prim, args, params):
         if isinstance(a, Tracer):
             raise explain.leaked_tracer_error(a)
         v, av = concrete_aval(a, f"an operand of {prim.name}")
-        values.append(v)
+        # impls compute with NumPy: a plain array, since an Array's operators are JAX's
+        values.append(as_typed(v, av))
         avals.append(av)
     try:
         out_avals = prim.abstract_eval(*avals, **params)

@@ -26,12 +26,15 @@ _FLAG_KINDS = {
     "tracer_leak": "tracer leak",
     "retrace_churn": "retrace churn",
     "unrolled_loop": "unrolled loop",
+    "x64_conversion": "float64 made float32",
 }
 _KIND_COLOR = {
     "trace": COLORS["trace"], "compile": COLORS["compile"], "cache_hit": COLORS["hit"],
     "recompile": COLORS["error"], "side_effect_lost": COLORS["warn"],
     "stale_global": COLORS["warn"], "tracer_leak": COLORS["warn"],
-    "retrace_churn": COLORS["warn"], "unrolled_loop": COLORS["warn"], "eviction": "#777",
+    "retrace_churn": COLORS["warn"], "unrolled_loop": COLORS["warn"],
+    "x64_conversion": COLORS["warn"],
+    "eviction": "#777",
     "error": COLORS["error"],
 }
 

@@ -63,7 +63,8 @@ class _ScalarType:
         """jnp.float32(x): x as a strongly typed array of this dtype (even a weak one of
         the same dtype, as JAX converts it)."""
         from ._core import to_dtype
-        return to_dtype(asarray(x, self.dtype), self.dtype, False)
+        dt = _dtypes.requested_dtype(self.dtype, "asarray")  # float32 without x64, as JAX
+        return to_dtype(asarray(x, dt), dt, False)
 
     def __repr__(self):
         return f"jnp.{self.dtype.name}"
@@ -107,7 +108,7 @@ def result_type(*args):
 
 def astype(x, dtype, copy=False):
     from ._core import to_dtype
-    return to_dtype(x, _dtypes.canonical_creation_dtype(dtype))
+    return to_dtype(x, _dtypes.canonical_creation_dtype(dtype, "astype"))
 
 
 def copy(a):

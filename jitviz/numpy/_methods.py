@@ -55,31 +55,22 @@ Tracer.__abs__ = lambda self: ufuncs.absolute(self)
 Tracer.__invert__ = lambda self: ufuncs.invert(self)
 
 
-def _jax_while_tracing(name, f):
-    """A concrete Array's operator inside a trace (a 0-d one made there, or a constant the
-    function closes over) computes as JAX's Array does; outside a trace it stays NumPy's
-    (README: results are NumPy ndarray subclasses)."""
-    numpy_op = getattr(np.ndarray, name)
-    binary = name.startswith("__") and name not in ("__neg__", "__pos__", "__abs__",
-                                                    "__invert__")
-
-    def op(self, *args, **kw):
-        if current_trace() is None or (binary and not _is_operand(args[0])):
-            return numpy_op(self, *args, **kw)
-        return f(self, *args, **kw)
-    op.__name__ = name
-    return op
-
-
+# A concrete Array's operators follow JAX's promotion and weak types, inside a trace and out,
+# through the same jnp functions as a tracer's: `jnp.arange(3) + 1.5` is float32 eagerly as
+# under jit (NumPy would make it float64).
 for _name, _f in _BINARY.items():
-    if _name != "divmod" and hasattr(np.ndarray, f"__{_name}__"):
-        setattr(Array, f"__{_name}__", _jax_while_tracing(f"__{_name}__", _f))
-        setattr(Array, f"__r{_name}__", _jax_while_tracing(f"__r{_name}__", _swap(_f)))
+    if _name != "divmod":
+        setattr(Array, f"__{_name}__", _defer(_f))
+        setattr(Array, f"__r{_name}__", _defer(_swap(_f)))
+Array.__divmod__ = _defer(ufuncs.divmod_)
+Array.__rdivmod__ = _defer(_swap(ufuncs.divmod_))
 for _name, _f in {"lt": ufuncs.less, "le": ufuncs.less_equal, "gt": ufuncs.greater,
-                  "ge": ufuncs.greater_equal, "eq": ufuncs.equal, "ne": ufuncs.not_equal,
-                  "neg": ufuncs.negative, "pos": ufuncs.positive, "abs": ufuncs.absolute,
-                  "invert": ufuncs.invert}.items():
-    setattr(Array, f"__{_name}__", _jax_while_tracing(f"__{_name}__", _f))
+                  "ge": ufuncs.greater_equal, "eq": ufuncs.equal, "ne": ufuncs.not_equal}.items():
+    setattr(Array, f"__{_name}__", _defer(_f))
+Array.__neg__ = lambda self: ufuncs.negative(self)
+Array.__pos__ = lambda self: ufuncs.positive(self)
+Array.__abs__ = lambda self: ufuncs.absolute(self)
+Array.__invert__ = lambda self: ufuncs.invert(self)
 
 
 def _round(self, ndigits=None):
@@ -94,8 +85,7 @@ def _round(self, ndigits=None):
 
 
 Tracer.__round__ = _round
-Array.__round__ = lambda self, ndigits=None: _round(self, ndigits) if current_trace() \
-    is not None else np.round(self, ndigits or 0)
+Array.__round__ = _round
 Tracer.__getitem__ = lambda self, idx: indexing.getitem(self, idx)
 
 
@@ -257,12 +247,50 @@ def _array_function(self, func, types, args, kwargs):
     return f(*args, **kwargs)
 
 
-# the same for a concrete Array's methods inside a trace (x.argmax() is JAX's int32 there)
+# the same for a concrete Array's methods (x.argmax() is JAX's int32, x.sum() of int32 is
+# int32; `np.sum(x)` calls x.sum, so it is JAX's too, as with a JAX array)
 for _name in ("sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "any",
               "all", "cumsum", "cumprod", "astype", "clip", "round", "dot", "take", "squeeze",
               "ravel", "flatten", "swapaxes", "transpose"):
-    setattr(Array, _name, _jax_while_tracing(_name, getattr(Tracer, _name)))
+    setattr(Array, _name, getattr(Tracer, _name))
 Tracer.__array_ufunc__ = _array_ufunc
+
+# The ufunc behind each binary operator. A NumPy scalar's operator with an Array on its right
+# (`np.float64(2) * x`, `np.sqrt(2.0) * x`) reaches the Array only as this ufunc call, which a
+# JAX array answers with its reflected operator: JAX's promotion, float32 here.
+_OPERATOR_UFUNCS = {
+    np.add: ufuncs.add, np.subtract: ufuncs.subtract, np.multiply: ufuncs.multiply,
+    np.true_divide: ufuncs.true_divide, np.floor_divide: ufuncs.floor_divide,
+    np.remainder: ufuncs.remainder, np.power: ufuncs.power, np.matmul: linalg.matmul,
+    np.bitwise_and: ufuncs.bitwise_and, np.bitwise_or: ufuncs.bitwise_or,
+    np.bitwise_xor: ufuncs.bitwise_xor, np.left_shift: ufuncs.left_shift,
+    np.right_shift: ufuncs.right_shift, np.divmod: ufuncs.divmod_, np.less: ufuncs.less,
+    np.less_equal: ufuncs.less_equal, np.greater: ufuncs.greater,
+    np.greater_equal: ufuncs.greater_equal, np.equal: ufuncs.equal,
+    np.not_equal: ufuncs.not_equal,
+}
+
+
+def _concrete_array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """NumPy ufuncs on concrete Arrays. A NumPy scalar's operator computes as JAX's reflected
+    operator (see _OPERATOR_UFUNCS); any other ufunc (`np.exp(x)`) computes with NumPy and
+    returns a NumPy array, as it does on a JAX array (which NumPy converts with __array__)."""
+    if any(isinstance(x, Tracer) for x in inputs):
+        return NotImplemented  # the tracer's __array_ufunc__ traces it
+    if (method == "__call__" and not kwargs and ufunc in _OPERATOR_UFUNCS
+            and any(isinstance(x, np.generic) for x in inputs)
+            and all(isinstance(x, (Array, np.generic)) for x in inputs)):
+        return _OPERATOR_UFUNCS[ufunc](*inputs)
+    outs = kwargs.get("out") or ()
+    if any(isinstance(o, Array) for o in outs):
+        raise TypeError(f"numpy.{ufunc.__name__}(..., out=...) cannot write into a jitviz "
+                        "Array: Arrays are immutable, as JAX arrays are. Drop out= and use "
+                        "the returned value.")
+    plain = [x.view(np.ndarray) if isinstance(x, Array) else x for x in inputs]
+    return getattr(ufunc, method)(*plain, **kwargs)
+
+
+Array.__array_ufunc__ = _concrete_array_ufunc
 Tracer.__array_function__ = _array_function
 
 

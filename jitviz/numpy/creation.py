@@ -42,7 +42,7 @@ def _from_python(obj, dtype):
 def _element_type(v):
     if type(v) in (bool, int, float, complex):
         return dtypes.python_scalar_dtype(v)
-    return np.asarray(v).dtype, False
+    return dtypes.canonicalize(np.asarray(v).dtype), False
 
 
 def _preview(obj):
@@ -64,7 +64,7 @@ def asarray(a, dtype=None, order=None, copy=None):
 
 def _array(object, dtype=None, copy=True, ndmin=0):
     """`jnp.array` without staging: what jitviz itself uses for constants."""
-    dtype = dtypes.canonical_creation_dtype(dtype)
+    dtype = dtypes.canonical_creation_dtype(dtype, "array")
     if isinstance(object, Tracer):
         out = object if dtype is None else to_dtype(object, dtype)
     elif isinstance(object, (list, tuple)) and _has_tracer(object):
@@ -77,12 +77,14 @@ def _array(object, dtype=None, copy=True, ndmin=0):
     elif isinstance(object, np.ma.MaskedArray):
         raise explain.masked_array_error("the input of jnp.array")
     elif isinstance(object, np.ndarray):
-        dt = dtypes.check_supported(object.dtype, "jnp.array's input")
+        # a NumPy float64 array is float32 without x64, as in JAX (silently, as JAX does;
+        # jit's diagnostics say so for an argument)
+        dt = dtypes.canonicalize(dtypes.check_supported(object.dtype, "jnp.array's input"))
         arr = np.array(object, dtype=dtype or dt, copy=True)
         out = as_array(arr, bool(getattr(object, "weak_type", False)) and dtype is None)
     elif isinstance(object, np.generic):
-        dtypes.check_supported(object.dtype, "jnp.array's input")
-        out = as_array(np.asarray(object, dtype=dtype or object.dtype))
+        dt = dtypes.canonicalize(dtypes.check_supported(object.dtype, "jnp.array's input"))
+        out = as_array(np.asarray(object, dtype=dtype or dt))
     elif hasattr(object, "__array__") or hasattr(object, "__cuda_array_interface__"):
         return _array(np.asarray(object), dtype, copy, ndmin)
     elif isinstance(object, (list, tuple)):
@@ -109,7 +111,7 @@ def _shape(x):
 
 def _asarray(a, dtype=None):
     if isinstance(a, Array) and (dtype is None or np.dtype(
-            dtypes.canonical_creation_dtype(dtype)) == a.dtype):
+            dtypes.canonical_creation_dtype(dtype, "asarray")) == a.dtype):
         return a
     return _array(a, dtype=dtype, copy=False)
 
@@ -136,7 +138,7 @@ def _flat_items(obj):
 
 def full(shape, fill_value, dtype=None):
     shape = concrete_shape(shape, "jnp.full")
-    dtype = dtypes.canonical_creation_dtype(dtype)
+    dtype = dtypes.canonical_creation_dtype(dtype, "full")
     if dtype is None and not isinstance(fill_value, Tracer):
         fill_value = _array(fill_value)
     elif dtype is not None:
@@ -191,7 +193,7 @@ def arange(start, stop=None, step=None, dtype=None):
     start_name = "stop" if stop is None and step is None else "start"
     for name, v in ((start_name, start), ("stop", stop), ("step", step)):
         explain.concrete_or_error(v, f"It arose in the jnp.arange argument '{name}'.")
-    dtype = dtypes.canonical_creation_dtype(dtype)
+    dtype = dtypes.canonical_creation_dtype(dtype, "arange")
     if dtype is None:
         bounds = [v for v in (start, stop, step) if v is not None]
         dtype = dtypes.result_type(*[_bound_type(v) for v in bounds])[0]
@@ -225,7 +227,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     start, stop = (v if isinstance(v, Tracer) else _array(v) for v in (start, stop))
     # JAX's default: the inexact form of start's and stop's promoted type (an int32 start
     # gives float32 with x64 too; Python numbers the default float)
-    dtype = dtypes.canonical_creation_dtype(dtype) or dtypes.to_inexact(
+    dtype = dtypes.canonical_creation_dtype(dtype, "linspace") or dtypes.to_inexact(
         dtypes.result_type(*[(aval(v).dtype, aval(v).weak_type) for v in (start, stop)])[0])
     computation = dtypes.to_inexact(dtype)
     start, stop = to_dtype(start, computation), to_dtype(stop, computation)
@@ -263,7 +265,7 @@ def eye(N, M=None, k=0, dtype=None):
     N = int(explain.concrete_or_error(N, "It arose in the jnp.eye argument 'N'."))
     M = N if M is None else int(explain.concrete_or_error(M, "It arose in the jnp.eye argument 'M'."))
     k = int(explain.concrete_or_error(k, "It arose in the jnp.eye argument 'k'."))
-    dtype = dtypes.canonical_creation_dtype(dtype) or dtypes.default_float()
+    dtype = dtypes.canonical_creation_dtype(dtype, "eye") or dtypes.default_float()
     rows = lax.broadcasted_iota(np.int32, (N, M), 0)
     cols = lax.broadcasted_iota(np.int32, (N, M), 1)
     rows = lax.add(rows, np.int32(k))  # JAX adds k even when it is 0

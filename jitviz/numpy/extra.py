@@ -298,7 +298,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 def indices(dimensions, dtype=None, sparse=False):
     """`jnp.indices`: an array (or, sparse, a tuple) of index grids along each dimension."""
     dims = tuple(_static_int(d, "jnp.indices' dimensions") for d in dimensions)
-    dtype = dtypes.canonical_creation_dtype(dtype) or dtypes.default_int()
+    dtype = dtypes.canonical_creation_dtype(dtype, "indices") or dtypes.default_int()
     out = []
     for i, d in enumerate(dims):
         s = tuple(d if j == i else (1 if sparse else dj) for j, dj in enumerate(dims))

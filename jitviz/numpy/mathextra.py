@@ -74,7 +74,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     (a,) = promote(a)
     if not _inexact(a):
         return mean(a, axis, dtype, keepdims=keepdims)
-    dt = dtypes.canonical_creation_dtype(dtype) or aval(a).dtype
+    dt = dtypes.canonical_creation_dtype(dtype, "nanmean") or aval(a).dtype
     total = nansum(a, axis, dtype=dt, keepdims=keepdims)
     return lax.div(total, _nan_count(a, axis, keepdims, aval(total).dtype))
 
@@ -86,7 +86,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     _reject("nanvar", out=out, where=where)
     ddof = ddof if correction is None else correction
     (a,) = promote(a, inexact=True)
-    a = to_dtype(a, dtypes.canonical_creation_dtype(dtype) or aval(a).dtype, False)
+    a = to_dtype(a, dtypes.canonical_creation_dtype(dtype, "nanvar") or aval(a).dtype, False)
     centre = nanmean(a, axis, keepdims=True)
     centered = _where(isnan(a), to_dtype(0, aval(a).dtype), subtract(a, centre))
     sq = real(multiply(centered, conj(centered))) if aval(a).dtype.kind == "c" else \
@@ -234,7 +234,7 @@ def polyval(p, x, *, unroll=16):
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """`jnp.logspace`: `base ** linspace(start, stop)`, computed in a floating dtype."""
-    dt = dtypes.canonical_creation_dtype(dtype)
+    dt = dtypes.canonical_creation_dtype(dtype, "logspace")
     compute = dtypes.to_inexact(dt) if dt is not None else None
     lin = linspace(start, stop, num, endpoint, dtype=compute, axis=axis)
     out = power(base, lin)
@@ -243,7 +243,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """`jnp.geomspace`: numbers evenly spaced on a log scale (signs kept, as JAX)."""
-    dt = dtypes.canonical_creation_dtype(dtype)
+    dt = dtypes.canonical_creation_dtype(dtype, "geomspace")
     compute = dtypes.to_inexact(dt) if dt is not None else dtypes.default_float()
     start, stop = to_dtype(start, compute), to_dtype(stop, compute)
     s = sign(start)

@@ -203,7 +203,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, 
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
-    if dtype is not None and not np.issubdtype(dtypes.canonical_creation_dtype(dtype),
+    if dtype is not None and not np.issubdtype(dtypes.canonical_creation_dtype(dtype, "std"),
                                                np.inexact):
         raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype)}")
     return lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where, correction))

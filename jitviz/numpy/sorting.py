@@ -38,7 +38,7 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
     _no_numpy_options("argsort", kind, order)
     a, dim = _prepared(a, axis)
-    index_dtype = dtypes.canonical_creation_dtype(dtype) or dtypes.default_int()
+    index_dtype = dtypes.canonical_creation_dtype(dtype, "argsort") or dtypes.default_int()
     iota = lax.broadcasted_iota(index_dtype, aval(a).shape, dim)
     if descending and stable:  # equal keys keep their order once the result is reversed
         a, iota = lax.rev(a, (dim,)), lax.rev(iota, (dim,))

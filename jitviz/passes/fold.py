@@ -52,7 +52,9 @@ class _Folder:
             return None
         try:
             with np.errstate(all="ignore"):
-                res = prim.impl(*vals, **eqn.params)
+                # plain arrays: a jitviz Array's operators are JAX's, not the NumPy an impl uses
+                res = prim.impl(*[np.asarray(v) if isinstance(v, np.ndarray) else v
+                                  for v in vals], **eqn.params)
         except Exception:  # leave it to run time, where the error names the line
             return None
         res = res if prim.multiple_results else [res]

@@ -7,12 +7,13 @@ tests/test_jax_differential.py::test_known_difference_is_real_and_recognised, so
 that no longer matches anything (the difference is gone) or that hides more than it says
 fails the suite.
 
-Of README's list, six change what a jitted program computes: "float64 stays float64" (for
-inputs, and for dtypes named in the program), "the sign of a NaN is not read", "subnormal
-numbers are kept", "a product with a boolean is IEEE's", "the sign of a zero sum is not
-specified" and "an index beyond int32 clamps". The others are about jaxpr text, tracer reprs,
-message wording, jitviz's own `lax.gather`/`lax.scatter` API (not generated, see generator.SKIPPED)
-and eager NumPy operators outside a trace (the fuzzer only runs jitted code).
+Of README's list, five change what a jitted program computes: "the sign of a NaN is not
+read", "subnormal numbers are kept", "a product with a boolean is IEEE's", "the sign of a
+zero sum is not specified" and "an index beyond int32 clamps". The others are about jaxpr
+text, tracer reprs, message wording, jitviz's own `lax.gather`/`lax.scatter` API (not
+generated, see generator.SKIPPED), the `keep_float64` switch (off, as the fuzzer runs: with it
+off, 64-bit inputs and named dtypes are 32-bit without x64, as in JAX) and the ndarray
+subclass that results are.
 
 A predicate receives a `runner.Mismatch` (fields: backend, kind, op, stmt, operands, key,
 detail, jax, jitviz, localized, nan_sign_only, subnormal_only, bool_product_only,
@@ -37,39 +38,6 @@ class Entry:
             return bool(self.predicate(m))
         except Exception:  # a predicate never makes a run fail
             return False
-
-
-_64BIT_INPUT = re.compile(r"dtype=np\.(float64|int64)")
-_64BIT_REQUEST = re.compile(r"jnp\.(float64|int64|uint64)\b|np\.(float64|int64)\(")
-_WIDER = {"float32": "float64", "int32": "int64", "uint32": "uint64"}
-_64BIT_NAME = re.compile(r"\b(float64|int64|uint64)\b")
-
-
-def _dtype_of(text):
-    """'float32[2, 3], weak 1.5' -> 'float32'."""
-    return (text or "").split("[")[0].strip()
-
-
-def _widened_to_64_bits(pattern, where):
-    """The first statement that differs is typed 64-bit by jitviz where JAX, without x64,
-    types it 32-bit, in a program whose `where` ("args" or "source") matches `pattern`:
-    everything after that statement follows from this one difference. Or the statement
-    raises in jitviz naming the 64-bit dtype of one of its operands (a lax function, which
-    takes one dtype, given a 64-bit argument and a Python scalar), also before the statement
-    where JAX raises."""
-    def predicate(m):
-        p = m.program or {}
-        if p.get("x64") or not pattern.search(p.get(where, "")):
-            return False
-        named = set(_64BIT_NAME.findall(m.jitviz or ""))
-        if m.kind == "error-class":  # jitviz raised earlier, at a 64-bit operand
-            return bool(named) and m.jitviz.split(":")[0] == "TypeError"
-        if m.kind == "jitviz-raises":
-            # an operand typed as JAX sees it (32-bit), or an argument (its NumPy dtype)
-            return any(n32 in (m.operands or "") or n64 in (m.operands or "")
-                       for n32, n64 in _WIDER.items() if n64 in named)
-        return m.kind == "dtype" and _WIDER.get(_dtype_of(m.jax)) == _dtype_of(m.jitviz)
-    return predicate
 
 
 # the sign of a zero that is a sum of terms or products depends on the order of the additions
@@ -111,16 +79,6 @@ def _index_beyond_int32(m):
 
 
 KNOWN_DIFFERENCES = [
-    Entry("float64-stays-float64",
-          "README 'float64 stays float64': NumPy float64/int64 inputs keep 64 bits without "
-          "x64, where JAX makes them 32-bit",
-          _widened_to_64_bits(_64BIT_INPUT, "args"),
-          ([("v0 = x0 + 1", "op.__add__")], "args = (np.array([0.1, 2.5], dtype=np.float64),)", False)),
-    Entry("named-64-bit-dtype",
-          "README 'float64 stays float64': a 64-bit dtype asked for by name (jnp.float64(x), "
-          "dtype=jnp.int64) is 64-bit without x64, where JAX makes it 32-bit with a warning",
-          _widened_to_64_bits(_64BIT_REQUEST, "source"),
-          ([("v0 = jnp.zeros(2, dtype=jnp.int64)", "jnp.zeros")], "args = (np.float32(1),)", False)),
     Entry("nan-sign-not-read",
           "README 'The sign of a NaN is not read': signbit/copysign of a negative NaN give "
           "False/+ (JAX reads the bit); the statement alone agrees once its NaN operands "
