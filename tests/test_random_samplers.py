@@ -88,7 +88,7 @@ def test_gumbel_high_mode_draws_jaxs_samples():
 
 
 @pytest.mark.parametrize("name", ["exponential", "laplace", "logistic", "cauchy", "gumbel"])
-def test_float64_samples_equal_jax_with_x64(name):
+def test_float64_samples_equal_jax_with_x64(name, x64):
     with jax_x64():
         want = np.asarray(getattr(jr, name)(jr.PRNGKey(11), (9,), dtype=np.float64))
     got = np.asarray(getattr(random, name)(random.PRNGKey(11), (9,), dtype=jnp.float64))
