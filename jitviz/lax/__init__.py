@@ -18,6 +18,8 @@ from .control_flow import map  # noqa: F401,A004  (lax.map, as in JAX)
 from .sort import sort, sort_key_val  # noqa: F401
 from .stop_gradient import stop_gradient  # noqa: F401
 from .erf import erf, erfc  # noqa: F401
+from . import linalg  # noqa: F401  (lax.linalg, as in JAX)
+from .linalg import FftType, fft  # noqa: F401
 
 
 def aval_of(x) -> ShapedArray:
