@@ -475,8 +475,10 @@ def _lu_tangent(x, outs, dx):
     lu_, _, perm = outs
     m, n = lu_.shape[-2:]
     k = min(m, n)
-    px = jnp.take_along_axis(dx, jnp.broadcast_to(perm[..., :, None], perm.shape + (n,)),
-                             axis=-2)
+    # P dx as a product with the one-hot permutation matrix (an index array built by
+    # take_along_axis would be a constant an enclosing vjp cannot capture)
+    cols = P.iota_p.bind(dtype=np.dtype(np.int32), shape=(m, m), dimension=1)
+    px = (perm[..., :, None] == cols).astype(dx.dtype) @ dx
     # L as m x m and U as n x n, the missing columns/rows those of the identity (built with
     # products by 0/1 matrices: a padding constant would be captured by an enclosing vjp)
     l = _tril(lu_ @ jnp.eye(n, m, dtype=lu_.dtype) if m > k else lu_[..., :, :m], -1)
@@ -621,7 +623,7 @@ def _fft_vjp(ct, primals, out, *, fft_type, fft_lengths):
     x = fft_p.bind(ct, fft_type=int(FftType.RFFT), **params)
     m = x.shape[-1]
     # each frequency but the first (and the Nyquist one of an even length) stands for two
-    k = jnp.arange(m)
+    k = P.iota_p.bind(dtype=np.dtype(np.int32), shape=(m,), dimension=0)
     twice = (k > 0) & ((k < m - 1) | (fft_lengths[-1] % 2 == 1))
     real = _real_dtype(_dtype_of(x))
     scale = jnp.where(twice, np.asarray(2, real), np.asarray(1, real)) / np.asarray(
