@@ -229,6 +229,8 @@ def _linalg_cases():
              lambda x: (lambda u, s, vt: [s, u, vt])(*np.linalg.svd(x, full_matrices=False))),
         Case("svd", (F(2, 3),), dict(svd, full_matrices=True, compute_uv=False),
              lambda x: [np.linalg.svd(x, compute_uv=False)], "values"),
+        Case("lu_pivots_to_permutation", (np.array([[2, 2, 2], [0, 1, 2]], i32),),
+             {"permutation_size": 4}, lambda p: np.array([[2, 0, 1, 3], [0, 1, 2, 3]], i32)),
         Case("fft", (C(2, 4),), {"fft_type": 0, "fft_lengths": (4,)},
              lambda x: np.fft.fft(x).astype(c64)),
         Case("fft", (F(2, 4),), {"fft_type": 2, "fft_lengths": (2, 4)},

@@ -297,6 +297,32 @@ def _pp_fft(params):
             ("fft_type", int(params["fft_type"]))]
 
 
+def _pivots_rule(pivots, *, permutation_size):
+    P._check_kind("lu_pivots_to_permutation", pivots.dtype, P.INT)
+    if pivots.ndim < 1:
+        raise ValueError("lu_pivots_to_permutation expects pivots of rank >= 1, got shape "
+                         f"{pivots.shape}")
+    if permutation_size < pivots.shape[-1]:
+        raise ValueError(f"lu_pivots_to_permutation: permutation_size {permutation_size} is "
+                         f"smaller than the number of pivots {pivots.shape[-1]}")
+    return ShapedArray(pivots.shape[:-1] + (permutation_size,), np.dtype(np.int32))
+
+
+def _pivots_impl(pivots, *, permutation_size):
+    """Apply the row swaps i <-> pivots[i], in order, to 0..permutation_size-1."""
+    pivots = np.asarray(pivots)
+    batch = pivots.shape[:-1]
+    perm = np.broadcast_to(np.arange(permutation_size, dtype=np.int32),
+                           batch + (permutation_size,)).copy()
+    idx = tuple(np.indices(batch, sparse=True)) if batch else ()
+    for i in range(pivots.shape[-1]):
+        p = np.clip(pivots[..., i], 0, permutation_size - 1)
+        row_i = perm[(*idx, i)].copy()
+        perm[(*idx, i)] = perm[(*idx, p)]
+        perm[(*idx, p)] = row_i
+    return perm
+
+
 cholesky_p = primitive("cholesky", abstract_eval=_cholesky_rule, impl=_cholesky_impl)
 triangular_solve_p = primitive("triangular_solve", abstract_eval=_triangular_solve_rule,
                                impl=_triangular_solve_impl)
@@ -305,8 +331,11 @@ qr_p = primitive("qr", abstract_eval=_qr_rule, impl=_qr_impl, multiple_results=T
 eigh_p = primitive("eigh", abstract_eval=_eigh_rule, impl=_eigh_impl, multiple_results=True)
 svd_p = primitive("svd", abstract_eval=_svd_rule, impl=_svd_impl, multiple_results=True)
 fft_p = primitive("fft", abstract_eval=_fft_rule, impl=_fft_impl, pp_params=_pp_fft)
+lu_pivots_to_permutation_p = primitive("lu_pivots_to_permutation", abstract_eval=_pivots_rule,
+                                       impl=_pivots_impl)
 
-LINALG_PRIMITIVES = (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, fft_p)
+LINALG_PRIMITIVES = (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, fft_p,
+                     lu_pivots_to_permutation_p)
 
 
 # --- the lax functions ----------------------------------------------------------------------
@@ -345,6 +374,12 @@ def lu(x):
     """`jax.lax.linalg.lu`: (lu, pivots, permutation) of the LU decomposition with partial
     pivoting, x[..., permutation, :] = L @ U."""
     return tuple(lu_p.bind(x))
+
+
+def lu_pivots_to_permutation(pivots, permutation_size: int):
+    """`jax.lax.linalg.lu_pivots_to_permutation`: the permutation the row swaps of LAPACK's
+    pivots make (x[..., permutation, :] = L U)."""
+    return lu_pivots_to_permutation_p.bind(pivots, permutation_size=int(permutation_size))
 
 
 def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
@@ -647,7 +682,8 @@ def _batch_rule(prim):
 
 
 def _register_transformation_rules():
-    from ..transforms import register_batch, register_jvp, register_vjp
+    from ..transforms import (declare_non_differentiable, register_batch, register_jvp,
+                              register_vjp)
     tangents = {cholesky_p: _cholesky_tangent, lu_p: _lu_tangent, qr_p: _qr_tangent,
                 eigh_p: _eigh_tangent, svd_p: _svd_tangent}
     for prim, tangent in tangents.items():
@@ -655,6 +691,7 @@ def _register_transformation_rules():
         register_vjp(prim, _vjp_from_tangent(prim, tangent))
     register_jvp(triangular_solve_p, _triangular_solve_jvp)
     register_vjp(triangular_solve_p, _triangular_solve_vjp)
+    declare_non_differentiable(lu_pivots_to_permutation_p)  # integers
     register_jvp(fft_p, _fft_jvp)
     register_vjp(fft_p, _fft_vjp)
     for prim in LINALG_PRIMITIVES:
