@@ -411,10 +411,19 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
 def fft(x, fft_type, fft_lengths):
     """`jax.lax.fft`: the FFT of type `fft_type` (FftType or its name) over the trailing
     len(fft_lengths) axes."""
+    from ..numpy._core import promote, to_dtype
     if isinstance(fft_type, str):
         fft_type = FftType[fft_type.upper()]
+    fft_type = FftType(fft_type)
     lengths = tuple(int(n) for n in np.atleast_1d(fft_lengths))
-    return fft_p.bind(x, fft_type=int(FftType(fft_type)), fft_lengths=lengths)
+    (x,) = promote(x, inexact=True)  # integers become the default float, as in JAX
+    dtype = _dtype_of(x)
+    if fft_type == FftType.RFFT:
+        if dtype.kind == "c":
+            raise ValueError("only real valued inputs supported for rfft")
+    elif dtype.kind != "c":
+        x = to_dtype(x, _complex_dtype(dtype))
+    return fft_p.bind(x, fft_type=int(fft_type), fft_lengths=lengths)
 
 
 # --- differentiation --------------------------------------------------------------------------
