@@ -144,14 +144,24 @@ def svdvals(x):
 
 # --- solves ---------------------------------------------------------------------------------
 
+def _permute_rows(x, rows):
+    """x[..., rows[..., i], j] for every i, j: one gather whose other indices are iotas (no
+    index constants, and a concrete x works with traced rows)."""
+    from .. import lax
+    shape = aval(x).shape
+    nd = len(shape)
+    rows = _jnp().broadcast_to(rows[..., :, None], shape)
+    index = [lax.broadcasted_iota(np.int32, shape, d) if d != nd - 2 else rows
+             for d in range(nd)]
+    return lax.gather(x, index, tuple(range(nd)))
+
+
 def _lu_solve(lu, perm, b, trans=0):
-    """x with a x = b (trans 0), a^T x = b (1) or a^H x = b (2), from a's LU; b (..., m, n)
-    with a's batch dimensions."""
+    """x with a x = b (trans 0), a^T x = b (1) or a^H x = b (2), from a's LU (a[perm] =
+    L U); b (..., m, n) with a's batch dimensions."""
     jnp = _jnp()
-    n = aval(b).shape[-1]
-    rows = jnp.broadcast_to(perm[..., :, None], aval(perm).shape + (n,))
     if trans == 0:
-        x = jnp.take_along_axis(b, rows, axis=-2)
+        x = _permute_rows(b, perm)
         x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
         return lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
     conj = trans == 2
@@ -159,10 +169,8 @@ def _lu_solve(lu, perm, b, trans=0):
                                     conjugate_a=conj)
     x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, transpose_a=True,
                                     conjugate_a=conj, unit_diagonal=True)
-    # undo the row permutation: row perm[i] of the result is row i of x
-    inverse = jnp.argsort(perm, axis=-1)
-    return jnp.take_along_axis(x, jnp.broadcast_to(inverse[..., :, None], aval(x).shape),
-                               axis=-2)
+    # a^T = U^T L^T P: row perm[i] of the result is row i of x
+    return _permute_rows(x, jnp.argsort(perm, axis=-1))
 
 
 def solve(a, b):
