@@ -748,16 +748,9 @@ def _cpu_statement(fb, eqn):
         fb.emit(call, eqn)
 
 
-# --- CUDA -------------------------------------------------------------------------------------
-
-def _cuda_kernel(planner, e):
-    from ..errors import CompilationError
-    raise CompilationError(
-        f"the CUDA backend cannot run {e.primitive.name!r} yet (it has no host step for a "
-        f"primitive outside control flow): compute it with backend='cpu' (jitviz.jit(f, "
-        f"backend='cpu')) and pass the result to the CUDA function")
-
+# --- CUDA: a host step ("host_call": the operands copied to the host, the NumPy implementation
+# run there, the results copied back), since no CUDA kernel here has a LAPACK or an FFT ------
 
 for _prim in LINALG_PRIMITIVES:
     register_lowering(_prim, "cpu.statement", _cpu_statement)
-    register_lowering(_prim, "cuda.kernel", _cuda_kernel)
+    register_lowering(_prim, "cuda.kernel", "host_call")
