@@ -353,9 +353,10 @@ def _dtype_of(x):
 def cholesky(x, *, symmetrize_input: bool = True):
     """`jax.lax.linalg.cholesky`: the lower Cholesky factor of each matrix of `x` (NaN where
     one is not positive definite); `symmetrize_input` reads (x + x^H) / 2."""
+    P._check_kind("cholesky", _dtype_of(x), P.INEXACT)  # before symmetrizing divides
     if symmetrize_input:
         x = _symmetrized(x)
-    return cholesky_p.bind(x)
+    return _tril(cholesky_p.bind(x))  # the upper triangle is zero, NaNs or not, as JAX's
 
 
 def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
@@ -391,6 +392,7 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None)
 def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
          sort_eigenvalues: bool = True, subset_by_index=None):
     """`jax.lax.linalg.eigh`: (v, w), eigenvectors as columns and ascending eigenvalues."""
+    P._check_kind("eigh", _dtype_of(x), P.INEXACT)
     if symmetrize_input:
         x = _symmetrized(x)
     return tuple(eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
@@ -566,9 +568,9 @@ def _eigh_tangent(x, outs, dx, **params):
 
 
 def _svd_tangent(x, outs, dx, *, full_matrices, compute_uv, subset_by_index, algorithm):
-    """JAX's SVD jvp (reduced matrices only, as JAX's)."""
+    """JAX's SVD jvp (full matrices only where square: then they are the reduced ones)."""
     jnp = _jnp()
-    if compute_uv and full_matrices:
+    if compute_uv and full_matrices and x.shape[-2] != x.shape[-1]:
         raise NotImplementedError("Singular value decomposition JVP not implemented for "
                                   "full matrices")
     if compute_uv:
@@ -746,6 +748,9 @@ def _cpu_statement(fb, eqn):
     fb.emit(f"with objmode({types}):", eqn)
     with fb.indent():
         fb.emit(call, eqn)
+    # Numba refuses an annotated result that nothing reads after the block (a decomposition's
+    # unused factor): each is read once here
+    fb.emit(f"{', '.join(names)}, = {', '.join(names)},", eqn)
 
 
 # --- CUDA: a host step ("host_call": the operands copied to the host, the NumPy implementation

@@ -77,10 +77,8 @@ def _broadcast_batch(a, b, b_core):
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     """`jnp.linalg.cholesky`: L with a = L L^H (upper: U = L^H), NaN where `a` is not
     positive definite."""
-    jnp = _jnp()
     (a,) = _inexact(a)
     L = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
-    L = jnp.tril(L)
     return _H(L) if upper else L
 
 

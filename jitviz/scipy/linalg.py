@@ -79,7 +79,6 @@ def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bo
     (a,) = promote(a, inexact=True)
     _check_square("cholesky", a)
     L = lax_linalg.cholesky(a if lower else jnp.conj(_mT(a)), symmetrize_input=False)
-    L = jnp.tril(L)
     return L if lower else jnp.conj(_mT(L))
 
 
@@ -232,7 +231,8 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
     V = A6 @ (b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + \
         b[0] * eye
     R = jnp_linalg.solve(V - U, V + U)
-    # undo the scaling: square each matrix s times (the squarings past its s are discarded)
-    for i in range(max_squarings):
-        R = jnp.where((i < s)[..., None, None], R @ R, R)
-    return R
+    # undo the scaling: square each matrix s times (the squarings past its s are discarded);
+    # a loop traced once (a scan: differentiable), not max_squarings copies of its body
+    from .. import lax
+    s = s[..., None, None]
+    return lax.fori_loop(0, max_squarings, lambda i, R: jnp.where(i < s, R @ R, R), R)
