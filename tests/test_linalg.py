@@ -443,3 +443,40 @@ def test_grad_of_vmap_and_vmap_of_grad():
     want = np.stack([np.asarray(jax.grad(lambda x: J.linalg.slogdet(x)[1])(a[i]))
                      for i in range(3)])
     np.testing.assert_allclose(per, want, rtol=1e-4, atol=1e-5)
+
+
+# --- CUDA, in Numba's simulator ------------------------------------------------------------------
+
+CUDA_PROGRAM = """
+import numpy as np, jitviz, jitviz.numpy as jnp, jitviz.scipy.linalg as jsl
+from jitviz import lax
+from jitviz.backends.cuda import CudaArray
+rng = np.random.default_rng(0)
+a = rng.standard_normal((2, 4, 4)).astype(np.float32)
+b = rng.standard_normal((2, 4, 3)).astype(np.float32)
+
+def f(a, b):
+    spd = a @ jnp.swapaxes(a, -1, -2) + 4 * jnp.eye(4)
+    x = jnp.linalg.solve(a, b) * 2.0 + 1.0           # kernels around the host steps
+    w, v = jnp.linalg.eigh(spd)
+    s = jnp.linalg.svd(a, compute_uv=False)
+    y = jsl.cho_solve(jsl.cho_factor(spd), b)
+    spectrum = jnp.abs(jnp.fft.rfft(b, axis=1))
+    loop = lax.fori_loop(0, 2, lambda i, c: jnp.linalg.inv(spd) @ c + 1.0, b)
+    return x, w, jnp.abs(v), s, y, spectrum, loop
+
+ours = jitviz.jit(f, backend="cuda")(a, b)
+want = jitviz.jit(f, backend="interpret")(a, b)
+assert all(isinstance(o, CudaArray) for o in ours)
+for o, w in zip(ours, want):
+    np.testing.assert_allclose(np.asarray(o), w, rtol=2e-4, atol=2e-4)
+print("ok", len(ours))
+"""
+
+
+def test_cuda_runs_linalg_as_host_steps_in_the_simulator():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, "-c", CUDA_PROGRAM], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.dirname(__file__)), env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().endswith("ok 7")
