@@ -198,10 +198,12 @@ def _operator(a, lower, transpose_a, conjugate_a, unit_diagonal):
     return t
 
 
-def _substitute(t, b, lower):
-    """Solve t x = b for a triangular t, row by row (trsm's forward/back substitution, each
-    step vectorized over the batch and the columns): a zero on the diagonal gives inf/NaN
-    as LAPACK's, where an LU solver would refuse the matrix."""
+_BLOCK = 64  # rows per block of the substitutions and the LU: the rest is BLAS matmuls
+
+
+def _substitute_rows(t, b, lower):
+    """Solve t x = b for a small triangular t, row by row (forward/back substitution, each
+    step vectorized over the batch and the columns)."""
     n = t.shape[-1]
     x = np.zeros(np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:],
                  np.result_type(t, b))
@@ -210,6 +212,23 @@ def _substitute(t, b, lower):
         known = slice(0, i) if lower else slice(i + 1, n)
         acc = b[..., i, :] - np.einsum("...k,...kj->...j", t[..., i, known], x[..., known, :])
         x[..., i, :] = acc / t[..., i, i][..., None]
+    return x
+
+
+def _substitute(t, b, lower):
+    """Solve t x = b for a triangular t as trsm does, block by block: the rows of a block
+    by substitution, the rest of the matrix updated by one matmul per block. A zero on the
+    diagonal gives inf/NaN as LAPACK's, where an LU solver would refuse the matrix."""
+    n = t.shape[-1]
+    x = np.zeros(np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+                 np.result_type(t, b))
+    starts = list(range(0, n, _BLOCK))
+    for s0 in starts if lower else starts[::-1]:
+        s1 = min(s0 + _BLOCK, n)
+        block = slice(s0, s1)
+        known = slice(0, s0) if lower else slice(s1, n)
+        rhs = b[..., block, :] - t[..., block, known] @ x[..., known, :]
+        x[..., block, :] = _substitute_rows(t[..., block, block], rhs, lower)
     return x
 
 
@@ -228,26 +247,36 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
 @_quiet
 def _lu_impl(x):
     """getrf's LU with partial pivoting (the first row of largest magnitude is the pivot),
-    vectorized over the batch: NumPy's LAPACK has no LU of its own."""
+    vectorized over the batch: NumPy's LAPACK has no LU of its own. Blocked as getrf is: a
+    panel of columns factored column by column, then the rows to its right solved against
+    its unit lower triangle and the trailing matrix updated by one matmul."""
     a = np.array(x, copy=True)
     m, n = a.shape[-2:]
+    k = min(m, n)
     batch = a.shape[:-2]
     perm = np.broadcast_to(np.arange(m, dtype=np.int32), batch + (m,)).copy()
-    pivots = np.zeros(batch + (min(m, n),), np.int32)
+    pivots = np.zeros(batch + (k,), np.int32)
     idx = tuple(np.indices(batch, sparse=True)) if batch else ()
-    for k in range(min(m, n)):
-        p = k + np.argmax(np.abs(a[..., k:, k]), axis=-1)
-        pivots[..., k] = p
-        for arr in (a, perm):  # swap rows k and p of every matrix (p == k leaves them)
-            row_k = arr[(*idx, k)].copy()
-            arr[(*idx, k)] = arr[(*idx, p)]
-            arr[(*idx, p)] = row_k
-        piv = a[..., k, k]
-        nonzero = piv != 0  # a zero column: nothing to eliminate (getrf's info > 0)
-        scale = np.where(nonzero, piv, 1)
-        a[..., k + 1:, k] = np.where(nonzero[..., None], a[..., k + 1:, k] / scale[..., None],
-                                     a[..., k + 1:, k])
-        a[..., k + 1:, k + 1:] -= a[..., k + 1:, k, None] * a[..., k, None, k + 1:]
+    for j0 in range(0, k, _BLOCK):
+        j1 = min(j0 + _BLOCK, k)
+        for j in range(j0, j1):
+            p = j + np.argmax(np.abs(a[..., j:, j]), axis=-1)
+            pivots[..., j] = p
+            for arr in (a, perm):  # swap rows j and p of every matrix (p == j leaves them)
+                row_j = arr[(*idx, j)].copy()
+                arr[(*idx, j)] = arr[(*idx, p)]
+                arr[(*idx, p)] = row_j
+            piv = a[..., j, j]
+            nonzero = piv != 0  # a zero column: nothing to eliminate (getrf's info > 0)
+            scale = np.where(nonzero, piv, 1)
+            a[..., j + 1:, j] = np.where(nonzero[..., None],
+                                         a[..., j + 1:, j] / scale[..., None],
+                                         a[..., j + 1:, j])
+            a[..., j + 1:, j + 1:j1] -= a[..., j + 1:, j, None] * a[..., j, None, j + 1:j1]
+        if j1 < n:
+            unit_lower = np.tril(a[..., j0:j1, j0:j1], -1) + np.eye(j1 - j0, dtype=a.dtype)
+            a[..., j0:j1, j1:] = _substitute_rows(unit_lower, a[..., j0:j1, j1:], True)
+            a[..., j1:, j1:] -= a[..., j1:, j0:j1] @ a[..., j0:j1, j1:]
     return [a, pivots, perm]
 
 
