@@ -80,6 +80,8 @@ def test_round_trips():
      "only supports 2 axes"),
     (lambda m: m.fft.fft(np.ones(4), axis=(0,)), ValueError, "does not support multiple axes"),
     (lambda m: m.fft.rfft(np.ones(4, np.complex64)), (ValueError, TypeError), ""),
+    (lambda m: m.fft.rfft(np.ones(4, np.float16)), ValueError,
+     "RFFT input must be float32 or float64, got float16"),
 ])
 def test_bad_input_raises_jax_s_error(call, error, match):
     with pytest.raises(error, match=match):

@@ -233,6 +233,10 @@ def test_singular_and_indefinite_inputs_give_jax_s_values():
     (lambda: jsl.solve_triangular(np.eye(3), np.ones(3), trans=4), ValueError,
      "Invalid 'trans' value 4"),
     (lambda: jsl.eigh(np.eye(2), np.eye(2)), NotImplementedError, "b=None"),
+    (lambda: jnp.linalg.inv(np.eye(2, dtype=np.float16)), NotImplementedError,
+     "Unsupported dtype float16"),
+    (lambda: jnp.linalg.svd(np.eye(2, dtype=np.float16)), NotImplementedError,
+     "Unsupported dtype float16"),
 ])
 def test_bad_input_raises_jax_s_error(call, error, match):
     with pytest.raises(error, match=match):

@@ -42,6 +42,9 @@ class FftType(enum.IntEnum):
 def _matrix(name, x, square=False):
     """Check that `x` is a batch of float/complex matrices (square ones where asked)."""
     P._check_kind(name, x.dtype, P.INEXACT)
+    if x.dtype == np.float16:  # JAX's error class and words
+        raise NotImplementedError(f"Unsupported dtype float16. ({name}: LAPACK has no half "
+                                  "precision; convert the operand to float32 first)")
     if x.ndim < 2:
         raise ValueError(f"{name} expects an array of rank >= 2 (a batch of matrices), got "
                          f"shape {x.shape}")
@@ -140,6 +143,8 @@ def _fft_rule(x, *, fft_type, fft_lengths):
     lead, tail = x.shape[:-k], x.shape[-k:]
     if fft_type == FftType.RFFT:
         P._check_kind("fft", x.dtype, P.FLOAT)
+        if x.dtype == np.float16:
+            raise ValueError("RFFT input must be float32 or float64, got float16")
         if tuple(tail) != tuple(fft_lengths):
             raise ValueError(f"RFFT: the operand's trailing axes {tail} must equal "
                              f"fft_lengths {fft_lengths}")
