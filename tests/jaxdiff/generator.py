@@ -1960,6 +1960,9 @@ SKIPPED = {
     "lax.ShapedArray": "a class, not an operation",
     "lax.RoundingMethod": "an enum, not an operation: the lax.round maker passes its members",
     "lax.Tracer": "a class, not an operation",
+    "lax.fft": "complex results are outside issue 17's dtype set; lax.fft and jnp.fft are "
+               "compared with JAX in tests/test_fft.py",
+    "lax.FftType": "an enum, not an operation: tests/test_fft.py passes its members",
 }
 # makers whose statements JAX always rejects under jit: they only make error programs (the
 # exception class must match)
