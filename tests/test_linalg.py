@@ -306,12 +306,15 @@ def test_expm_of_known_matrices():
     np.testing.assert_allclose(jsl.expm(big), np.diag(np.exp([10.0, -3.0, 0.5])), rtol=1e-12)
 
 
-def test_no_scipy_is_needed():
-    """jitviz.scipy.linalg and jnp.linalg run where SciPy cannot be imported."""
+def test_the_decompositions_need_no_scipy():
+    """The primitives run NumPy's LAPACK and pocketfft, never SciPy's bindings (Numba's
+    np.linalg would): they work where SciPy cannot be imported. (A matmul inside a compiled
+    loop, as expm's squarings, still uses SciPy's BLAS through Numba: pyproject.toml.)"""
     code = ("import sys; sys.modules['scipy'] = None\n"
             "import numpy as np, jitviz, jitviz.numpy as jnp, jitviz.scipy.linalg as L\n"
             "a = np.eye(3, dtype=np.float32) * 2\n"
-            "f = jitviz.jit(lambda a: (jnp.linalg.inv(a), L.expm(a), jnp.fft.fft(a)))\n"
+            "f = jitviz.jit(lambda a: (jnp.linalg.inv(a), jnp.linalg.eigh(a), jnp.fft.fft(a),\n"
+            "                          jnp.linalg.svd(a), L.cho_solve(L.cho_factor(a), a)))\n"
             "print(float(f(a)[0][0, 0]))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=os.path.dirname(os.path.dirname(__file__)), timeout=300)

@@ -787,9 +787,69 @@ def _cpu_statement(fb, eqn):
     fb.emit(f"{', '.join(names)}, = {', '.join(names)},", eqn)
 
 
+# The LU is the one decomposition NumPy's LAPACK lacks; on the CPU it is a compiled Numba
+# loop (getrf's unblocked algorithm: the same pivots as the NumPy implementation, and no
+# Python loop over the rows, which dominates for the small matrices solve/det/inv see)
+
+def lu_rows3(a3, pivots2, perm2):
+    """Numba: LU with partial pivoting of each matrix of `a3` (batch, m, n) in place; the
+    pivot is the first row of largest magnitude (a NaN wins, as NumPy's argmax)."""
+    batch, m, n = a3.shape
+    k = min(m, n)
+    for b in range(batch):
+        a = a3[b]
+        for i in range(m):
+            perm2[b, i] = i
+        for j in range(k):
+            p = j
+            best = abs(a[j, j])
+            if best == best:
+                for i in range(j + 1, m):
+                    v = abs(a[i, j])
+                    if v != v:
+                        p = i
+                        break
+                    if v > best:
+                        best = v
+                        p = i
+            pivots2[b, j] = p
+            if p != j:
+                for c in range(n):
+                    a[j, c], a[p, c] = a[p, c], a[j, c]
+                perm2[b, j], perm2[b, p] = perm2[b, p], perm2[b, j]
+            d = a[j, j]
+            if d != 0:
+                for i in range(j + 1, m):
+                    a[i, j] = a[i, j] / d
+            for i in range(j + 1, m):
+                f = a[i, j]
+                for c in range(j + 1, n):
+                    a[i, c] -= f * a[j, c]
+
+
+def _cpu_lu(fb, eqn):
+    from ..backends.numba_text import ctor
+    x = eqn.invars[0]
+    m, n = x.aval.shape[-2:]
+    k, batch = min(m, n), math.prod(x.aval.shape[:-2])
+    lu_var, piv_var, perm_var = eqn.outvars
+    lu = fb.define(lu_var, "C", prefix="la")
+    fb.emit(f"{lu} = {fb.contiguous(x)}.copy()", eqn)
+    flat = [f"{lu}.reshape({fb.shape((batch, m, n))})"]
+    for var, size in ((piv_var, k), (perm_var, m)):
+        name = fb.define(var, "C", prefix="la")
+        fb.emit(f"{name} = np.empty({fb.shape(var.aval.shape)}, {ctor(var.aval.dtype)})", eqn)
+        flat.append(f"{name}.reshape({fb.shape((batch, size))})")
+    fb.emit(f"rt.lu_rows3({', '.join(flat)})", eqn)
+
+
+for _prim in LINALG_PRIMITIVES:
+    register_lowering(_prim, "cpu.statement", _cpu_statement)
+register_lowering(lu_p, "cpu.statement", _cpu_lu, helpers=[lu_rows3])
+
+
 # --- CUDA: a host step ("host_call": the operands copied to the host, the NumPy implementation
 # run there, the results copied back), since no CUDA kernel here has a LAPACK or an FFT ------
 
 for _prim in LINALG_PRIMITIVES:
-    register_lowering(_prim, "cpu.statement", _cpu_statement)
     register_lowering(_prim, "cuda.kernel", "host_call")
