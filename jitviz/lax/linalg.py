@@ -787,9 +787,10 @@ def _cpu_statement(fb, eqn):
     fb.emit(f"{', '.join(names)}, = {', '.join(names)},", eqn)
 
 
-# The LU is the one decomposition NumPy's LAPACK lacks; on the CPU it is a compiled Numba
-# loop (getrf's unblocked algorithm: the same pivots as the NumPy implementation, and no
-# Python loop over the rows, which dominates for the small matrices solve/det/inv see)
+# The LU and the triangular solve are what NumPy's LAPACK lacks (getrf, trsm); on the CPU each
+# is a compiled Numba loop (the unblocked algorithms: the same pivots as the NumPy
+# implementation, and no Python loop over the rows, which dominates for the small matrices
+# solve/det/inv see)
 
 def lu_rows3(a3, pivots2, perm2):
     """Numba: LU with partial pivoting of each matrix of `a3` (batch, m, n) in place; the
@@ -843,9 +844,58 @@ def _cpu_lu(fb, eqn):
     fb.emit(f"rt.lu_rows3({', '.join(flat)})", eqn)
 
 
+def trsm3(a3, b3, x3, left, lower, transpose, conj, unit):
+    """Numba: x3 with op(a) x = b (left) or x op(a) = b for each matrix of the batch, by
+    substitution (trsm's; a zero on the diagonal gives inf/NaN). The system solved is t x = b
+    with t = op(a) (left) or op(a)^T, read from a, transposed or not (`flip`)."""
+    batch, m, _ = a3.shape
+    ncols = b3.shape[2] if left else b3.shape[1]
+    flip = transpose != (not left)
+    t_lower = lower != flip
+    for bt in range(batch):
+        a = a3[bt]
+        for c in range(ncols):
+            for step in range(m):
+                i = step if t_lower else m - 1 - step
+                acc = b3[bt, i, c] if left else b3[bt, c, i]
+                for q in range(step):
+                    j = q if t_lower else m - 1 - q
+                    t = a[j, i] if flip else a[i, j]
+                    if conj:
+                        t = np.conj(t)
+                    acc -= t * (x3[bt, j, c] if left else x3[bt, c, j])
+                if not unit:
+                    d = a[i, i]
+                    if conj:
+                        d = np.conj(d)
+                    acc = acc / d
+                if left:
+                    x3[bt, i, c] = acc
+                else:
+                    x3[bt, c, i] = acc
+
+
+def _cpu_triangular_solve(fb, eqn):
+    from ..backends.numba_text import ctor
+    a, b = eqn.invars
+    (out,) = eqn.outvars
+    p = eqn.params
+    m = a.aval.shape[-1]
+    batch = math.prod(a.aval.shape[:-2])
+    x = fb.define(out, "C", prefix="la")
+    fb.emit(f"{x} = np.empty({fb.shape(out.aval.shape)}, {ctor(out.aval.dtype)})", eqn)
+    flags = (p["left_side"], p["lower"], p["transpose_a"],
+             p["transpose_a"] and p["conjugate_a"], p["unit_diagonal"])
+    b3, o3 = (fb.shape((batch,) + tuple(out.aval.shape[-2:])) for _ in range(2))
+    fb.emit(f"rt.trsm3({fb.contiguous(a)}.reshape({fb.shape((batch, m, m))}), "
+            f"{fb.contiguous(b)}.reshape({b3}), {x}.reshape({o3}), "
+            f"{', '.join(map(str, flags))})", eqn)
+
+
 for _prim in LINALG_PRIMITIVES:
     register_lowering(_prim, "cpu.statement", _cpu_statement)
 register_lowering(lu_p, "cpu.statement", _cpu_lu, helpers=[lu_rows3])
+register_lowering(triangular_solve_p, "cpu.statement", _cpu_triangular_solve, helpers=[trsm3])
 
 
 # --- CUDA: a host step ("host_call": the operands copied to the host, the NumPy implementation
