@@ -44,8 +44,7 @@ from ...errors import CompilationError
 from .. import register_backend
 from ..base import Backend, Cost, Executable, Kernel, Timings
 from .array import CudaArray, kernel_shape, to_device
-from .plan import (HostCall, HostCond, HostPrint, HostScan, HostWhile, KernelStep, Program,
-                   plan_program)
+from .plan import HostCond, HostPrint, HostScan, HostWhile, KernelStep, Program, plan_program
 from .ptx import kernel_ptx
 from .runtime import CudaToolkitError, CudaUnavailableError, get_kernel, gpu_present
 from .runtime import runtime as load_runtime
@@ -74,8 +73,6 @@ class _Run:
                 self.launch(step.kernel, env)
             elif isinstance(step, HostPrint):
                 self.host_print(step, env)
-            elif isinstance(step, HostCall):
-                self.host_call(step, env)
             elif isinstance(step, HostCond):
                 idx = int(self.host_value(env, step.index))
                 br = step.branches[min(max(idx, 0), len(step.branches) - 1)]
@@ -85,6 +82,8 @@ class _Run:
                 self.host_while(step, env)
             elif isinstance(step, HostScan):
                 self.host_scan(step, env)
+            elif hasattr(step, "run_on_host"):  # a step a primitive's module defines
+                step.run_on_host(self, env)
             if prog.release:
                 for v in prog.release[i]:
                     env.pop(v, None)
@@ -135,16 +134,6 @@ class _Run:
                 vals.append(env[a].copy_to_host().reshape(a.aval.shape))
         sys.stdout.flush()
         emit(step.eqn.params["fmt"], step.eqn.params["names"], vals)
-
-    def host_call(self, step, env):
-        """The primitive's NumPy implementation on host copies of its operands."""
-        eqn = step.eqn
-        args = [literal_value(a) if isinstance(a, Literal) else
-                env[a].copy_to_host().reshape(a.aval.shape) for a in step.operands]
-        outs = eqn.primitive.impl(*args, **eqn.params)
-        outs = outs if eqn.primitive.multiple_results else [outs]
-        for v, o in zip(step.outvars, outs):
-            env[v] = to_device(self.rt, o, v.aval)
 
     def host_while(self, step, env):
         cc = [self.read(env, a) for a in step.cond_consts]

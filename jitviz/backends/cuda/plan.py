@@ -21,9 +21,6 @@ needs a grid-wide barrier). Each equation's *kernel template* comes from its kin
 * "print": `jitviz.debug.print` at the top level prints on the host (exact Python formatting,
   after the preceding kernels); inside an in-kernel loop it is CUDA's `print` from the first
   thread.
-* "host_call": a primitive no kernel computes (lax.linalg's LAPACK decompositions and the
-  FFT) runs its NumPy implementation on the host: its operands are copied there, its results
-  back (`HostCall`).
 * "inline": a call (`jit`, whose callee has constants, so the shared `inline` pass kept it; a
   `fused` equation in a jaxpr that did not come through CUDA's pipeline) is lowered by splicing
   its body into the caller, with fresh variables.
@@ -79,8 +76,7 @@ _TEMPLATE_OF_KIND = {"elementwise": "pull", "structural": "pull", "reduction": "
 declare_target(
     "cuda.kernel", needs=lambda prim: prim.kind not in _TEMPLATE_OF_KIND,
     doc="the kernel template an equation becomes where its kind does not say: 'pull', "
-        "'reduce', 'cumulative', 'scatter', 'dot', 'control', 'print', 'host_call' or "
-        "'inline', or a "
+        "'reduce', 'cumulative', 'scatter', 'dot', 'control', 'print' or 'inline', or a "
         "template function of its own, template(planner, eqn) (lax.sort's)")
 register_lowering(P.scatter_p, "cuda.kernel", "scatter")  # structural, with its own kernel
 register_lowering(debug_print_p, "cuda.kernel", "print")
@@ -166,14 +162,6 @@ class KernelStep:
 class HostPrint:
     eqn: Eqn
     atoms: list
-
-
-@dataclass
-class HostCall:
-    """An equation run by its primitive's NumPy implementation on the host."""
-    eqn: Eqn
-    operands: list
-    outvars: list
 
 
 @dataclass
@@ -345,7 +333,7 @@ class Planner:
             cat = self.category(e)
             if cat != "pull":
                 self.mat.update(e.outvars)
-            if cat in ("host", "print", "host_call"):
+            if cat in ("host", "print"):
                 self.mat.update(a for a in e.invars if isinstance(a, Var) and
                                 a in self.producer)
         for e in eqns:
@@ -377,14 +365,6 @@ class Planner:
             if isinstance(a, Var):
                 self.need(a)
         self.program.steps.append(HostPrint(e, list(e.invars)))
-
-    def _host_call(self, e):
-        self.flush_all()
-        for a in e.invars:
-            if isinstance(a, Var):
-                self.need(a)
-        self.program.steps.append(HostCall(e, list(e.invars), list(e.outvars)))
-        self.available.update(e.outvars)
 
     def _host_control(self, e):
         for a in e.invars:
@@ -510,7 +490,6 @@ class Planner:
 
 
 _LOWER = {"pull": Planner._pulled, "print": Planner._host_print, "host": Planner._host_control,
-          "host_call": Planner._host_call,
           "control": templates.control_kernel, "reduce": templates.block_reduction,
           "dot": templates.tiled_dot, "cumulative": templates.cumulative_scan,
           "scatter": templates.ordered_scatter}
@@ -555,8 +534,8 @@ def _step_reads(step):
         return step.kernel.inputs
     if isinstance(step, HostPrint):
         return step.atoms
-    if isinstance(step, HostCall):
-        return step.operands
+    if hasattr(step, "reads"):  # a step a primitive's module defines (jitviz/callbacks.py)
+        return step.reads
     if isinstance(step, HostCond):
         return [step.index] + step.operands
     if isinstance(step, HostWhile):
