@@ -215,6 +215,61 @@ def _select_n_3(which, *cases):
     return np.choose(which, cases)
 
 
+
+def _lu_reference(a):
+    """Doolittle's LU with partial pivoting, one matrix, plain loops (the primitive's is
+    vectorized over a batch)."""
+    a = np.array(a, np.float64)
+    m, n = a.shape
+    perm, pivots = list(range(m)), []
+    for k in range(min(m, n)):
+        p = k + int(np.argmax(np.abs(a[k:, k])))
+        pivots.append(p)
+        a[[k, p]] = a[[p, k]]
+        perm[k], perm[p] = perm[p], perm[k]
+        if a[k, k] != 0:
+            for i in range(k + 1, m):
+                a[i, k] /= a[k, k]
+                for j in range(k + 1, n):
+                    a[i, j] -= a[i, k] * a[k, j]
+    return [a.astype(f32), np.array(pivots, i32), np.array(perm, i32)]
+
+
+def _linalg_cases():
+    """jitviz.lax.linalg's primitives (values against NumPy's LAPACK and pocketfft)."""
+    spd = F(3, 3)
+    spd = (spd @ spd.T + 3 * np.eye(3)).astype(f32)
+    tri = (np.tril(F(3, 3)) + 3 * np.eye(3)).astype(f32)
+    b32 = F(3, 2)
+    eig = dict(lower=True, sort_eigenvalues=True, subset_by_index=None, algorithm=None)
+    svd = dict(subset_by_index=None, algorithm=None)
+    solve = dict(left_side=True, lower=True, transpose_a=False, conjugate_a=False,
+                 unit_diagonal=False)
+    return [
+        Case("cholesky", (spd,), {}, lambda x: np.linalg.cholesky(x)),
+        Case("triangular_solve", (tri, b32), solve,
+             lambda a, b: np.linalg.solve(np.tril(a), b).astype(f32)),
+        Case("triangular_solve", (tri.T.copy(), b32.T.copy()),
+             dict(solve, left_side=False, lower=False, transpose_a=True),
+             lambda a, b: np.linalg.solve(np.triu(a), b.T).T.astype(f32), "right transposed"),
+        Case("lu", (F(3, 4),), {}, _lu_reference),
+        Case("qr", (F(4, 3),), dict(full_matrices=False, pivoting=False, use_magma=None),
+             lambda x: list(np.linalg.qr(x))),
+        Case("eigh", (spd,), eig, lambda x: list(np.linalg.eigh(x))[::-1]),
+        Case("svd", (F(3, 2),), dict(svd, full_matrices=False, compute_uv=True),
+             lambda x: (lambda u, s, vt: [s, u, vt])(*np.linalg.svd(x, full_matrices=False))),
+        Case("svd", (F(2, 3),), dict(svd, full_matrices=True, compute_uv=False),
+             lambda x: [np.linalg.svd(x, compute_uv=False)], "values"),
+        Case("lu_pivots_to_permutation", (np.array([[2, 2, 2], [0, 1, 2]], i32),),
+             {"permutation_size": 4}, lambda p: np.array([[2, 0, 1, 3], [0, 1, 2, 3]], i32)),
+        Case("fft", (C(2, 4),), {"fft_type": 0, "fft_lengths": (4,)},
+             lambda x: np.fft.fft(x).astype(c64)),
+        Case("fft", (F(2, 4),), {"fft_type": 2, "fft_lengths": (2, 4)},
+             lambda x: np.fft.rfft2(x).astype(c64), "rfft2"),
+        Case("fft", (C(3, 3),), {"fft_type": 3, "fft_lengths": (4,)},
+             lambda x: np.fft.irfft(x, 4).astype(f32), "irfft"),
+    ]
+
 def _other_cases():
     x234 = F(2, 3, 4)
     pred = B(2, 3)
@@ -343,6 +398,7 @@ def _other_cases():
         Case("cummin", (I(6),), {"axis": 0, "reverse": False},
              lambda x: np.minimum.accumulate(x)),
         Case("stop_gradient", (X23,), {}, lambda x: x),
+        *_linalg_cases(),
         Case("sort", (np.array([[3, -0.0, np.nan, 0, -1, 3], [1, 1, 0, -np.inf, 5, 0.5]], f32),),
              {"dimension": 1, "is_stable": True, "num_keys": 1},
              lambda x: [np.sort(x, 1, kind="stable")], "nan zeros ties"),

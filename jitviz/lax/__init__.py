@@ -27,6 +27,8 @@ from .in_dim import (collapse, dynamic_index_in_dim, dynamic_slice_in_dim,  # no
 from .windows import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa: F401
                       conv_general_dilated, conv_transpose, conv_with_general_padding, pad,
                       padtype_to_pads, reduce_window)
+from . import linalg  # noqa: F401  (lax.linalg, as in JAX)
+from .linalg import FftType, fft  # noqa: F401
 
 
 def aval_of(x) -> ShapedArray:

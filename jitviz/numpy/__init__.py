@@ -13,6 +13,7 @@ from .creation import (arange, array, asarray, empty, empty_like, eye, full, ful
                        identity, linspace, ones, ones_like, zeros, zeros_like)
 from .indexing import argwhere, nonzero, take, where
 from .linalg import dot, inner, matmul, outer, tensordot, trace, vdot
+from . import fft, linalg  # noqa: F401  (jnp.fft, jnp.linalg)
 from .reductions import (all, amax, amin, any, argmax, argmin, average, count_nonzero,
                          cumprod, cumsum, max, mean, min, prod, ptp, std, sum, var)
 from .shape import (atleast_1d, atleast_2d, broadcast_arrays, broadcast_to, column_stack,

@@ -141,3 +141,10 @@ def trace(a, offset=0, axis1=0, axis2=1):
     mask = eye(s[axis1], s[axis2], k=offset, dtype=np.bool_)
     a = moveaxis(a, (axis1, axis2), (-2, -1))
     return sum(where(mask, a, to_dtype(0, aval(a).dtype)), axis=(-2, -1))
+
+
+# `jnp.linalg`'s decompositions, solves and norms (jitviz.numpy.linalg is jnp.linalg)
+from .linalg_solvers import (EighResult, QRResult, SlogdetResult, SVDResult,  # noqa: E402,F401
+                             cholesky, cond, det, eigh, eigvalsh, inv, lstsq, matrix_norm,
+                             matrix_power, matrix_rank, matrix_transpose, multi_dot, norm,
+                             pinv, qr, slogdet, solve, svd, svdvals, tensorsolve, vector_norm)

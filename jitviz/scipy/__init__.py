@@ -2,6 +2,6 @@
 (`special`, `stats.norm`)."""
 from __future__ import annotations
 
-from . import special, stats  # noqa: F401
+from . import linalg, special, stats  # noqa: F401
 
-__all__ = ["special", "stats"]
+__all__ = ["linalg", "special", "stats"]
