@@ -40,6 +40,8 @@ from .extra import (array_split, atleast_3d, block, broadcast_shapes, cross, dia
                     indices, isin, kron, meshgrid, pad, piecewise, put_along_axis, roll, rot90,
                     select, split, take_along_axis, tril, tril_indices, tril_indices_from, triu,
                     triu_indices, triu_indices_from, vander, vsplit)
+from .setops import (intersect1d, lexsort, setdiff1d, setxor1d, union1d, unique, unique_all,
+                     unique_counts, unique_inverse, unique_values)
 from .mathextra import (angle, convolve, corrcoef, correlate, cov, gcd, geomspace, lcm, ldexp,
                         logspace, modf, nan_to_num, nanargmax, nanargmin, nanmax, nanmean,
                         nanmin, nanprod, nanstd, nansum, nanvar, polyval)
