@@ -42,6 +42,10 @@ from .extra import (array_split, atleast_3d, block, broadcast_shapes, cross, dia
                     triu_indices, triu_indices_from, vander, vsplit)
 from .setops import (intersect1d, lexsort, setdiff1d, setxor1d, union1d, unique, unique_all,
                      unique_counts, unique_inverse, unique_values)
+from .histograms import (bincount, digitize, histogram, histogram2d, histogram_bin_edges,
+                         histogramdd, interp, searchsorted)
+from .index_tricks import (c_, index_exp, ix_, mgrid, ogrid, r_, ravel_multi_index, s_,
+                           unravel_index)
 from .mathextra import (angle, convolve, corrcoef, correlate, cov, gcd, geomspace, lcm, ldexp,
                         logspace, modf, nan_to_num, nanargmax, nanargmin, nanmax, nanmean,
                         nanmin, nanprod, nanstd, nansum, nanvar, polyval)
