@@ -46,6 +46,10 @@ from .histograms import (bincount, digitize, histogram, histogram2d, histogram_b
                          histogramdd, interp, searchsorted)
 from .index_tricks import (c_, index_exp, ix_, mgrid, ogrid, r_, ravel_multi_index, s_,
                            unravel_index)
+from .arraymanip import (append, apply_over_axes, array_equiv, choose, compress, delete,
+                         diagflat, dstack, extract, flatnonzero, fromfunction, insert,
+                         mask_indices, matrix_transpose, place, put, resize, rollaxis, tri,
+                         trim_zeros, unstack)
 from .mathextra import (angle, convolve, corrcoef, correlate, cov, gcd, geomspace, lcm, ldexp,
                         logspace, modf, nan_to_num, nanargmax, nanargmin, nanmax, nanmean,
                         nanmin, nanprod, nanstd, nansum, nanvar, polyval)

@@ -37,7 +37,7 @@ def _strides(shape):
 def unravel_index(indices, shape):
     """The coordinates of flat indices into an array of `shape` (C order); indices out of
     bounds are clipped and negative ones count from the end, as in JAX."""
-    from .ufuncs import clip, floor_divide, remainder
+    from .ufuncs import add, clip, floor_divide, remainder
     shape = _static_shape(shape, "unravel_index")
     (idx,) = promote(indices)
     idx = idx if is_traced(idx) else asarray(idx)
@@ -50,7 +50,7 @@ def unravel_index(indices, shape):
         raise ValueError("unravel_index: cannot unravel into an empty shape "
                          f"{shape}")
     idx = clip(idx, -total, total - 1)
-    idx = where(idx < 0, idx + total, idx)
+    idx = where(idx < 0, add(idx, total), idx)
     return tuple(remainder(floor_divide(idx, st), n) for st, n in zip(_strides(shape), shape))
 
 
