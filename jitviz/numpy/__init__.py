@@ -50,6 +50,9 @@ from .arraymanip import (append, apply_over_axes, array_equiv, choose, compress,
                          diagflat, dstack, extract, flatnonzero, fromfunction, insert,
                          mask_indices, matrix_transpose, place, put, resize, rollaxis, tri,
                          trim_zeros, unstack)
+from .numerics import (argpartition, cumulative_prod, cumulative_sum, gradient, matvec,
+                       nancumprod, nancumsum, partition, sort_complex, trapezoid, unwrap,
+                       vecdot, vecmat)
 from .mathextra import (angle, convolve, corrcoef, correlate, cov, gcd, geomspace, lcm, ldexp,
                         logspace, modf, nan_to_num, nanargmax, nanargmin, nanmax, nanmean,
                         nanmin, nanprod, nanstd, nansum, nanvar, polyval)
