@@ -67,8 +67,8 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     idx = idx.ravel()
     out_of_bounds = (idx < -n) | (idx >= n)
     if np.any(out_of_bounds):
-        raise IndexError(f"index {idx[out_of_bounds][0]} is out of bounds for axis {axis} "
-                         f"with size {n}")
+        raise ValueError(f"jnp.delete: index {idx[out_of_bounds][0]} is out of bounds for "
+                         f"axis {axis} with size {n}")
     keep = np.ones(n, bool)
     keep[idx % n if n else idx] = False
     return _take_static(a, np.flatnonzero(keep), axis)

@@ -73,8 +73,10 @@ def _binary_search(a, goes_before, shape, int_):
     n = aval(a).shape[0]
     low, high = full(shape, -1, int_), full(shape, n, int_)
     for _ in range(math.ceil(math.log2(n + 1))):
-        mid = lax.shift_right_arithmetic(lax.add(low, high), to_dtype(1, int_))
-        # (mid can equal n once the gap is 1; the gather clamps it, and high is kept then)
+        # the midpoint rounded up: in (low, high], so a gap of 1 leaves high as it is (at
+        # n the gather clamps, and whichever way it goes high stays n)
+        mid = lax.shift_right_arithmetic(lax.add(lax.add(low, high), to_dtype(1, int_)),
+                                         to_dtype(1, int_))
         before = goes_before(a[mid])
         low, high = where(before, low, mid), where(before, mid, high)
     return high
@@ -168,6 +170,9 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
     """(counts, edges): the (weighted) number of values of `a` in each bin."""
     from .extra import diff
     from .reductions import sum as sum_
+    if isinstance(bins, str):  # (JAX checks bins is an array first: a TypeError)
+        raise TypeError(f"histogram requires ndarray or scalar arguments, got a string for "
+                        f"bins ({bins!r}): pass the number of bins or their edges")
     (a,) = promote(a, inexact=True)
     a = _operand(a)
     if weights is None:

@@ -289,8 +289,9 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
         empty = zeros(aval(values).shape, int_)
         return values, empty, empty
     in_b = argmax(logical_and(equal(u1[:, None], u2[None, :]), valid2[None, :]), axis=1)
-    idx1 = _kept(first1, keep, size, 0, "intersect1d")
-    idx2 = _kept(first2[in_b], keep, size, 0, "intersect1d")
+    # padding indices are the arrays' sizes (one past the end), as JAX pads them
+    idx1 = _kept(first1, keep, size, aval(a).shape[0], "intersect1d")
+    idx2 = _kept(first2[in_b], keep, size, aval(b).shape[0], "intersect1d")
     return values, idx1, idx2
 
 
