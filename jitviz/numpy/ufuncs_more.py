@@ -91,9 +91,30 @@ def logaddexp2(x1, x2, /):
     return where(_u.isnan(delta), _u.add(x1, x2), _u.add(largest, tail))
 
 
-_SERIES_TERMS = 48      # (x/2)^(2k) / (k!)^2 for |x| <= _SERIES_LIMIT: below 1e-16 relative
 _SERIES_LIMIT = 20.0
-_ASYMPTOTIC_TERMS = 14  # e^x / sqrt(2 pi x) * sum ((2k-1)!!)^2 / (k! (8x)^k) beyond it
+# terms of sum_k (x^2/4)^k / (k!)^2 below |x| <= _SERIES_LIMIT, and of the asymptotic
+# e^x / sqrt(2 pi x) * sum_k ((2k-1)!!)^2 / (k! (8x)^k) beyond it, enough for each precision
+_TERMS = {4: (30, 8), 8: (42, 14)}
+
+
+def _series_coefficients(n):
+    return [1.0 / math.factorial(k) ** 2 for k in range(n)]
+
+
+def _asymptotic_coefficients(n):
+    out, c = [1.0], 1.0
+    for k in range(1, n):
+        c *= (2 * k - 1) ** 2 / k
+        out.append(c)
+    return out
+
+
+def _horner(coefficients, t):
+    """sum_k coefficients[k] * t**k, two equations a term."""
+    acc = to_dtype(coefficients[-1], aval(t).dtype)
+    for c in reversed(coefficients[:-1]):
+        acc = _u.add(_u.multiply(acc, t), c)
+    return acc
 
 
 def i0(x):
@@ -104,23 +125,16 @@ def i0(x):
     if aval(x).dtype.kind == "c":
         raise TypeError("i0 does not support complex-valued inputs")
     dt = aval(x).dtype
+    n_series, n_asymptotic = _TERMS[8 if dt.itemsize >= 8 else 4]
     ax = _u.absolute(x)
     small = _u.less_equal(ax, _SERIES_LIMIT)
     xs = where(small, ax, to_dtype(0, dt))
-    quarter_sq = _u.multiply(0.25, _u.square(xs))
-    term, total = ones(aval(x).shape, dt), ones(aval(x).shape, dt)
-    for k in range(1, _SERIES_TERMS):
-        term = _u.true_divide(_u.multiply(term, quarter_sq), float(k * k))
-        total = _u.add(total, term)
+    series = _horner(_series_coefficients(n_series), _u.multiply(0.25, _u.square(xs)))
     xl = where(small, to_dtype(2 * _SERIES_LIMIT, dt), ax)
-    inv8x = _u.reciprocal(_u.multiply(8.0, xl))
-    coeff, acc, power = 1.0, ones(aval(x).shape, dt), ones(aval(x).shape, dt)
-    for k in range(1, _ASYMPTOTIC_TERMS):
-        coeff *= (2 * k - 1) ** 2 / k
-        power = _u.multiply(power, inv8x)
-        acc = _u.add(acc, _u.multiply(coeff, power))
-    large = _u.multiply(_u.true_divide(_u.exp(xl), _u.sqrt(_u.multiply(2 * np.pi, xl))), acc)
-    return where(small, total, large)
+    tail = _horner(_asymptotic_coefficients(n_asymptotic),
+                   _u.reciprocal(_u.multiply(8.0, xl)))
+    large = _u.multiply(_u.true_divide(_u.exp(xl), _u.sqrt(_u.multiply(2 * np.pi, xl))), tail)
+    return where(small, series, large)
 
 
 # --- complex or real ---------------------------------------------------------------------------
