@@ -97,8 +97,12 @@ _SERIES_LIMIT = 20.0
 _TERMS = {4: (30, 8), 8: (42, 14)}
 
 
+_SERIES_SCALE = _SERIES_LIMIT ** 2 / 4  # the series runs in t = (x^2/4) / this, in [0, 1]
+
+
 def _series_coefficients(n):
-    return [1.0 / math.factorial(k) ** 2 for k in range(n)]
+    """(scale^k / (k!)^2): moderate numbers (1/(k!)^2 alone underflows float32 by k=24)."""
+    return [_SERIES_SCALE ** k / math.factorial(k) ** 2 for k in range(n)]
 
 
 def _asymptotic_coefficients(n):
@@ -129,7 +133,8 @@ def i0(x):
     ax = _u.absolute(x)
     small = _u.less_equal(ax, _SERIES_LIMIT)
     xs = where(small, ax, to_dtype(0, dt))
-    series = _horner(_series_coefficients(n_series), _u.multiply(0.25, _u.square(xs)))
+    series = _horner(_series_coefficients(n_series),
+                     _u.multiply(0.25 / _SERIES_SCALE, _u.square(xs)))
     xl = where(small, to_dtype(2 * _SERIES_LIMIT, dt), ax)
     tail = _horner(_asymptotic_coefficients(n_asymptotic),
                    _u.reciprocal(_u.multiply(8.0, xl)))
