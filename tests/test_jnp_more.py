@@ -528,3 +528,16 @@ def test_new_names_are_exported():
                "partition", "lexsort", "frexp", "unravel_index", "ravel_multi_index",
                "cumulative_sum", "nancumsum", "vecdot"}
     assert not {n for n in missing if not hasattr(jnp, n)}
+
+
+def test_numpy_functions_on_tracers_use_the_new_names():
+    # NumPy's functions called on traced values dispatch to these jnp functions (NEP 18)
+    f = jitviz.jit(lambda q: np.searchsorted(SORTED, q) + np.digitize(q, SORTED[[0, 3]]),
+                   backend="interpret")
+    np.testing.assert_array_equal(f(Q[:-1]), np.searchsorted(SORTED, Q[:-1]) +
+                                  np.digitize(Q[:-1], SORTED[[0, 3]]))
+    g = jitviz.jit(lambda x: np.interp(x, XP, FP), backend="interpret")
+    np.testing.assert_allclose(g(X), np.interp(X, XP, FP), rtol=1e-6)
+    # without size=, the result's length is unknown: JAX's error for jnp.unique
+    with pytest.raises(jitviz.errors.ConcretizationTypeError, match="jnp.unique"):
+        jitviz.make_jaxpr(lambda x: np.unique(x))(IV)
