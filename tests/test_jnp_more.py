@@ -90,6 +90,8 @@ EAGER_ONLY = [  # the result's length depends on the values: no size=, no jit
     ("intersect1d", (A1, A2), {"return_indices": True}), ("setdiff1d", (A1, A2), {}),
     ("setxor1d", (A1, A2), {}), ("setdiff1d", (A1, np.zeros(0, np.int32)), {}),
     ("bincount", (IV,), {}), ("bincount", (IV,), {"minlength": 9}),
+    ("bincount", (np.array([1, 2], np.uint8),), {}), ("bincount", (np.zeros(0, np.int32),), {}),
+    ("unique", (np.array([True, False, True]),), {}),
     ("delete", (V, np.array([0, -1, 2])), {}),
     ("compress", (np.array([True, False, True]), F), {"axis": 0}),
     ("compress", (np.array([1, 0, 1, 1], np.int32), F), {"axis": 1}),

@@ -117,7 +117,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         x = explain.concrete_or_error(
             x, "The error occurred because of argument 'x' of jnp.bincount. To avoid this "
                "error, pass a static `length` argument.")
-        length = max(minlength, int(np.max(np.asarray(x), initial=-1)) + 1)
+        values = np.asarray(x)
+        length = max(minlength, int(values.max()) + 1 if values.size else 0)
     else:
         length = operator.index(explain.concrete_or_error(
             length, "The error occurred because of argument 'length' of jnp.bincount."))
