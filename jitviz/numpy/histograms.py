@@ -71,14 +71,18 @@ def _binary_search(a, goes_before, shape, int_):
     `low` stays below the answer and `high` at or above it; each step halves the gap."""
     from .creation import full
     n = aval(a).shape[0]
-    low, high = full(shape, -1, int_), full(shape, n, int_)
-    for _ in range(math.ceil(math.log2(n + 1))):
+    one = to_dtype(1, int_)
+
+    def halve(_, bounds):
+        low, high = bounds
         # the midpoint rounded up: in (low, high], so a gap of 1 leaves high as it is (at
         # n the gather clamps, and whichever way it goes high stays n)
-        mid = lax.shift_right_arithmetic(lax.add(lax.add(low, high), to_dtype(1, int_)),
-                                         to_dtype(1, int_))
+        mid = lax.shift_right_arithmetic(lax.add(lax.add(low, high), one), one)
         before = goes_before(a[mid])
-        low, high = where(before, low, mid), where(before, mid, high)
+        return where(before, low, mid), where(before, mid, high)
+    # one loop body, traced once (an unrolled search would be ~18 equations per step)
+    _, high = lax.fori_loop(0, math.ceil(math.log2(n + 1)), halve,
+                            (full(shape, -1, int_), full(shape, n, int_)))
     return high
 
 
