@@ -41,6 +41,28 @@ from .extra import (array_split, atleast_3d, block, broadcast_shapes, cross, dia
                     indices, isin, kron, meshgrid, pad, piecewise, put_along_axis, roll, rot90,
                     select, split, take_along_axis, tril, tril_indices, tril_indices_from, triu,
                     triu_indices, triu_indices_from, vander, vsplit)
+from .setops import (intersect1d, lexsort, setdiff1d, setxor1d, union1d, unique, unique_all,
+                     unique_counts, unique_inverse, unique_values)
+from .histograms import (bincount, digitize, histogram, histogram2d, histogram_bin_edges,
+                         histogramdd, interp, searchsorted)
+from .index_tricks import (c_, index_exp, ix_, mgrid, ogrid, r_, ravel_multi_index, s_,
+                           unravel_index)
+from .arraymanip import (append, apply_over_axes, array_equiv, choose, compress, delete,
+                         diagflat, dstack, extract, flatnonzero, fromfunction, insert,
+                         mask_indices, matrix_transpose, place, put, resize, rollaxis, tri,
+                         trim_zeros, unstack)
+from .numerics import (argpartition, cumulative_prod, cumulative_sum, gradient, matvec,
+                       nancumprod, nancumsum, partition, sort_complex, trapezoid, unwrap,
+                       vecdot, vecmat)
+from .ufuncs_more import (bartlett, bitwise_count, bitwise_invert, bitwise_left_shift,
+                          bitwise_right_shift, blackman, fabs, frexp, hamming, hanning, i0,
+                          iscomplex, iscomplexobj, isreal, isrealobj, kaiser, logaddexp2,
+                          packbits, spacing, unpackbits)
+from .dtype_utils import (ComplexWarning, array_repr, array_str, can_cast, character, flexible,
+                          generic, get_printoptions, isdtype, iterable, object_, printoptions,
+                          promote_types, set_printoptions)
+from .polynomial import (poly, polyadd, polyder, polydiv, polyfit, polyint, polymul,
+                         polysub)
 from .mathextra import (angle, convolve, corrcoef, correlate, cov, gcd, geomspace, lcm, ldexp,
                         logspace, modf, nan_to_num, nanargmax, nanargmin, nanmax, nanmean,
                         nanmin, nanprod, nanstd, nansum, nanvar, polyval)
@@ -86,6 +108,10 @@ uint8, uint16, uint32, uint64 = (_ScalarType(t) for t in
                                  (_np.uint8, _np.uint16, _np.uint32, _np.uint64))
 float16, float32, float64 = (_ScalarType(t) for t in (_np.float16, _np.float32, _np.float64))
 complex64, complex128 = _ScalarType(_np.complex64), _ScalarType(_np.complex128)
+# JAX's other names for them (int_, uint, float_ and complex_ are the 64-bit types)
+bool = bool_  # noqa: A001
+int_, uint, float_, complex_ = int64, uint64, float64, complex128
+single, double, csingle, cdouble = float32, float64, complex64, complex128
 # abstract categories, for jnp.issubdtype(x.dtype, jnp.floating)
 floating, integer, inexact, number = _np.floating, _np.integer, _np.inexact, _np.number
 signedinteger, unsignedinteger, complexfloating = \
