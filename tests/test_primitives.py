@@ -433,7 +433,58 @@ def _control_cases():
     ] if "fused" in PRIMITIVES else [])
 
 
-CASES = _unary_cases() + _binary_cases() + _other_cases() + _control_cases()
+# --- the special functions (jitviz/lax/special.py): references from independent formulas ----
+
+def _ref(fn, dtype=f32):
+    return lambda *args: np.vectorize(fn, otypes=[np.float64])(*args).astype(dtype)
+
+
+def _digamma_ref(x):  # the derivative of libm's lgamma, by a central difference
+    return (math.lgamma(x + 1e-6) - math.lgamma(x - 1e-6)) / 2e-6
+
+
+def _igamma_int_ref(a, x):  # P(n, x) = 1 - e^-x sum_{k < n} x^k / k!
+    return 1 - math.exp(-x) * sum(x ** k / math.factorial(k) for k in range(int(a)))
+
+
+def _betainc_int_ref(a, b, x):  # I_x(a, b) = sum_{j >= a} C(n, j) x^j (1 - x)^(n - j)
+    n = int(a + b - 1)
+    return sum(math.comb(n, j) * x ** j * (1 - x) ** (n - j) for j in range(int(a), n + 1))
+
+
+def _bessel_ie_ref(order):  # (1/pi) int_0^pi e^(x cos t - |x|) cos(order t) dt, spectrally
+    t = (np.arange(4096) + 0.5) * np.pi / 4096
+    return lambda x: float(np.mean(np.exp(x * np.cos(t) - abs(x)) * np.cos(order * t)))
+
+
+def _zeta_ref(s, q):  # the sum to N, the integral and half a term beyond it
+    n = 20000
+    return float(np.sum((q + np.arange(n)) ** -s) + (q + n) ** (1 - s) / (s - 1)
+                 + 0.5 * (q + n) ** -s)
+
+
+def _special_cases():
+    pos = F(2, 3, lo=0.3, hi=6.0)
+    a_int = np.array([[1, 2, 3], [4, 2, 1]], f32)
+    return [
+        Case("lgamma", (F(2, 3, lo=-4.0, hi=8.0),), {}, _ref(math.lgamma)),
+        Case("lgamma", (F(4, dtype=f64, lo=0.1, hi=30.0),), {}, _ref(math.lgamma, f64), "f64"),
+        Case("digamma", (pos,), {}, _ref(_digamma_ref)),
+        Case("igamma", (a_int, pos), {}, _ref(_igamma_int_ref)),
+        Case("igammac", (a_int, pos), {}, _ref(lambda a, x: 1 - _igamma_int_ref(a, x))),
+        Case("regularized_incomplete_beta", (a_int, a_int.T.reshape(2, 3), F(2, 3, lo=0.05,
+                                                                           hi=0.95)),
+             {}, _ref(_betainc_int_ref)),
+        Case("bessel_i0e", (F(2, 3, lo=-40.0, hi=40.0),), {}, _ref(_bessel_ie_ref(0))),
+        Case("bessel_i1e", (F(2, 3, lo=-40.0, hi=40.0),), {}, _ref(_bessel_ie_ref(1))),
+        Case("zeta", (F(2, 3, lo=1.5, hi=5.0), pos), {}, _ref(_zeta_ref)),
+        Case("polygamma", (np.ones((2, 3), f32), pos), {},
+             _ref(lambda n, x: _zeta_ref(2.0, x))),
+    ]
+
+
+CASES = (_unary_cases() + _binary_cases() + _other_cases() + _control_cases()
+         + _special_cases())
 
 
 def _case_id(c):

@@ -18,6 +18,8 @@ from .control_flow import map  # noqa: F401,A004  (lax.map, as in JAX)
 from .sort import sort, sort_key_val  # noqa: F401
 from .stop_gradient import stop_gradient  # noqa: F401
 from .erf import erf, erfc  # noqa: F401
+from .special import (betainc, bessel_i0e, bessel_i1e, digamma, igamma, igammac,  # noqa: F401
+                      lgamma, polygamma, zeta)
 
 
 def aval_of(x) -> ShapedArray:
