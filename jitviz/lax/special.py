@@ -62,8 +62,9 @@ def digamma_scalar(x_in):
     if x < 0.5:
         # psi(x) = psi(1 - x) - pi cot(pi x); cot has period 1, so reduce x first (pi * x
         # itself would lose the digits that matter far from 0)
-        frac = x - math.floor(x)
-        result = -math.pi / math.tan(math.pi * frac)
+        # (to [-1/2, 1/2]: near 0, x itself, so psi(-1e-30) keeps its 1e30)
+        reduced = x - math.floor(x + 0.5)
+        result = -math.pi / math.tan(math.pi * reduced)
         x = 1.0 - x
     while x < 10.0:
         result -= 1.0 / x
@@ -79,10 +80,18 @@ def incomplete_gamma_scalar(a_in, x_in, upper):
     """P(a, x), or Q(a, x) = 1 - P(a, x) when `upper`."""
     a = np.float64(a_in)  # np.float64: Numba types float() of a float32 as float32
     x = np.float64(x_in)
-    if math.isnan(a) or math.isnan(x) or a < 0.0 or x < 0.0 or a == math.inf:
+    if math.isnan(a) or math.isnan(x) or a < 0.0 or x < 0.0:
         return math.nan
-    if a == 0.0:
-        lower = 1.0 if x > 0.0 else math.nan
+    if a == 0.0 and x > 0.0 and upper:
+        return 0.0  # JAX's Q(0, x) (its P(0, x) is NaN below x = 1)
+    if a == 0.0 or a == math.inf:
+        # JAX's values: P(0, x >= 1) = P(inf, inf) = 1, P(inf, x < 1) = 0, NaN otherwise
+        if x == math.inf or (a == 0.0 and x >= 1.0):
+            lower = 1.0
+        elif a == math.inf and x < 1.0:
+            lower = 0.0
+        else:
+            return math.nan
     elif x == 0.0:
         lower = 0.0
     elif x == math.inf:
@@ -127,11 +136,14 @@ def betainc_scalar(a_in, b_in, x_in):
     b = np.float64(b_in)
     x = np.float64(x_in)
     if (math.isnan(a) or math.isnan(b) or math.isnan(x) or a < 0.0 or b < 0.0
-            or x < 0.0 or x > 1.0 or (a == 0.0 and b == 0.0)):
+            or x < 0.0 or x > 1.0 or (a == 0.0 and b == 0.0)
+            or (a == math.inf and b == math.inf)):
         return math.nan
+    if x == 1.0:
+        return 1.0
     if x == 0.0 or b == 0.0 or a == math.inf:
         return 0.0
-    if x == 1.0 or a == 0.0 or b == math.inf:
+    if a == 0.0 or b == math.inf:
         return 1.0
     swap = x > (a + 1.0) / (a + b + 2.0)
     p, q, y = (b, a, 1.0 - x) if swap else (a, b, x)
@@ -214,13 +226,15 @@ def zeta_scalar(s_in, q_in):
     """Hurwitz's zeta(s, q) = sum_k (q + k)^-s."""
     s = np.float64(s_in)
     q = np.float64(q_in)
-    if math.isnan(s) or math.isnan(q) or math.isinf(s) or math.isinf(q) or s < 1.0:
+    if math.isnan(s) or math.isnan(q):
         return math.nan
     if s == 1.0:
         return math.inf
+    if math.isinf(s) or q == math.inf or s < 1.0:
+        return math.nan
     integral_s = math.floor(s) == s
     if q <= 0.0:
-        if math.floor(q) == q:  # a pole: JAX's +inf for even s, NaN for odd
+        if q == -math.inf or math.floor(q) == q:  # a pole: +inf for even s, else NaN
             return math.inf if integral_s and math.floor(s * 0.5) * 2.0 == s else math.nan
         if not integral_s:
             return math.nan
@@ -258,7 +272,7 @@ def zeta_scalar(s_in, q_in):
 def polygamma_combine(n_in, digamma_x, zeta_n1_x):
     """psi^(n)(x) from digamma(x) and zeta(n + 1, x): NaN unless n is a natural number."""
     n = np.float64(n_in)
-    if math.isnan(n) or n < 0.0 or math.floor(n) != n:
+    if math.isnan(n) or math.isinf(n) or n < 0.0 or math.floor(n) != n:
         return math.nan
     if n == 0.0:
         return digamma_x

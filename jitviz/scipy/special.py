@@ -2,7 +2,9 @@
 
 `erf` and `erfc` are the `lax` primitives (any float). `ndtr` and `log_ndtr` still use
 jitviz's composed float32 erf/erfc (`jitviz/_erf.py`) and refuse float64; `ndtri` is JAX's own
-rational approximation (any float). `gammaln`, `digamma` wait for their primitives.
+rational approximation (any float). The gamma family, incomplete gamma and beta functions,
+Bessel functions and zeta are the primitives of `jitviz/lax/special.py`, with JAX's promotion
+(integers and bools become the default float) and JAX's values at poles and outside the domain.
 """
 from __future__ import annotations
 
@@ -192,5 +194,187 @@ def ndtri(p):
     return jnp.where(p == c(0.0), -inf, jnp.where(p == c(1.0), inf, x))
 
 
-__all__ = ["entr", "erf", "erfc", "expit", "log_ndtr", "logit", "logsumexp", "ndtr", "ndtri",
+# --- the gamma family, over the lax primitives (jitviz/lax/special.py) ---------------------
+
+def gammaln(x):
+    """`jax.scipy.special.gammaln`: log |Gamma(x)|, +inf at 0 and the negative integers."""
+    (x,) = _inexact(x)
+    return lax.lgamma(x)
+
+
+loggamma = gammaln  # `jax.scipy.special.loggamma` (real arguments)
+
+
+def gammasgn(x):
+    """`jax.scipy.special.gammasgn`: the sign of Gamma(x): -1 on (-1, 0), (-3, -2), ... and at
+    -0.0, NaN at the negative integers and NaN, +1 elsewhere."""
+    (x,) = _inexact(x)
+    dt = _dtype(x)
+    floor_x = jnp.floor(x)
+    negative = x < 0
+    undefined = (negative & (x == floor_x)) | jnp.isnan(x)
+    minus = (negative & (jnp.remainder(floor_x, 2) != 0)) | ((x == 0) & jnp.signbit(x))
+    one = jnp.ones_like(x)
+    return jnp.where(undefined, jnp.full_like(x, np.nan),
+                     jnp.where(minus, -one, one)).astype(dt)
+
+
+def gamma(x):
+    """`jax.scipy.special.gamma`: gammasgn(x) exp(lgamma(x))."""
+    (x,) = _inexact(x)
+    return gammasgn(x) * jnp.exp(lax.lgamma(x))
+
+
+def digamma(x):
+    """`jax.scipy.special.digamma`: Gamma'(x) / Gamma(x)."""
+    (x,) = _inexact(x)
+    return lax.digamma(x)
+
+
+def polygamma(n, x):
+    """`jax.scipy.special.polygamma`: the n-th derivative of digamma; `n` must be integers."""
+    if lax.aval_of(n).dtype.kind not in "iu":
+        raise ValueError("Argument `n` to polygamma must be of integer type. Got dtype "
+                         f"{lax.aval_of(n).dtype}.")
+    n, x = _inexact(n, x)
+    n, x = _broadcast_pair(n, x)
+    return lax.polygamma(n, x)
+
+
+def zeta(x, q=None):
+    """`jax.scipy.special.zeta`: Hurwitz's zeta sum_k (q + k)^-x (`q` is required, as in
+    JAX)."""
+    if q is None:
+        raise NotImplementedError("Riemann zeta function not implemented; pass q != None to "
+                                  "compute the Hurwitz Zeta function.")
+    x, q = _broadcast_pair(*_inexact(x, q))
+    return lax.zeta(x, q)
+
+
+def _broadcast_pair(*args):
+    """Operands of one shape, for the lax primitives (which take equal ranks only)."""
+    shape = np.broadcast_shapes(*(lax.aval_of(a).shape for a in args))
+    return tuple(jnp.broadcast_to(a, shape) for a in args)
+
+
+def gammainc(a, x):
+    """`jax.scipy.special.gammainc`: the regularized lower incomplete gamma P(a, x)."""
+    return lax.igamma(*_broadcast_pair(*_inexact(a, x)))
+
+
+def gammaincc(a, x):
+    """`jax.scipy.special.gammaincc`: the regularized upper incomplete gamma Q(a, x)."""
+    return lax.igammac(*_broadcast_pair(*_inexact(a, x)))
+
+
+def betaln(a, b):
+    """`jax.scipy.special.betaln`: log |B(a, b)| = lgamma(a) + lgamma(b) - lgamma(a + b)."""
+    a, b = _inexact(a, b)
+    return lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
+
+
+def beta(a, b):
+    """`jax.scipy.special.beta`: B(a, b), with the signs of the gamma functions."""
+    a, b = _inexact(a, b)
+    sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
+    return sign * jnp.exp(betaln(a, b))
+
+
+def betainc(a, b, x):
+    """`jax.scipy.special.betainc`: the regularized incomplete beta function I_x(a, b)."""
+    return lax.betainc(*_broadcast_pair(*_inexact(a, b, x)))
+
+
+def factorial(n, exact=False):
+    """`jax.scipy.special.factorial`: Gamma(n + 1), 0 for negative n (exact=True is not
+    supported, as in JAX)."""
+    if exact:
+        raise NotImplementedError("factorial with exact=True")
+    (n,) = _inexact(n)
+    return jnp.where(n < 0, jnp.zeros_like(n), jnp.exp(lax.lgamma(n + 1)))
+
+
+def comb(N, k, *, repetition=False):
+    """`jax.scipy.special.comb`: the binomial coefficient as a float, 0 outside 0 <= k <= N;
+    with repetition, C(N + k - 1, k)."""
+    N, k = _inexact(N, k)
+    if repetition:
+        return jnp.where((k == 0) & (N >= 0), jnp.ones_like(N + k),
+                         comb(N + k - 1, k))
+    inside = (k <= N) & (N >= 0) & (k >= 0)
+    safe_n = jnp.where(inside, N, jnp.zeros_like(N))
+    safe_k = jnp.where(inside, k, jnp.zeros_like(k))
+    value = jnp.exp(gammaln(safe_n + 1) - gammaln(safe_k + 1) - gammaln(safe_n + 1 - safe_k))
+    return jnp.where(inside, value, jnp.zeros_like(value))
+
+
+def poch(z, m):
+    """`jax.scipy.special.poch`: the rising factorial Gamma(z + m) / Gamma(z), 1 for m = 0."""
+    z, m = _inexact(z, m)
+    ratio = gamma(z + m) / gamma(z)
+    return jnp.where(m == 0, jnp.ones_like(ratio), ratio)
+
+
+def multigammaln(a, d):
+    """`jax.scipy.special.multigammaln`: log of the multivariate gamma function of dimension
+    `d` (a Python integer): d (d - 1) / 4 log(pi) + sum_j lgamma(a - j / 2)."""
+    from ..core.trace import Tracer
+    if isinstance(d, Tracer):
+        raise TypeError("the d argument of multigammaln must be a concrete integer: it sets "
+                        "how many terms are summed; pass it as a Python int (or mark it "
+                        "static in jit)")
+    d = int(d)
+    (a,) = _inexact(a)
+    dt = _dtype(a)
+    offsets = jnp.arange(d, dtype=dt) / np.asarray(2, dt)
+    terms = gammaln(jnp.expand_dims(a, -1) - offsets)
+    return jnp.sum(terms, axis=-1) + np.asarray(0.25 * d * (d - 1) * np.log(np.pi), dt)
+
+
+def i0e(x):
+    """`jax.scipy.special.i0e`: exp(-|x|) I0(x)."""
+    (x,) = _inexact(x)
+    return lax.bessel_i0e(x)
+
+
+def i1e(x):
+    """`jax.scipy.special.i1e`: exp(-|x|) I1(x)."""
+    (x,) = _inexact(x)
+    return lax.bessel_i1e(x)
+
+
+def i0(x):
+    """`jax.scipy.special.i0`: the modified Bessel function I0(x)."""
+    (x,) = _inexact(x)
+    return jnp.exp(jnp.abs(x)) * lax.bessel_i0e(x)
+
+
+def i1(x):
+    """`jax.scipy.special.i1`: the modified Bessel function I1(x)."""
+    (x,) = _inexact(x)
+    return jnp.exp(jnp.abs(x)) * lax.bessel_i1e(x)
+
+
+def rel_entr(p, q):
+    """`jax.scipy.special.rel_entr`: p log(p / q) for p, q > 0, 0 for p = 0 <= q, inf
+    otherwise."""
+    p, q = _inexact(p, q)
+    both_positive = (p > 0) & (q > 0)
+    safe_p = jnp.where(both_positive, p, jnp.ones_like(p))
+    safe_q = jnp.where(both_positive, q, jnp.ones_like(q))
+    value = xlogy(safe_p, safe_p) - xlogy(safe_p, safe_q)
+    edge = jnp.where((p == 0) & (q >= 0), jnp.zeros_like(value), jnp.full_like(value, np.inf))
+    return jnp.where(both_positive, value, edge)
+
+
+def kl_div(p, q):
+    """`jax.scipy.special.kl_div`: rel_entr(p, q) - p + q."""
+    p, q = _inexact(p, q)
+    return rel_entr(p, q) - p + q
+
+
+__all__ = ["beta", "betainc", "betaln", "comb", "digamma", "factorial", "gamma", "gammainc",
+           "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "loggamma",
+           "multigammaln", "poch", "polygamma", "rel_entr", "zeta",
+           "entr", "erf", "erfc", "expit", "log_ndtr", "logit", "logsumexp", "ndtr", "ndtri",
            "xlog1py", "xlogy"]
