@@ -65,16 +65,36 @@ def logit(x):
     return jnp.log(x / (1 - x))
 
 
+def _x_times_log(log):
+    """x * log(y), 0 where x == 0 (unless y is NaN), with JAX's derivative: d/dx is log(y)
+    also at x == 0 (the select alone would give 0 there), d/dy is x / y'."""
+    from ..custom_derivatives import custom_jvp
+
+    @custom_jvp
+    def product(x, y):
+        return jnp.where((x != 0) | jnp.isnan(y), x * log(y), jnp.zeros_like(x * y))
+
+    def derivative(primals, tangents):
+        x, y = primals
+        x_dot, y_dot = tangents
+        slope_y = x / (1 + y) if log is jnp.log1p else x / y
+        return product(x, y), x_dot * log(y) + y_dot * slope_y
+    product.defjvp(derivative)
+    return product
+
+
+_xlogy = _x_times_log(jnp.log)
+_xlog1py = _x_times_log(jnp.log1p)
+
+
 def xlogy(x, y):
     """`jax.scipy.special.xlogy`: x * log(y), 0 where x == 0 (unless y is NaN)."""
-    x, y = _inexact(x, y)
-    return jnp.where((x != 0) | jnp.isnan(y), x * jnp.log(y), jnp.zeros_like(x))
+    return _xlogy(*_inexact(x, y))
 
 
 def xlog1py(x, y):
     """`jax.scipy.special.xlog1py`: x * log1p(y), 0 where x == 0 (unless y is NaN)."""
-    x, y = _inexact(x, y)
-    return jnp.where((x != 0) | jnp.isnan(y), x * jnp.log1p(y), jnp.zeros_like(x))
+    return _xlog1py(*_inexact(x, y))
 
 
 def entr(x):
