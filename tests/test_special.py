@@ -321,3 +321,53 @@ def test_cuda_simulator_matches_the_interpreter():
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0 and "cuda simulator agrees" in proc.stdout, \
         (proc.stdout + proc.stderr)[-3000:]
+
+
+# --- lax's composites (jitviz/lax/composites.py) ----------------------------------------------
+
+COMPOSITES = {
+    "slice_in_dim": (lambda l, x: l.slice_in_dim(x, 1, -1, 2, axis=1),),
+    "slice_in_dim_none": (lambda l, x: l.slice_in_dim(x, None, 2, axis=-1),),
+    "index_in_dim": (lambda l, x: l.index_in_dim(x, -1, axis=0, keepdims=False),),
+    "dynamic_slice_in_dim": (lambda l, x: l.dynamic_slice_in_dim(x, np.int32(3), 2, axis=1),),
+    "dynamic_index_in_dim": (lambda l, x: l.dynamic_index_in_dim(x, np.int32(1), 0, False),),
+    "dynamic_update_slice_in_dim": (lambda l, x: l.dynamic_update_slice_in_dim(
+        x, x[:, :2] * 0 - 1, np.int32(4), axis=1),),
+    "dynamic_update_index_in_dim": (lambda l, x: l.dynamic_update_index_in_dim(
+        x, x[0] * 0 + 7, np.int32(2), 0),),
+    "split": (lambda l, x: l.split(x, (1, 0, 4), axis=1),),
+    "collapse": (lambda l, x: l.collapse(x.reshape(3, 5, 1), 1),),
+    "tile": (lambda l, x: l.tile(x, (2, 1)),),
+    "broadcast_to_rank": (lambda l, x: l.broadcast_to_rank(x, 4),),
+    "batch_matmul": (lambda l, x: l.batch_matmul(x.reshape(3, 5, 1), x.reshape(3, 1, 5)),),
+    "reciprocal": (lambda l, x: l.reciprocal(x + 10),),
+    "full_like": (lambda l, x: l.full_like(x, 2.5, shape=(2, 2)),),
+}
+
+
+def _apply(f, x):
+    return f(lax, x)
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_lax_composites_match_jax(name):
+    (f,) = COMPOSITES[name]
+    x = np.arange(15, dtype=np.float32).reshape(3, 5)
+    ours = jitviz.jit(_apply, static_argnums=0)(f, x)
+    theirs = jax.jit(lambda x: f(jax.lax, x))(x)
+    for o, t in zip(jitviz.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+        assert o.shape == t.shape and o.dtype == t.dtype
+        np.testing.assert_array_equal(o, np.asarray(t))
+    assert "integer_pow[y=-1]" in str(jitviz.make_jaxpr(lax.reciprocal)(np.float32(2)))
+
+
+def test_lax_composites_refuse_bad_arguments():
+    x = np.zeros((3, 5), np.float32)
+    with pytest.raises(ValueError, match="Sum of sizes 4 must be equal to dimension 5"):
+        lax.split(x, (2, 2), axis=1)
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        lax.index_in_dim(x, 3)
+    with pytest.raises(ValueError, match="axis 2 is out of bounds"):
+        lax.slice_in_dim(x, 0, 1, axis=2)
+    with pytest.raises(ValueError, match="same batch dimensions"):
+        lax.batch_matmul(x, x[None])

@@ -20,6 +20,10 @@ from .stop_gradient import stop_gradient  # noqa: F401
 from .erf import erf, erfc  # noqa: F401
 from .special import (betainc, bessel_i0e, bessel_i1e, digamma, igamma, igammac,  # noqa: F401
                       lgamma, polygamma, zeta)
+from .composites import (batch_matmul, broadcast_to_rank, collapse,  # noqa: F401
+                         dynamic_index_in_dim, dynamic_slice_in_dim, dynamic_update_index_in_dim,
+                         dynamic_update_slice_in_dim, full_like, index_in_dim, reciprocal,
+                         slice_in_dim, split, tile)
 
 
 def aval_of(x) -> ShapedArray:
