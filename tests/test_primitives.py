@@ -463,6 +463,14 @@ def _zeta_ref(s, q):  # the sum to N, the integral and half a term beyond it
                  + 0.5 * (q + n) ** -s)
 
 
+def _igamma_series(a, x):  # P(a, x) = sum_n x^(a + n) e^-x / Gamma(a + n + 1)
+    return sum(math.exp((a + n) * math.log(x) - x - math.lgamma(a + n + 1)) for n in range(200))
+
+
+def _igamma_grad_a_ref(a, x):  # its central difference in a
+    return (_igamma_series(a + 1e-6, x) - _igamma_series(a - 1e-6, x)) / 2e-6
+
+
 def _special_cases():
     pos = F(2, 3, lo=0.3, hi=6.0)
     a_int = np.array([[1, 2, 3], [4, 2, 1]], f32)
@@ -478,6 +486,9 @@ def _special_cases():
         Case("bessel_i0e", (F(2, 3, lo=-40.0, hi=40.0),), {}, _ref(_bessel_ie_ref(0))),
         Case("bessel_i1e", (F(2, 3, lo=-40.0, hi=40.0),), {}, _ref(_bessel_ie_ref(1))),
         Case("zeta", (F(2, 3, lo=1.5, hi=5.0), pos), {}, _ref(_zeta_ref)),
+        Case("igamma_grad_a", (F(2, 3, lo=0.5, hi=4.0), pos), {}, _ref(_igamma_grad_a_ref)),
+        Case("random_gamma_grad", (a_int, pos), {}, _ref(  # -(dP/da) / (dP/dx)
+            lambda a, x: -_igamma_grad_a_ref(a, x) * math.gamma(a) / (x ** (a - 1) * math.exp(-x)))),
         Case("polygamma", (np.ones((2, 3), f32), pos), {},
              _ref(lambda n, x: _zeta_ref(2.0, x))),
     ]

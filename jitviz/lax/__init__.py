@@ -18,8 +18,8 @@ from .control_flow import map  # noqa: F401,A004  (lax.map, as in JAX)
 from .sort import sort, sort_key_val  # noqa: F401
 from .stop_gradient import stop_gradient  # noqa: F401
 from .erf import erf, erfc  # noqa: F401
-from .special import (betainc, bessel_i0e, bessel_i1e, digamma, igamma, igammac,  # noqa: F401
-                      lgamma, polygamma, zeta)
+from .special import (betainc, bessel_i0e, bessel_i1e, digamma, igamma,  # noqa: F401
+                      igamma_grad_a, igammac, lgamma, polygamma, random_gamma_grad, zeta)
 from .composites import (batch_matmul, broadcast_to_rank, collapse,  # noqa: F401
                          dynamic_index_in_dim, dynamic_slice_in_dim, dynamic_update_index_in_dim,
                          dynamic_update_slice_in_dim, full_like, index_in_dim, reciprocal,

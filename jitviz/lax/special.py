@@ -24,9 +24,10 @@ Derivatives as JAX defines them: lgamma' = digamma, digamma' = polygamma(1, .),
 d igamma / dx = x^(a-1) e^-x / Gamma(a), d betainc / dx = x^(a-1) (1-x)^(b-1) / B(a, b),
 d polygamma(n, x) / dx = polygamma(n + 1, x), i0e' = i1e - sign(x) i0e,
 i1e' = i0e - i1e (sign(x) + 1/x). Not differentiable, as in JAX: betainc in a and b, polygamma
-in n. jitviz also lacks the derivative of igamma/igammac in a (JAX's igamma_grad_a) and zeta's
-in s: differentiating in those operands gives NaN, so that a gradient never silently drops
-them. zeta has a derivative in q here (-s zeta(s + 1, q)), which JAX does not define.
+in n. igamma's derivative in a is the primitive igamma_grad_a (the series or continued
+fraction differentiated alongside its value), as in JAX. jitviz lacks zeta's derivative in s
+and igamma_grad_a's own: differentiating in those gives NaN, so that a gradient never
+silently drops them. zeta has a derivative in q here (-s zeta(s + 1, q)), which JAX does not define.
 """
 from __future__ import annotations
 
@@ -128,6 +129,84 @@ def incomplete_gamma_scalar(a_in, x_in, upper):
         q = math.exp(a * math.log(x) - x - math.lgamma(a)) * h
         return (1.0 - q) if not upper else q
     return (1.0 - lower) if upper else lower
+
+
+def igamma_grad_a_scalar(a_in, x_in, per_dx):
+    """dP(a, x)/da, by differentiating the series of P (below x = a + 1) or the continued
+    fraction of Q (above) in a alongside their values: forward mode, term by term. With
+    `per_dx`, -(dP/da) / (dP/dx), the derivative of a Gamma(a) sample x (random_gamma_grad):
+    the common factor x^a e^-x / Gamma(a) cancels, so it stays finite where both underflow."""
+    a = np.float64(a_in)
+    x = np.float64(x_in)
+    if math.isnan(a) or math.isnan(x) or a <= 0.0 or x < 0.0 or math.isinf(a):
+        return math.nan
+    if x == 0.0 or x == math.inf:
+        return 0.0
+    log_x = math.log(x)
+    if x < a + 1.0:
+        # P = e^(a log x - x - lgamma(a + 1)) S, S = sum_n prod_k x / (a + k)
+        term, total, d_term, d_total, harmonic, n = 1.0, 1.0, 0.0, 0.0, 0.0, 0
+        while (term > total * 1e-17 or abs(d_term) > abs(d_total) * 1e-17) and n < 100000:
+            n += 1
+            term *= x / (a + n)
+            harmonic += 1.0 / (a + n)
+            d_term = -term * harmonic
+            total += term
+            d_total += d_term
+        shift = a + 1.0  # digamma(a + 1) by recurrence and the asymptotic series
+        psi = 0.0
+        while shift < 10.0:
+            psi -= 1.0 / shift
+            shift += 1.0
+        z = 1.0 / (shift * shift)
+        psi += math.log(shift) - 0.5 / shift - z * (1.0 / 12 - z * (1.0 / 120 - z * (
+            1.0 / 252 - z * (1.0 / 240 - z / 132.0))))
+        slope = total * (log_x - psi) + d_total
+        if per_dx:  # dP/dx = x^(a-1) e^-x / Gamma(a) = front * a / x
+            return -slope * x / a
+        return math.exp(a * log_x - x - math.lgamma(a + 1.0)) * slope
+    # Q = e^(a log x - x - lgamma(a)) F, F by Lentz's method; each quantity with its
+    # derivative in a (d_*)
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c, d_c = 1.0 / tiny, 0.0
+    d = 1.0 / b
+    d_d = d * d  # d(1/b)/da = -(-1)/b^2
+    h, d_h = d, d_d
+    n = 0
+    delta, d_delta = 0.0, 1.0
+    # until the derivative converges too (at a = 1 the fraction ends at once, its slope not)
+    while ((abs(delta - 1.0) > 1e-16 or abs(h * d_delta) > 1e-16 * abs(d_h))
+           and n < 100000):
+        n += 1
+        an = -n * (n - a)
+        d_an = float(n)
+        b += 2.0
+        denom = an * d + b
+        d_denom = d_an * d + an * d_d - 1.0
+        if abs(denom) < tiny:
+            denom = tiny
+        d = 1.0 / denom
+        d_d = -d_denom * d * d
+        c_new = b + an / c
+        d_c = -1.0 + (d_an * c - an * d_c) / (c * c)
+        c = tiny if abs(c_new) < tiny else c_new
+        delta = d * c
+        d_delta = d_d * c + d * d_c
+        d_h = d_h * delta + h * d_delta
+        h *= delta
+    shift = a  # digamma(a)
+    psi = 0.0
+    while shift < 10.0:
+        psi -= 1.0 / shift
+        shift += 1.0
+    z = 1.0 / (shift * shift)
+    psi += math.log(shift) - 0.5 / shift - z * (1.0 / 12 - z * (1.0 / 120 - z * (
+        1.0 / 252 - z * (1.0 / 240 - z / 132.0))))
+    slope = h * (log_x - psi) + d_h
+    if per_dx:  # dP/dx = front / x
+        return slope * x
+    return -math.exp(a * log_x - x - math.lgamma(a)) * slope
 
 
 def betainc_scalar(a_in, b_in, x_in):
@@ -333,6 +412,8 @@ regularized_incomplete_beta_p = _define("regularized_incomplete_beta", 3, betain
 bessel_i0e_p = _define("bessel_i0e", 1, bessel_ie_scalar, 0)
 bessel_i1e_p = _define("bessel_i1e", 1, bessel_ie_scalar, 1)
 zeta_p = _define("zeta", 2, zeta_scalar)
+igamma_grad_a_p = _define("igamma_grad_a", 2, igamma_grad_a_scalar, False)
+random_gamma_grad_p = _define("random_gamma_grad", 2, igamma_grad_a_scalar, True)
 
 
 def _polygamma_impl(n, x):
@@ -397,8 +478,11 @@ def _betainc_slope_x(a, b, x):
 PARTIALS = {
     lgamma_p: [lambda x, out: digamma(x)],
     digamma_p: [lambda x, out: polygamma(_jnp().ones_like(x), x)],
-    igamma_p: ["nan", lambda a, x, out: _igamma_slope_x(a, x)],
-    igammac_p: ["nan", lambda a, x, out: -_igamma_slope_x(a, x)],
+    igamma_p: [lambda a, x, out: igamma_grad_a(a, x), lambda a, x, out: _igamma_slope_x(a, x)],
+    igammac_p: [lambda a, x, out: -igamma_grad_a(a, x),
+                lambda a, x, out: -_igamma_slope_x(a, x)],
+    igamma_grad_a_p: ["nan", "nan"],
+    random_gamma_grad_p: ["nan", "nan"],
     regularized_incomplete_beta_p: [None, None,
                                     lambda a, b, x, out: _betainc_slope_x(a, b, x)],
     bessel_i0e_p: [lambda x, out: _i0e_slope(x, out)],
@@ -515,6 +599,17 @@ def bessel_i1e(x):
 def zeta(x, q):
     """`jax.lax.zeta`: Hurwitz's zeta function sum_k (q + k)^-x."""
     return zeta_p.bind(x, q)
+
+
+def igamma_grad_a(a, x):
+    """`jax.lax.igamma_grad_a`: the derivative of igamma(a, x) in a."""
+    return igamma_grad_a_p.bind(a, x)
+
+
+def random_gamma_grad(a, x):
+    """`jax.lax.random_gamma_grad`: the derivative in a of a Gamma(a, 1) sample x, holding its
+    cdf P(a, x) fixed: -(dP/da) / (dP/dx)."""
+    return random_gamma_grad_p.bind(a, x)
 
 
 def polygamma(m, x):
