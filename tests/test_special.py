@@ -385,3 +385,12 @@ def test_lax_composites_refuse_bad_arguments():
         lax.slice_in_dim(x, 0, 1, axis=2)
     with pytest.raises(ValueError, match="same batch dimensions"):
         lax.batch_matmul(x, x[None])
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_scipy_softmax_defaults_to_every_axis(name):
+    x = rng.normal(size=(2, 3)).astype(np.float32)
+    for kw in ({}, {"axis": 0}, {"axis": (0, 1)}):
+        np.testing.assert_allclose(getattr(special, name)(x, **kw),
+                                   np.asarray(getattr(jax_special, name)(x, **kw)),
+                                   rtol=1e-6, atol=1e-7)

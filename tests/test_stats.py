@@ -124,3 +124,16 @@ def test_vmap_matches_a_loop():
     def f(x):
         return stats.gamma.logpdf(x, a) + stats.beta.cdf(x / 6, a, 2.0) + stats.t.pdf(x, a)
     np.testing.assert_allclose(jitviz.vmap(f)(x), np.stack([f(row) for row in x]), rtol=1e-6)
+
+
+def test_multinomial_matches_jax():
+    x = np.array([[1, 2, 0], [3, 0, 0], [1, 1, 1]], np.int32)
+    p = np.array([0.2, 0.5, 0.3], np.float32)
+    for n in (np.int32(3), np.int32(9)):  # JAX compares n with the sum over all of x
+        ours = jitviz.jit(stats.multinomial.logpmf)(x, n, p)
+        np.testing.assert_allclose(ours, np.asarray(jax_stats.multinomial.logpmf(x, n, p)),
+                                   rtol=1e-6)
+        np.testing.assert_allclose(stats.multinomial.pmf(x[0], np.int32(3), p),
+                                   np.asarray(jax_stats.multinomial.pmf(x[0], 3, p)), rtol=1e-6)
+    with pytest.raises(ValueError, match="x and n must be of integer type"):
+        stats.multinomial.logpmf(x.astype(np.float32), n, p)

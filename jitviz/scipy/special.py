@@ -393,7 +393,20 @@ def kl_div(p, q):
     return rel_entr(p, q) - p + q
 
 
-__all__ = ["beta", "betainc", "betaln", "comb", "digamma", "factorial", "gamma", "gammainc",
+def softmax(x, /, *, axis=None):
+    """`jax.scipy.special.softmax`: `jitviz.nn.softmax`, over every axis by default."""
+    from .. import nn
+    return nn.softmax(x, axis=axis)
+
+
+def log_softmax(x, /, *, axis=None):
+    """`jax.scipy.special.log_softmax`: `jitviz.nn.log_softmax`, over every axis by
+    default."""
+    from .. import nn
+    return nn.log_softmax(x, axis=axis)
+
+
+__all__ = ["beta", "betainc", "log_softmax", "softmax", "betaln", "comb", "digamma", "factorial", "gamma", "gammainc",
            "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "loggamma",
            "multigammaln", "poch", "polygamma", "rel_entr", "zeta",
            "entr", "erf", "erfc", "expit", "log_ndtr", "logit", "logsumexp", "ndtr", "ndtri",

@@ -4,7 +4,7 @@ functions it uses)."""
 from __future__ import annotations
 
 from . import (bernoulli, beta, binom, cauchy, chi2, dirichlet, expon, gamma,  # noqa: F401
-               geom, laplace, logistic, norm, poisson, t, uniform)
+               geom, laplace, logistic, multinomial, norm, poisson, t, uniform)
 
 __all__ = ["bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "geom",
-           "laplace", "logistic", "norm", "poisson", "t", "uniform"]
+           "laplace", "logistic", "multinomial", "norm", "poisson", "t", "uniform"]
