@@ -35,13 +35,6 @@ def _float64_as_given():
 
 
 
-def _digamma_reference(x):
-    """digamma as the central difference of math.lgamma (about 1e-9 relative: enough for a
-    float32 case, and independent of jitviz's series)."""
-    h = 1e-5 * max(1.0, abs(x))
-    return (math.lgamma(x + h) - math.lgamma(x - h)) / (2 * h)
-
-
 def _erf_inv_reference(x):
     """erf's inverse by bisection on math.erf (a reference independent of jitviz's)."""
     if abs(x) >= 1:
@@ -133,10 +126,6 @@ def _unary_cases():
         Case("exp", (F(3, dtype=f64),), {}, np.exp, "f64"),
         Case("erf", (X23,), {}, np.vectorize(math.erf, otypes=[f32])),
         Case("erfc", (F(4, dtype=f64, lo=-3, hi=6),), {}, np.vectorize(math.erfc), "f64"),
-        Case("lgamma", (np.array([0.1, 0.5, 1.0, 2.5, 7.0, -1.5, 30.0], f32),), {},
-             np.vectorize(math.lgamma, otypes=[f32])),
-        Case("digamma", (np.array([0.1, 0.5, 1.0, 2.5, 7.0, -1.5, 30.0], f32),), {},
-             np.vectorize(_digamma_reference, otypes=[f32])),
         Case("erf_inv", (np.array([-0.99, -0.3, 0.0, 1e-30, 0.5, 0.9], f32),), {},
              lambda x: np.vectorize(_erf_inv_reference, otypes=[f32])(x)),
         Case("sin", (C(3),), {}, np.sin, "c64"),
@@ -557,8 +546,69 @@ def _callback_cases():
     ]
 
 
+# --- the special functions (jitviz/lax/special.py): references from independent formulas ----
+
+def _ref(fn, dtype=f32):
+    return lambda *args: np.vectorize(fn, otypes=[np.float64])(*args).astype(dtype)
+
+
+def _digamma_ref(x):  # the derivative of libm's lgamma, by a central difference
+    return (math.lgamma(x + 1e-6) - math.lgamma(x - 1e-6)) / 2e-6
+
+
+def _igamma_int_ref(a, x):  # P(n, x) = 1 - e^-x sum_{k < n} x^k / k!
+    return 1 - math.exp(-x) * sum(x ** k / math.factorial(k) for k in range(int(a)))
+
+
+def _betainc_int_ref(a, b, x):  # I_x(a, b) = sum_{j >= a} C(n, j) x^j (1 - x)^(n - j)
+    n = int(a + b - 1)
+    return sum(math.comb(n, j) * x ** j * (1 - x) ** (n - j) for j in range(int(a), n + 1))
+
+
+def _bessel_ie_ref(order):  # (1/pi) int_0^pi e^(x cos t - |x|) cos(order t) dt, spectrally
+    t = (np.arange(4096) + 0.5) * np.pi / 4096
+    return lambda x: float(np.mean(np.exp(x * np.cos(t) - abs(x)) * np.cos(order * t)))
+
+
+def _zeta_ref(s, q):  # the sum to N, the integral and half a term beyond it
+    n = 20000
+    return float(np.sum((q + np.arange(n)) ** -s) + (q + n) ** (1 - s) / (s - 1)
+                 + 0.5 * (q + n) ** -s)
+
+
+def _igamma_series(a, x):  # P(a, x) = sum_n x^(a + n) e^-x / Gamma(a + n + 1)
+    return sum(math.exp((a + n) * math.log(x) - x - math.lgamma(a + n + 1)) for n in range(200))
+
+
+def _igamma_grad_a_ref(a, x):  # its central difference in a
+    return (_igamma_series(a + 1e-6, x) - _igamma_series(a - 1e-6, x)) / 2e-6
+
+
+def _special_cases():
+    pos = F(2, 3, lo=0.3, hi=6.0)
+    a_int = np.array([[1, 2, 3], [4, 2, 1]], f32)
+    return [
+        Case("lgamma", (F(2, 3, lo=-4.0, hi=8.0),), {}, _ref(math.lgamma)),
+        Case("lgamma", (F(4, dtype=f64, lo=0.1, hi=30.0),), {}, _ref(math.lgamma, f64), "f64"),
+        Case("digamma", (pos,), {}, _ref(_digamma_ref)),
+        Case("igamma", (a_int, pos), {}, _ref(_igamma_int_ref)),
+        Case("igammac", (a_int, pos), {}, _ref(lambda a, x: 1 - _igamma_int_ref(a, x))),
+        Case("regularized_incomplete_beta", (a_int, a_int.T.reshape(2, 3), F(2, 3, lo=0.05,
+                                                                           hi=0.95)),
+             {}, _ref(_betainc_int_ref)),
+        Case("bessel_i0e", (F(2, 3, lo=-40.0, hi=40.0),), {}, _ref(_bessel_ie_ref(0))),
+        Case("bessel_i1e", (F(2, 3, lo=-40.0, hi=40.0),), {}, _ref(_bessel_ie_ref(1))),
+        Case("zeta", (F(2, 3, lo=1.5, hi=5.0), pos), {}, _ref(_zeta_ref)),
+        Case("igamma_grad_a", (F(2, 3, lo=0.5, hi=4.0), pos), {}, _ref(_igamma_grad_a_ref)),
+        Case("random_gamma_grad", (a_int, pos), {}, _ref(  # -(dP/da) / (dP/dx)
+            lambda a, x: -_igamma_grad_a_ref(a, x) * math.gamma(a) / (x ** (a - 1) * math.exp(-x)))),
+        Case("polygamma", (np.ones((2, 3), f32), pos), {},
+             _ref(lambda n, x: _zeta_ref(2.0, x))),
+    ]
+
+
 CASES = (_unary_cases() + _binary_cases() + _other_cases() + _control_cases()
-         + _callback_cases())
+         + _callback_cases() + _special_cases())
 
 
 def _case_id(c):

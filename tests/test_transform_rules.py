@@ -12,6 +12,7 @@ import jitviz
 from jitviz import transforms
 from jitviz.core.registry import PRIMITIVES
 from jitviz.lax import primitives as P
+from jitviz.lax.special import PARTLY_DIFFERENTIABLE
 from jitviz.random import threefry2x32_p
 from jitviz.transforms.jvp import NON_DIFFERENTIABLE
 
@@ -88,6 +89,7 @@ def _float_case(case):
         PRIMITIVES[case.prim] not in NON_DIFFERENTIABLE and \
         case.prim not in ("debug_print", "while", "custom_vjp_call", "pure_callback",
                           "io_callback", "debug_callback") and \
+        case.prim not in PARTLY_DIFFERENTIABLE and \
         case.id != "nan"  # while: reverse mode refuses (tested in test_grad.py); custom_vjp:
     # forward mode refuses (tests/test_custom_vjp.py); callbacks have no derivative
     # (tests/test_callbacks.py)

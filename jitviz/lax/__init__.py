@@ -18,7 +18,6 @@ from .control_flow import map  # noqa: F401,A004  (lax.map, as in JAX)
 from .sort import sort, sort_key_val  # noqa: F401
 from .stop_gradient import stop_gradient  # noqa: F401
 from .erf import erf, erf_inv, erfc  # noqa: F401
-from .gamma import digamma, lgamma  # noqa: F401
 from .scans import associative_scan, cumlogsumexp, top_k  # noqa: F401
 from .bits import clz, population_count, shift_right_logical  # noqa: F401
 from .in_dim import (collapse, dynamic_index_in_dim, dynamic_slice_in_dim,  # noqa: F401
@@ -29,6 +28,9 @@ from .windows import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noq
                       padtype_to_pads, reduce_window)
 from . import linalg  # noqa: F401  (lax.linalg, as in JAX)
 from .linalg import FftType, fft  # noqa: F401
+from .special import (betainc, bessel_i0e, bessel_i1e, digamma, igamma,  # noqa: F401
+                      igamma_grad_a, igammac, lgamma, polygamma, random_gamma_grad, zeta)
+from .composites import batch_matmul, broadcast_to_rank, split, tile  # noqa: F401
 
 
 def aval_of(x) -> ShapedArray:

@@ -2,8 +2,10 @@
 
 `erf`, `erfc` and `erfinv` are the `lax` primitives (any float); `ndtr` and `log_ndtr` are
 JAX's formulas over them (float32 and float64, log_ndtr with JAX's custom derivative); `ndtri`
-is JAX's own rational approximation (any float); `gammaln` and `digamma` are the `lax.lgamma`
-and `lax.digamma` primitives.
+is JAX's own rational approximation (any float). The gamma family, incomplete gamma and beta
+functions, Bessel functions and zeta are the primitives of `jitviz/lax/special.py`, with JAX's
+promotion (integers and bools become the default float) and JAX's values at poles and outside
+the domain.
 """
 from __future__ import annotations
 
@@ -65,16 +67,36 @@ def logit(x):
     return jnp.log(x / (1 - x))
 
 
+def _x_times_log(log):
+    """x * log(y), 0 where x == 0 (unless y is NaN), with JAX's derivative: d/dx is log(y)
+    also at x == 0 (the select alone would give 0 there), d/dy is x / y'."""
+    from ..custom_derivatives import custom_jvp
+
+    @custom_jvp
+    def product(x, y):
+        return jnp.where((x != 0) | jnp.isnan(y), x * log(y), jnp.zeros_like(x * y))
+
+    def derivative(primals, tangents):
+        x, y = primals
+        x_dot, y_dot = tangents
+        slope_y = x / (1 + y) if log is jnp.log1p else x / y
+        return product(x, y), x_dot * log(y) + y_dot * slope_y
+    product.defjvp(derivative)
+    return product
+
+
+_xlogy = _x_times_log(jnp.log)
+_xlog1py = _x_times_log(jnp.log1p)
+
+
 def xlogy(x, y):
     """`jax.scipy.special.xlogy`: x * log(y), 0 where x == 0 (unless y is NaN)."""
-    x, y = _inexact(x, y)
-    return jnp.where((x != 0) | jnp.isnan(y), x * jnp.log(y), jnp.zeros_like(x))
+    return _xlogy(*_inexact(x, y))
 
 
 def xlog1py(x, y):
     """`jax.scipy.special.xlog1py`: x * log1p(y), 0 where x == 0 (unless y is NaN)."""
-    x, y = _inexact(x, y)
-    return jnp.where((x != 0) | jnp.isnan(y), x * jnp.log1p(y), jnp.zeros_like(x))
+    return _xlog1py(*_inexact(x, y))
 
 
 def entr(x):
@@ -211,72 +233,6 @@ def erfc(x):
     return lax.erfc(x)
 
 
-def gammaln(x):
-    """`jax.scipy.special.gammaln`: log|Gamma(x)| (`lax.lgamma`)."""
-    (x,) = _inexact(x)
-    return lax.lgamma(x)
-
-
-def digamma(x):
-    """`jax.scipy.special.digamma`: the logarithmic derivative of Gamma (`lax.digamma`)."""
-    (x,) = _inexact(x)
-    return lax.digamma(x)
-
-
-def betaln(a, b):
-    """`jax.scipy.special.betaln`: log|B(a, b)| as gammaln(a) + gammaln(b) - gammaln(a + b)
-    (JAX uses a more careful algorithm for large arguments: there the two differ by the
-    cancellation of this sum, ~1e-6 relative in float32 near a + b = 1e4)."""
-    a, b = _inexact(a, b)
-    return lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
-
-
-def gammasgn(x):
-    """`jax.scipy.special.gammasgn`: the sign of Gamma(x): 1 for x > 0 (and +inf), that of
-    (-1)^floor(x) between the negative poles, +-1 at +-0, NaN at the poles, -inf and NaN."""
-    (x,) = _inexact(x)
-    floor_x = jnp.floor(x)
-    negative_odd = (x < 0) & (jnp.fmod(floor_x, 2.0) != 0)
-    sign = jnp.where(negative_odd, -1.0, 1.0)
-    sign = jnp.where(x == 0, jnp.copysign(jnp.ones_like(x), x), sign)
-    bad = jnp.isnan(x) | (x == -np.inf) | ((x < 0) & (x == floor_x))
-    return jnp.where(bad, np.nan, sign).astype(_dtype(x))
-
-
-def gamma(x):
-    """`jax.scipy.special.gamma`: gammasgn(x) exp(gammaln(x))."""
-    (x,) = _inexact(x)
-    return gammasgn(x) * jnp.exp(lax.lgamma(x))
-
-
-def rel_entr(p, q):
-    """`jax.scipy.special.rel_entr`: p log(p / q) for p, q > 0; 0 for p = 0 <= q; inf
-    otherwise."""
-    p, q = _inexact(p, q)
-    both = (p > 0) & (q > 0)
-    safe_p, safe_q = jnp.where(both, p, 1.0), jnp.where(both, q, 1.0)
-    value = xlogy(safe_p, safe_p) - xlogy(safe_p, safe_q)
-    return jnp.where(both, value, jnp.where((p == 0) & (q >= 0), 0.0, np.inf))
-
-
-def kl_div(p, q):
-    """`jax.scipy.special.kl_div`: rel_entr(p, q) - p + q."""
-    p, q = _inexact(p, q)
-    return rel_entr(p, q) - p + q
-
-
-def softmax(x, /, *, axis=None):
-    """`jax.scipy.special.softmax`: `jax.nn.softmax`, over every axis by default."""
-    from ..nn import softmax as nn_softmax
-    return nn_softmax(x, axis)
-
-
-def log_softmax(x, /, *, axis=None):
-    """`jax.scipy.special.log_softmax`: `jax.nn.log_softmax`, over every axis by default."""
-    from ..nn import log_softmax as nn_log_softmax
-    return nn_log_softmax(x, axis)
-
-
 def erfinv(x):
     """`jax.scipy.special.erfinv`: the inverse error function (`lax.erf_inv`)."""
     (x,) = _inexact(x)
@@ -308,6 +264,200 @@ def ndtri(p):
     return jnp.where(p == c(0.0), -inf, jnp.where(p == c(1.0), inf, x))
 
 
-__all__ = ["betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gamma", "gammaln",
-           "gammasgn", "kl_div", "log_ndtr", "log_softmax", "logit", "logsumexp", "ndtr", "ndtri",
-           "rel_entr", "softmax", "xlog1py", "xlogy"]
+# --- the gamma family, over the lax primitives (jitviz/lax/special.py) ---------------------
+
+def gammaln(x):
+    """`jax.scipy.special.gammaln`: log |Gamma(x)|, +inf at 0 and the negative integers."""
+    (x,) = _inexact(x)
+    return lax.lgamma(x)
+
+
+loggamma = gammaln  # `jax.scipy.special.loggamma` (real arguments)
+
+
+def gammasgn(x):
+    """`jax.scipy.special.gammasgn`: the sign of Gamma(x): -1 on (-1, 0), (-3, -2), ... and at
+    -0.0, NaN at the negative integers and NaN, +1 elsewhere."""
+    (x,) = _inexact(x)
+    dt = _dtype(x)
+    floor_x = jnp.floor(x)
+    negative = x < 0
+    undefined = (negative & (x == floor_x)) | jnp.isnan(x)
+    minus = (negative & (jnp.remainder(floor_x, 2) != 0)) | ((x == 0) & jnp.signbit(x))
+    one = jnp.ones_like(x)
+    return jnp.where(undefined, jnp.full_like(x, np.nan),
+                     jnp.where(minus, -one, one)).astype(dt)
+
+
+def gamma(x):
+    """`jax.scipy.special.gamma`: gammasgn(x) exp(lgamma(x))."""
+    (x,) = _inexact(x)
+    return gammasgn(x) * jnp.exp(lax.lgamma(x))
+
+
+def digamma(x):
+    """`jax.scipy.special.digamma`: Gamma'(x) / Gamma(x)."""
+    (x,) = _inexact(x)
+    return lax.digamma(x)
+
+
+def polygamma(n, x):
+    """`jax.scipy.special.polygamma`: the n-th derivative of digamma; `n` must be integers."""
+    if lax.aval_of(n).dtype.kind not in "iu":
+        raise ValueError("Argument `n` to polygamma must be of integer type. Got dtype "
+                         f"{lax.aval_of(n).dtype}.")
+    n, x = _inexact(n, x)
+    n, x = _broadcast_pair(n, x)
+    return lax.polygamma(n, x)
+
+
+def zeta(x, q=None):
+    """`jax.scipy.special.zeta`: Hurwitz's zeta sum_k (q + k)^-x (`q` is required, as in
+    JAX)."""
+    if q is None:
+        raise NotImplementedError("Riemann zeta function not implemented; pass q != None to "
+                                  "compute the Hurwitz Zeta function.")
+    x, q = _broadcast_pair(*_inexact(x, q))
+    return lax.zeta(x, q)
+
+
+def _broadcast_pair(*args):
+    """Operands of one shape, for the lax primitives (which take equal ranks only)."""
+    shape = np.broadcast_shapes(*(lax.aval_of(a).shape for a in args))
+    return tuple(jnp.broadcast_to(a, shape) for a in args)
+
+
+def gammainc(a, x):
+    """`jax.scipy.special.gammainc`: the regularized lower incomplete gamma P(a, x)."""
+    return lax.igamma(*_broadcast_pair(*_inexact(a, x)))
+
+
+def gammaincc(a, x):
+    """`jax.scipy.special.gammaincc`: the regularized upper incomplete gamma Q(a, x)."""
+    return lax.igammac(*_broadcast_pair(*_inexact(a, x)))
+
+
+def betaln(a, b):
+    """`jax.scipy.special.betaln`: log |B(a, b)| = lgamma(a) + lgamma(b) - lgamma(a + b)."""
+    a, b = _inexact(a, b)
+    return lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
+
+
+def beta(a, b):
+    """`jax.scipy.special.beta`: B(a, b), with the signs of the gamma functions."""
+    a, b = _inexact(a, b)
+    sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
+    return sign * jnp.exp(betaln(a, b))
+
+
+def betainc(a, b, x):
+    """`jax.scipy.special.betainc`: the regularized incomplete beta function I_x(a, b)."""
+    return lax.betainc(*_broadcast_pair(*_inexact(a, b, x)))
+
+
+def factorial(n, exact=False):
+    """`jax.scipy.special.factorial`: Gamma(n + 1), 0 for negative n (exact=True is not
+    supported, as in JAX)."""
+    if exact:
+        raise NotImplementedError("factorial with exact=True")
+    (n,) = _inexact(n)
+    return jnp.where(n < 0, jnp.zeros_like(n), jnp.exp(lax.lgamma(n + 1)))
+
+
+def comb(N, k, *, repetition=False):
+    """`jax.scipy.special.comb`: the binomial coefficient as a float, 0 outside 0 <= k <= N;
+    with repetition, C(N + k - 1, k)."""
+    N, k = _inexact(N, k)
+    if repetition:
+        return jnp.where((k == 0) & (N >= 0), jnp.ones_like(N + k),
+                         comb(N + k - 1, k))
+    inside = (k <= N) & (N >= 0) & (k >= 0)
+    safe_n = jnp.where(inside, N, jnp.zeros_like(N))
+    safe_k = jnp.where(inside, k, jnp.zeros_like(k))
+    value = jnp.exp(gammaln(safe_n + 1) - gammaln(safe_k + 1) - gammaln(safe_n + 1 - safe_k))
+    return jnp.where(inside, value, jnp.zeros_like(value))
+
+
+def poch(z, m):
+    """`jax.scipy.special.poch`: the rising factorial Gamma(z + m) / Gamma(z), 1 for m = 0."""
+    z, m = _inexact(z, m)
+    ratio = gamma(z + m) / gamma(z)
+    return jnp.where(m == 0, jnp.ones_like(ratio), ratio)
+
+
+def multigammaln(a, d):
+    """`jax.scipy.special.multigammaln`: log of the multivariate gamma function of dimension
+    `d` (a Python integer): d (d - 1) / 4 log(pi) + sum_j lgamma(a - j / 2)."""
+    from ..core.trace import Tracer
+    if isinstance(d, Tracer):
+        raise TypeError("the d argument of multigammaln must be a concrete integer: it sets "
+                        "how many terms are summed; pass it as a Python int (or mark it "
+                        "static in jit)")
+    d = int(d)
+    (a,) = _inexact(a)
+    dt = _dtype(a)
+    offsets = jnp.arange(d, dtype=dt) / np.asarray(2, dt)
+    terms = gammaln(jnp.expand_dims(a, -1) - offsets)
+    return jnp.sum(terms, axis=-1) + np.asarray(0.25 * d * (d - 1) * np.log(np.pi), dt)
+
+
+def i0e(x):
+    """`jax.scipy.special.i0e`: exp(-|x|) I0(x)."""
+    (x,) = _inexact(x)
+    return lax.bessel_i0e(x)
+
+
+def i1e(x):
+    """`jax.scipy.special.i1e`: exp(-|x|) I1(x)."""
+    (x,) = _inexact(x)
+    return lax.bessel_i1e(x)
+
+
+def i0(x):
+    """`jax.scipy.special.i0`: the modified Bessel function I0(x)."""
+    (x,) = _inexact(x)
+    return jnp.exp(jnp.abs(x)) * lax.bessel_i0e(x)
+
+
+def i1(x):
+    """`jax.scipy.special.i1`: the modified Bessel function I1(x)."""
+    (x,) = _inexact(x)
+    return jnp.exp(jnp.abs(x)) * lax.bessel_i1e(x)
+
+
+def rel_entr(p, q):
+    """`jax.scipy.special.rel_entr`: p log(p / q) for p, q > 0, 0 for p = 0 <= q, inf
+    otherwise."""
+    p, q = _inexact(p, q)
+    both_positive = (p > 0) & (q > 0)
+    safe_p = jnp.where(both_positive, p, jnp.ones_like(p))
+    safe_q = jnp.where(both_positive, q, jnp.ones_like(q))
+    value = xlogy(safe_p, safe_p) - xlogy(safe_p, safe_q)
+    edge = jnp.where((p == 0) & (q >= 0), jnp.zeros_like(value), jnp.full_like(value, np.inf))
+    return jnp.where(both_positive, value, edge)
+
+
+def kl_div(p, q):
+    """`jax.scipy.special.kl_div`: rel_entr(p, q) - p + q."""
+    p, q = _inexact(p, q)
+    return rel_entr(p, q) - p + q
+
+
+def softmax(x, /, *, axis=None):
+    """`jax.scipy.special.softmax`: `jitviz.nn.softmax`, over every axis by default."""
+    from .. import nn
+    return nn.softmax(x, axis=axis)
+
+
+def log_softmax(x, /, *, axis=None):
+    """`jax.scipy.special.log_softmax`: `jitviz.nn.log_softmax`, over every axis by
+    default."""
+    from .. import nn
+    return nn.log_softmax(x, axis=axis)
+
+
+__all__ = ["beta", "betainc", "erfinv", "log_softmax", "softmax", "betaln", "comb", "digamma", "factorial", "gamma", "gammainc",
+           "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "loggamma",
+           "multigammaln", "poch", "polygamma", "rel_entr", "zeta",
+           "entr", "erf", "erfc", "expit", "log_ndtr", "logit", "logsumexp", "ndtr", "ndtri",
+           "xlog1py", "xlogy"]

@@ -1,9 +1,10 @@
-"""`jitviz.scipy.stats`, as `jax.scipy.stats`: the normal, exponential, Laplace, logistic,
-uniform, Cauchy, Poisson, gamma and beta distributions, composed from `jitviz.numpy` and
-`jitviz.scipy.special`."""
+"""`jitviz.scipy.stats`, as `jax.scipy.stats`: one module per distribution, composed from
+`jitviz.numpy` and `jitviz.scipy.special` (so each is traced, differentiated and batched as the
+functions it uses)."""
 from __future__ import annotations
 
-from . import beta, cauchy, expon, gamma, laplace, logistic, norm, poisson, uniform  # noqa: F401
+from . import (bernoulli, beta, binom, cauchy, chi2, dirichlet, expon, gamma,  # noqa: F401
+               geom, laplace, logistic, multinomial, norm, poisson, t, uniform)
 
-__all__ = ["beta", "cauchy", "expon", "gamma", "laplace", "logistic", "norm", "poisson",
-           "uniform"]
+__all__ = ["bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "geom",
+           "laplace", "logistic", "multinomial", "norm", "poisson", "t", "uniform"]

@@ -1,26 +1,46 @@
-"""`jitviz.scipy.stats.beta`, as `jax.scipy.stats.beta` (normalized with `betaln`)."""
+"""`jitviz.scipy.stats.beta`, as `jax.scipy.stats.beta`: density y^(a-1) (1-y)^(b-1) / B(a, b)
+/ scale on [loc, loc + scale], y = (x - loc) / scale."""
 from __future__ import annotations
 
 import numpy as np
 
 from ... import numpy as jnp
 from .. import special
-from ._common import inexact
+from ._common import const, inexact, where_outside
 
 
 def logpdf(x, a, b, loc=0, scale=1):
-    """(a - 1) log y + (b - 1) log(1 - y) - betaln(a, b) - log(scale) on the support
-    [loc, loc + scale], -inf outside; NaN for a, b or scale <= 0."""
+    """-inf outside [loc, loc + scale]; NaN unless a, b and scale are positive."""
     x, a, b, loc, scale = inexact(x, a, b, loc, scale)
     y = (x - loc) / scale
-    log_probs = (special.xlogy(a - 1, y) + special.xlog1py(b - 1, -y) - special.betaln(a, b)
-                 - jnp.log(scale))
-    out = jnp.where((x > loc + scale) | (x < loc), -np.inf, log_probs)
-    return jnp.where((a <= 0) | (b <= 0) | (scale <= 0), np.nan, out)
+    log_density = (special.xlogy(a - 1, y) + special.xlog1py(b - 1, -y)
+                   - special.betaln(a, b) - jnp.log(scale))
+    log_density = where_outside((x < loc) | (x > loc + scale), -np.inf, log_density)
+    return where_outside((a <= 0) | (b <= 0) | (scale <= 0), np.nan, log_density)
 
 
 def pdf(x, a, b, loc=0, scale=1):
     return jnp.exp(logpdf(x, a, b, loc, scale))
 
 
-__all__ = ["logpdf", "pdf"]
+def _unit(x, loc, scale):
+    return jnp.clip((x - loc) / scale, const(x, 0), const(x, 1))
+
+
+def cdf(x, a, b, loc=0, scale=1):
+    x, a, b, loc, scale = inexact(x, a, b, loc, scale)
+    return special.betainc(a, b, _unit(x, loc, scale))
+
+
+def logcdf(x, a, b, loc=0, scale=1):
+    return jnp.log(cdf(x, a, b, loc, scale))
+
+
+def sf(x, a, b, loc=0, scale=1):
+    """I_(1-y)(b, a): accurate where the cdf is close to 1."""
+    x, a, b, loc, scale = inexact(x, a, b, loc, scale)
+    return special.betainc(b, a, 1 - _unit(x, loc, scale))
+
+
+def logsf(x, a, b, loc=0, scale=1):
+    return jnp.log(sf(x, a, b, loc, scale))

@@ -1,16 +1,16 @@
-"""`jitviz.scipy.stats.expon`, as `jax.scipy.stats.expon` (composed from `jitviz.numpy`)."""
+"""`jitviz.scipy.stats.expon`, as `jax.scipy.stats.expon`: density e^-y / scale for
+y = (x - loc) / scale >= 0."""
 from __future__ import annotations
 
 import numpy as np
 
 from ... import numpy as jnp
-from ._common import inexact
+from ._common import inexact, where_outside
 
 
 def logpdf(x, loc=0, scale=1):
-    """-(x - loc) / scale - log(scale) on x >= loc, -inf below."""
     x, loc, scale = inexact(x, loc, scale)
-    return jnp.where(x < loc, -np.inf, -((x - loc) / scale + jnp.log(scale)))
+    return where_outside(x < loc, -np.inf, -(x - loc) / scale - jnp.log(scale))
 
 
 def pdf(x, loc=0, scale=1):
@@ -18,10 +18,9 @@ def pdf(x, loc=0, scale=1):
 
 
 def logsf(x, loc=0, scale=1):
-    """log P(X > x): -(x - loc) / scale, 0 below loc."""
+    """-y; 0 below `loc`."""
     x, loc, scale = inexact(x, loc, scale)
-    z = (loc - x) / scale
-    return jnp.where(x < loc, jnp.zeros_like(z), z)
+    return where_outside(x < loc, 0, -(x - loc) / scale)
 
 
 def sf(x, loc=0, scale=1):
@@ -29,10 +28,9 @@ def sf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    """-expm1(-(x - loc) / scale), 0 below loc."""
+    """1 - e^-y, by expm1 (accurate for small y); 0 below `loc`."""
     x, loc, scale = inexact(x, loc, scale)
-    z = (loc - x) / scale
-    return jnp.where(x < loc, jnp.zeros_like(z), -jnp.expm1(z))
+    return where_outside(x < loc, 0, -jnp.expm1(-(x - loc) / scale))
 
 
 def logcdf(x, loc=0, scale=1):
@@ -40,9 +38,7 @@ def logcdf(x, loc=0, scale=1):
 
 
 def ppf(q, loc=0, scale=1):
-    """loc - scale log1p(-q); NaN outside [0, 1]."""
+    """loc - scale log(1 - q); NaN outside [0, 1]."""
     q, loc, scale = inexact(q, loc, scale)
-    return jnp.where(jnp.isnan(q) | (q < 0) | (q > 1), np.nan, loc - scale * jnp.log1p(-q))
-
-
-__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
+    value = loc - scale * jnp.log1p(-q)
+    return where_outside(jnp.isnan(q) | (q < 0) | (q > 1), np.nan, value)

@@ -1,14 +1,13 @@
-"""`jitviz.scipy.stats.laplace`, as `jax.scipy.stats.laplace`."""
+"""`jitviz.scipy.stats.laplace`, as `jax.scipy.stats.laplace`: density e^-|y| / (2 scale)."""
 from __future__ import annotations
 
 from ... import numpy as jnp
-from ._common import inexact
+from ._common import const, inexact
 
 
 def logpdf(x, loc=0, scale=1):
-    """-|x - loc| / scale - log(2 scale)."""
     x, loc, scale = inexact(x, loc, scale)
-    return -(jnp.abs(x - loc) / scale + jnp.log(2 * scale))
+    return -jnp.abs(x - loc) / scale - jnp.log(2 * scale)
 
 
 def pdf(x, loc=0, scale=1):
@@ -16,10 +15,8 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    """exp(z) / 2 for z = (x - loc) / scale <= 0, 1 - exp(-z) / 2 above."""
+    """e^y / 2 for y <= 0, 1 - e^-y / 2 above."""
     x, loc, scale = inexact(x, loc, scale)
-    z = (x - loc) / scale
-    return jnp.where(z <= 0, 0.5 * jnp.exp(z), 1 - 0.5 * jnp.exp(-z))
-
-
-__all__ = ["cdf", "logpdf", "pdf"]
+    y = (x - loc) / scale
+    half = const(x, 0.5)
+    return jnp.where(y <= 0, half * jnp.exp(y), 1 - half * jnp.exp(-y))

@@ -1,4 +1,4 @@
-"""`jitviz.scipy.stats.logistic`, as `jax.scipy.stats.logistic`."""
+"""`jitviz.scipy.stats.logistic`, as `jax.scipy.stats.logistic`: the cdf is expit(y)."""
 from __future__ import annotations
 
 from ... import numpy as jnp
@@ -7,10 +7,10 @@ from ._common import inexact
 
 
 def logpdf(x, loc=0, scale=1):
-    """-2 logaddexp(z / 2, -z / 2) - log(scale) for z = (x - loc) / scale (no overflow)."""
+    """-2 log(e^(y/2) + e^(-y/2)) - log scale, without overflow for large |y|."""
     x, loc, scale = inexact(x, loc, scale)
-    half = (x - loc) / scale / 2
-    return -2 * jnp.logaddexp(half, -half) - jnp.log(scale)
+    half_y = (x - loc) / scale / 2
+    return -2 * jnp.logaddexp(half_y, -half_y) - jnp.log(scale)
 
 
 def pdf(x, loc=0, scale=1):
@@ -24,17 +24,15 @@ def cdf(x, loc=0, scale=1):
 
 def sf(x, loc=0, scale=1):
     x, loc, scale = inexact(x, loc, scale)
-    return special.expit(-(x - loc) / scale)
+    return special.expit((loc - x) / scale)
 
 
 def ppf(x, loc=0, scale=1):
     x, loc, scale = inexact(x, loc, scale)
-    return special.logit(x) * scale + loc
+    return loc + scale * special.logit(x)
 
 
 def isf(x, loc=0, scale=1):
     x, loc, scale = inexact(x, loc, scale)
-    return -special.logit(x) * scale + loc
+    return loc - scale * special.logit(x)
 
-
-__all__ = ["cdf", "isf", "logpdf", "pdf", "ppf", "sf"]

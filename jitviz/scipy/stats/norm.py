@@ -46,3 +46,27 @@ def ppf(q, loc=0, scale=1):
 
 
 __all__ = ["cdf", "logcdf", "logpdf", "pdf", "ppf"]
+
+
+def sf(x, loc=0, scale=1):
+    """`jax.scipy.stats.norm.sf`: 1 - cdf, as the cdf of the mirrored variable (float32)."""
+    x, loc, scale = _inexact(x, loc, scale)
+    return cdf(-x, -loc, scale)
+
+
+def logsf(x, loc=0, scale=1):
+    """`jax.scipy.stats.norm.logsf` (float32)."""
+    x, loc, scale = _inexact(x, loc, scale)
+    return logcdf(-x, -loc, scale)
+
+
+def ppf(q, loc=0, scale=1):
+    """`jax.scipy.stats.norm.ppf`: loc + scale ndtri(q) (any float)."""
+    q, loc, scale = _inexact(q, loc, scale)
+    return loc + scale * special.ndtri(q)
+
+
+def isf(q, loc=0, scale=1):
+    """`jax.scipy.stats.norm.isf`: loc - scale ndtri(q)."""
+    q, loc, scale = _inexact(q, loc, scale)
+    return loc - scale * special.ndtri(q)

@@ -1,23 +1,27 @@
-"""`jitviz.scipy.stats.poisson`, as `jax.scipy.stats.poisson` (log-pmf from `gammaln`)."""
+"""`jitviz.scipy.stats.poisson`, as `jax.scipy.stats.poisson`: pmf mu^k e^-mu / k!."""
 from __future__ import annotations
 
 import numpy as np
 
 from ... import numpy as jnp
 from .. import special
-from ._common import inexact
+from ._common import inexact, where_outside
 
 
 def logpmf(k, mu, loc=0):
-    """k log(mu) - gammaln(k + 1) - mu for a whole k - loc >= 0, -inf elsewhere."""
+    """k log mu - lgamma(k + 1) - mu; -inf below `loc` and at non-integer k."""
     k, mu, loc = inexact(k, mu, loc)
-    x = k - loc
-    log_probs = special.xlogy(x, mu) - special.gammaln(x + 1) - mu
-    return jnp.where((x < 0) | (jnp.round(k) != k), -np.inf, log_probs)
+    y = k - loc
+    log_mass = special.xlogy(y, mu) - special.gammaln(y + 1) - mu
+    return where_outside((y < 0) | (jnp.round(k) != k), -np.inf, log_mass)
 
 
 def pmf(k, mu, loc=0):
     return jnp.exp(logpmf(k, mu, loc))
 
 
-__all__ = ["logpmf", "pmf"]
+def cdf(k, mu, loc=0):
+    """Q(floor(k) + 1, mu), the upper incomplete gamma; 0 below `loc`."""
+    k, mu, loc = inexact(k, mu, loc)
+    y = k - loc
+    return where_outside(y < 0, 0, special.gammaincc(jnp.floor(1 + y), mu))
