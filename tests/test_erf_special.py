@@ -13,6 +13,10 @@ import jitviz.scipy.special as special
 from jitviz import lax, nn
 from jitviz.scipy.stats import norm
 
+# written for NumPy 64-bit operands that stay 64-bit (jitviz's keep_float64 switch);
+# JAX's own 32-bit narrowing is tests/test_array_promotion.py's
+pytestmark = pytest.mark.usefixtures("keep_float64")
+
 jax = pytest.importorskip("jax")
 
 INSIDE = np.concatenate([np.linspace(-0.999, 0.999, 801), [0.0, -0.0, 1e-30, 0.5, 0.999999]])

@@ -20,7 +20,10 @@ from jitviz.explorer import history
 from helpers import XSS
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.filterwarnings("ignore::jitviz.JitvizWarning")
+# written for NumPy 64-bit operands that stay 64-bit (jitviz's keep_float64 switch);
+# JAX's own 32-bit narrowing is tests/test_array_promotion.py's
+pytestmark = [pytest.mark.filterwarnings("ignore::jitviz.JitvizWarning"),
+              pytest.mark.usefixtures("keep_float64")]
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,10 @@ import jitviz
 import jitviz.numpy as jnp
 from jitviz import lax
 
+# written for NumPy 64-bit operands that stay 64-bit (jitviz's keep_float64 switch);
+# JAX's own 32-bit narrowing is tests/test_array_promotion.py's
+pytestmark = pytest.mark.usefixtures("keep_float64")
+
 jax = pytest.importorskip("jax")
 J = jax.numpy
 

@@ -7,6 +7,10 @@ import pytest
 import jitviz
 from jitviz import lax
 
+# written for NumPy 64-bit operands that stay 64-bit (jitviz's keep_float64 switch);
+# JAX's own 32-bit narrowing is tests/test_array_promotion.py's
+pytestmark = pytest.mark.usefixtures("keep_float64")
+
 jax = pytest.importorskip("jax")
 DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
 rng = np.random.default_rng(5)

@@ -14,6 +14,10 @@ import jitviz.numpy as jnp
 import jitviz.scipy.linalg as jsl
 from jitviz import lax
 
+# written for NumPy 64-bit operands that stay 64-bit (jitviz's keep_float64 switch);
+# JAX's own 32-bit narrowing is tests/test_array_promotion.py's
+pytestmark = pytest.mark.usefixtures("keep_float64")
+
 jax = pytest.importorskip("jax")
 J = jax.numpy
 JSL = jax.scipy.linalg
