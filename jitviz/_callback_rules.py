@@ -3,13 +3,13 @@ lowerings to the CPU driver and regions and to CUDA host steps."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 
 import numpy as np
 
 from .callbacks import (call_slot, debug_callback_p, host_callback, io_callback_p,
                         pure_callback_p, run_callback)
-from .core.ir import Literal, ShapedArray, Var
+from .core.ir import ShapedArray
+from .backends.cuda.host_steps import host_step_template
 from .core.registry import register_lowering
 from .lax import control_flow as cf
 from .lax import primitives as P
@@ -165,44 +165,12 @@ for _prim in (pure_callback_p, io_callback_p, debug_callback_p):
 
 # --- CUDA: a host step between kernels -----------------------------------------------------------
 
-@dataclass
-class HostCallbackStep:
-    """Runs a callback on the host after the kernels before it, its results copied to the
-    device. Inside a loop that would run in one kernel, the planner moves the loop to the host
-    (the kernel renderer refuses the callback), so its body's callbacks are steps like this."""
-    eqn: object
-    atoms: list
-    outvars: list
-
-    @property
-    def reads(self):
-        return self.atoms
-
-    def run_on_host(self, executor, env):
-        from .backends.cuda.array import to_device
-        from .core.ir import literal_value
-        executor.rt.synchronize()
-        values = [literal_value(a) if isinstance(a, Literal) else
-                  env[a].copy_to_host().reshape(a.aval.shape) for a in self.atoms]
-        sys.stdout.flush()
-        outs = run_callback(self.eqn.params["callback"], values,
-                            self.eqn.params.get("batch_rank", 0))
-        for v, o in zip(self.outvars, outs):
-            env[v] = to_device(executor.rt, o, v.aval)
+def _run_on_host(eqn, values):
+    sys.stdout.flush()  # the program's earlier prints come first
+    return run_callback(eqn.params["callback"], values, eqn.params.get("batch_rank", 0))
 
 
-def _cuda_host_step(planner, e):
-    from .backends.cuda.render import Materialize
-    for a in e.invars:  # the host reads its operands from device memory: store them
-        if isinstance(a, Var) and a in planner.producer and a not in planner.mat:
-            raise Materialize(a)
-    planner.flush_all()
-    for a in e.invars:
-        if isinstance(a, Var):
-            planner.need(a)
-    planner.program.steps.append(HostCallbackStep(e, list(e.invars), list(e.outvars)))
-    planner.available.update(e.outvars)
-
-
+# Inside a loop that would run in one kernel, the planner moves the loop to the host (the
+# kernel renderer refuses the callback), so its body's callbacks are host steps too
 for _prim in (pure_callback_p, io_callback_p, debug_callback_p):
-    register_lowering(_prim, "cuda.kernel", _cuda_host_step)
+    register_lowering(_prim, "cuda.kernel", host_step_template(_run_on_host))

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..backends.cuda.host_steps import host_step_template
 from ..core.registry import register_lowering
 
 from .linalg import LINALG_PRIMITIVES, lu_p, triangular_solve_p
@@ -168,41 +168,9 @@ register_lowering(triangular_solve_p, "cpu.statement", _cpu_triangular_solve, he
 # implementation run there, the results copied back): no CUDA kernel here has a LAPACK or an
 # FFT. The step is this module's own; the executor runs any step with `run_on_host` -----------
 
-@dataclass
-class HostLinalgStep:
-    eqn: object
-    operands: list
-    outvars: list
-
-    @property
-    def reads(self):
-        return self.operands
-
-    def run_on_host(self, executor, env):
-        from ..backends.cuda.array import to_device
-        from ..core.ir import Literal, literal_value
-        args = [literal_value(a) if isinstance(a, Literal) else
-                env[a].copy_to_host().reshape(a.aval.shape) for a in self.operands]
-        outs = host_call(self.eqn.primitive.name, tuple(self.eqn.params.items()), *args)
-        for v, o in zip(self.outvars, outs):
-            env[v] = to_device(executor.rt, o, v.aval)
-
-
-def _cuda_host_step(planner, e):
-    """The "cuda.kernel" template of these primitives: a host step after the kernels before
-    it, its operands stored in device memory first."""
-    from ..backends.cuda.render import Materialize
-    from ..core.ir import Var
-    for a in e.invars:
-        if isinstance(a, Var) and a in planner.producer and a not in planner.mat:
-            raise Materialize(a)
-    planner.flush_all()
-    for a in e.invars:
-        if isinstance(a, Var):
-            planner.need(a)
-    planner.program.steps.append(HostLinalgStep(e, list(e.invars), list(e.outvars)))
-    planner.available.update(e.outvars)
+def _run_on_host(eqn, values):
+    return host_call(eqn.primitive.name, tuple(eqn.params.items()), *values)
 
 
 for _prim in LINALG_PRIMITIVES:
-    register_lowering(_prim, "cuda.kernel", _cuda_host_step)
+    register_lowering(_prim, "cuda.kernel", host_step_template(_run_on_host))
