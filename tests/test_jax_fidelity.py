@@ -439,3 +439,17 @@ def test_boolean_scalar_index_with_a_mismatched_array_index_is_jax_error():
     x = jnp.arange(6.0).reshape(2, 3)
     with pytest.raises(ValueError, match="shape mismatch|broadcast"):
         x[False, np.array([0, 1])]
+
+
+@pytest.mark.parametrize("dtype", [np.uint64, np.int64, np.uint32, np.int8])
+def test_right_shifts_keep_every_bit_of_64_bit_integers(dtype, keep_float64):
+    # the CPU's shift helper returned float64 for uint64 (its oversized-shift branch mixed in
+    # an int64 literal), so large values lost their low bits
+    info = np.iinfo(dtype)
+    x = np.array([info.max - 5, info.min, 7, info.max // 3], dtype)
+    for shift in (0, 3, np.iinfo(dtype).bits - 1, np.iinfo(dtype).bits + 2):
+        s = np.asarray(shift, dtype)
+        want = jitviz.jit(lambda a: lax.shift_right_arithmetic(a, s), backend="interpret")(x)
+        got = jitviz.jit(lambda a: lax.shift_right_arithmetic(a, s), backend="cpu")(x)
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, want)

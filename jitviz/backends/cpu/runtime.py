@@ -148,7 +148,9 @@ def shr(a, b, bits):
     """np.right_shift (arithmetic): an oversized shift gives -1 for negatives, else 0."""
     if 0 <= b < bits:
         return a >> b
-    return (a - a - 1) if a < 0 else a - a
+    # ~0 and 0 of a's own type: `a - a - 1` would mix in an int64 literal, and Numba would
+    # unify a uint64 result with it as float64 (losing low bits on the other branch too)
+    return ~(a - a) if a < 0 else a - a
 
 
 @_inline
