@@ -30,8 +30,28 @@ pytestmark = [pytest.mark.filterwarnings("ignore::jitviz.JitvizWarning"),
 def fresh_history():
     gc.collect()  # functions of earlier tests are not runs of these
     history.forget()
+    # what earlier tests left alive counts as seen (in a notebook the hook looks after every
+    # cell): otherwise the first look here records all of it, and past 64 definitions the
+    # bound evicts this test's own function (as it did in CI, with other files' functions)
+    history.remember_live()
+    history.forget_runs()
     yield
     history.forget()
+
+
+def test_live_functions_before_the_first_look_do_not_crowd_out_later_runs():
+    keep = []
+    for i in range(history.MAX_DEFINITIONS + 10):  # more live functions than the bound
+        namespace = {}
+        exec(f"def g{i}(x):\n    return x * {i}", namespace)
+        keep.append(jitviz.jit(namespace[f"g{i}"]))
+        keep[-1](np.float32(1.0))
+    history.remember_live()
+    history.forget_runs()
+    old = define(V1)
+    old(np.ones(3, np.float32))
+    assert history.remember_live() == 1  # only f was traced since the last look
+    assert [r.name for r in history._runs[("cellmod", "f")]] == ["f"]
 
 
 def define(source: str, name: str = "f", module: str = "cellmod"):

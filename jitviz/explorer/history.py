@@ -152,11 +152,18 @@ def why_not_kept(fun) -> str | None:
 
 
 def forget() -> None:
-    """Drop every kept run (tests; or to free the memory)."""
+    """Drop every kept run and what was seen (tests; or to free the memory)."""
+    forget_runs()
+    with _lock:
+        _seen_traces.clear()
+
+
+def forget_runs() -> None:
+    """Drop every kept run; the functions seen so far stay seen (not recorded again until
+    they trace again)."""
     with _lock:
         _runs.clear()
         _skipped.clear()
-        _seen_traces.clear()
 
 
 def remember_live() -> int:
