@@ -127,6 +127,10 @@ class TraceReport:
         return self.calls_per_line.get(key, 0) > 1
 
 
+def _in_installed_package(filename: str) -> bool:
+    return "site-packages" in filename or "dist-packages" in filename
+
+
 def fingerprint(value, max_elements: int = 64) -> tuple[str, str]:
     """(fingerprint, summary): compared on every call by stale-global checks, so cheap."""
     if isinstance(value, (bool, int, float, complex, str, bytes, type(None))):
@@ -263,7 +267,10 @@ class TraceMonitor:
                 self.report.mutations.append(MutationRecord(
                     "container", name, f"{name}.{arg.__name__}(...)", src, _len(owner)))
             elif config_record_nondeterminism() and (
-                    arg in _NONDETERMINISTIC_FUNCS or isinstance(owner, _RANDOM_OWNERS)):
+                    arg in _NONDETERMINISTIC_FUNCS or isinstance(owner, _RANDOM_OWNERS)) and \
+                    not _in_installed_package(frame.f_code.co_filename):
+                # (an installed library's own reads, e.g. a GC callback that times itself
+                # while the trace runs, are not the traced program's)
                 label = _NONDETERMINISTIC_FUNCS.get(arg) or \
                     f"{type(owner).__module__.split('.')[0]}.{type(owner).__name__}.{arg.__name__}"
                 src = source_info_of_frame(user_frame(frame, skip_stdlib=True))
