@@ -251,3 +251,43 @@ def test_every_equation_points_at_the_users_line():
     assert {"cos", "slice", "squeeze", "add"} <= lines[line_of(provenance, "MARK numpy")]
     assert {"reduce_sum", "mul"} <= lines[line_of(provenance, "MARK method")]
     assert {"scan", "mul", "add"} <= lines[line_of(provenance, "MARK loop")]
+
+
+# --- another profiler is running (cProfile, IPython's %prun) -----------------------------------
+
+def test_tracing_under_cprofile_keeps_the_users_profile_and_says_what_it_did_not_watch():
+    import cProfile
+    import pstats
+
+    log = []
+
+    def appends(x):
+        log.append(1)  # a C-method mutation the profile hook would have seen
+        return jnp.sin(x) * 2
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        out = jitviz.jit(appends)(np.float32(0.5))
+        still_ours = sys.getprofile() is profiler
+    finally:
+        profiler.disable()
+    assert still_ours  # tracing neither replaced nor broke the user's profiler
+    assert float(out) == np.float32(np.sin(np.float32(0.5)) * 2)
+    profiled = {fn for (_, _, fn) in pstats.Stats(profiler).stats}
+    assert "appends" in profiled  # the traced function was profiled, not hidden
+    report = jitviz.make_jaxpr(appends)(np.float32(0.5)).report
+    assert report.unwatched_because == ""  # without cProfile, the hook watches
+    assert [m.detail for m in report.mutations] == ["log.append(...)"]
+
+
+def test_a_trace_under_cprofile_reports_why_it_was_not_watched():
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        report = jitviz.make_jaxpr(lambda x: x + 1)(1.0).report
+    finally:
+        profiler.disable()
+    assert "cProfile" in report.unwatched_because or "_lsprof" in report.unwatched_because

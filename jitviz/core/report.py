@@ -99,6 +99,9 @@ class TraceReport:
     calls_per_line: collections.Counter = field(default_factory=collections.Counter)
     captured: dict[str, CapturedBinding] = field(default_factory=dict)
     duration_s: float = 0.0
+    # why the profile hook (C-method mutations, nondeterministic reads) did not watch the
+    # trace, or "" when it did
+    unwatched_because: str = ""
 
     @property
     def has_side_effects(self) -> bool:
@@ -286,7 +289,17 @@ class TraceMonitor:
         sys.stderr = _Tee(sys.stderr, "stderr", self)
         self._t0 = _time.perf_counter()
         self._prev_profile = sys.getprofile()
-        sys.setprofile(self._profile)
+        # A C-level profiler (cProfile, IPython's %prun) shows up here as a non-callable
+        # object that cannot be chained from Python: replacing it would silence the user's
+        # profile and restoring it afterwards would install a non-callable hook. Leave it
+        # alone and say what this trace did not watch.
+        self._hooked = self._prev_profile is None or callable(self._prev_profile)
+        if self._hooked:
+            sys.setprofile(self._profile)
+        else:
+            self.report.unwatched_because = (
+                f"another profiler ({type(self._prev_profile).__module__}."
+                f"{type(self._prev_profile).__name__}) was active")
         self._before = {name: id(read_binding(b, _MISSING)) for name, b in self.bindings.items()}
         self._container_sizes = {cid: _size(self._value_by_id(cid)) for cid in self.watched}
         code = getattr(getattr(self.fun, "__wrapped__", self.fun), "__code__", None)
@@ -299,7 +312,8 @@ class TraceMonitor:
         return self._value_of(self.bindings[name])
 
     def __exit__(self, *exc):
-        sys.setprofile(self._prev_profile)
+        if self._hooked:
+            sys.setprofile(self._prev_profile)
         if isinstance(sys.stdout, _Tee) and sys.stdout._monitor is self:
             sys.stdout = self._old_out
         if isinstance(sys.stderr, _Tee) and sys.stderr._monitor is self:
