@@ -17,6 +17,9 @@ are classed as
     both-raise    both raised, jitviz's exception an instance of JAX's class (so the notebook's
                   `except` clauses behave the same); another class counts as differs
     jax-raises    only JAX raised (a cell written to fail; jitviz did not)
+    unstable      JAX itself printed something else when the notebook ran again (unseeded
+                  NumPy randomness, memory addresses, timings, and the cells computed from
+                  them): no reference to compare with, so not counted either way
     skipped       cell magics (%%...), shell escapes, or a cell that JAX itself could not run
                   for lack of a package
 
@@ -264,9 +267,11 @@ def same_text(a: str, b: str, rtol=1e-4, atol=1e-6) -> bool:
 _MISSING_PACKAGE = ("ModuleNotFoundError", "ImportError")
 
 
-def classify(jax_out: dict, viz_out: dict) -> str:
+def classify(jax_out: dict, viz_out: dict, jax_again: dict | None = None) -> str:
     if jax_out["status"] == "skipped":
         return "skipped"
+    if jax_again is not None and not _same_outcome(jax_out, jax_again):
+        return "unstable"
     if jax_out["status"] == "raised":
         if jax_out["error"] in _MISSING_PACKAGE:
             return "skipped"
@@ -280,7 +285,16 @@ def classify(jax_out: dict, viz_out: dict) -> str:
     return "same" if same_text(jax_out["text"], viz_out["text"]) else "differs"
 
 
-CLASSES = ["same", "both-raise", "differs", "jitviz-raises", "jax-raises", "skipped"]
+def _same_outcome(a: dict, b: dict) -> bool:
+    if a["status"] != b["status"]:
+        return False
+    if a["status"] == "raised":
+        return a["error"] == b["error"]
+    return a["status"] != "ok" or same_text(a["text"], b["text"])
+
+
+CLASSES = ["same", "both-raise", "differs", "jitviz-raises", "jax-raises", "unstable",
+           "skipped"]
 
 
 def compare(paths, timeout):
@@ -289,8 +303,9 @@ def compare(paths, timeout):
         cells = read_cells(path)
         jax_res, viz_res = run_notebook(path, "jax", timeout), run_notebook(path, "jitviz",
                                                                             timeout)
-        for k, (cell, a, b) in enumerate(zip(cells, jax_res, viz_res)):
-            rows.append({"notebook": str(path), "cell": k, "class": classify(a, b),
+        jax_again = run_notebook(path, "jax", timeout)  # what JAX itself does not repeat
+        for k, (cell, a, b, a2) in enumerate(zip(cells, jax_res, viz_res, jax_again)):
+            rows.append({"notebook": str(path), "cell": k, "class": classify(a, b, a2),
                          "source": cell, "jax": a, "jitviz": b})
         counts = {c: sum(r["class"] == c for r in rows if r["notebook"] == str(path))
                   for c in CLASSES}
@@ -300,10 +315,11 @@ def compare(paths, timeout):
 
 
 def summary(rows) -> str:
-    ran = [r for r in rows if r["class"] != "skipped"]
+    ran = [r for r in rows if r["class"] not in ("skipped", "unstable")]
     counts = {c: sum(r["class"] == c for r in rows) for c in CLASSES}
     agree = counts["same"] + counts["both-raise"]
-    lines = [f"{len(ran)} cells compared ({counts['skipped']} skipped): {agree} agree "
+    lines = [f"{len(ran)} cells compared ({counts['skipped']} skipped, {counts['unstable']} "
+             f"whose JAX output changes from run to run): {agree} agree "
              f"({counts['same']} same output, {counts['both-raise']} raise the same class), "
              f"{counts['differs']} differ, {counts['jitviz-raises']} raise only on jitviz, "
              f"{counts['jax-raises']} raise only on JAX"]
@@ -313,7 +329,7 @@ def summary(rows) -> str:
 def markdown(rows, show_diffs) -> str:
     out = ["# JAX notebooks under jitviz", "", summary(rows), ""]
     for r in rows:
-        if r["class"] in ("same", "both-raise", "skipped"):
+        if r["class"] in ("same", "both-raise", "skipped", "unstable"):
             continue
         out.append(f"## {Path(r['notebook']).name} cell {r['cell']}: {r['class']}")
         out.append("```python\n" + r["source"][:1500] + "\n```")

@@ -67,3 +67,15 @@ def test_cells_are_read_from_myst_markdown(corpus):
 ])
 def test_outputs_compare_numbers_within_float32_tolerance(corpus, a, b, same):
     assert corpus.same_text(a, b) is same
+
+
+def test_a_cell_whose_jax_output_changes_between_runs_is_unstable_not_a_difference(corpus):
+    ok = lambda text: {"status": "ok", "text": text}  # noqa: E731
+    first, again, ours = ok("0.60908717\n"), ok("0.5127\n"), ok("0.73379624\n")
+    assert corpus.classify(first, ours) == "differs"
+    assert corpus.classify(first, ours, again) == "unstable"
+    assert corpus.classify(first, ok("0.60908717\n"), ok("0.60908717\n")) == "same"
+    raised = {"status": "raised", "error": "ValueError", "classes": ["ValueError"]}
+    assert corpus.classify(raised, raised, ok("1\n")) == "unstable"
+    summary = corpus.summary([{"class": "unstable"}, {"class": "same"}])
+    assert summary.startswith("1 cells compared (0 skipped, 1 whose JAX output changes")
