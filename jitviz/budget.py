@@ -44,6 +44,8 @@ FIXES = {
                            "function once and hoist jit out of the loop",
     "evicted": "entries were evicted or the cache cleared: raise jitviz.config.jit_cache_size, "
                "or stop calling clear_cache()",
+    "dtype_mode": "enable_x64 or keep_float64 changed between calls: each setting traces its "
+                  "own program (as in JAX); set them once, at the start",
     "captured_global": "a global or closure changed after it was baked in as a constant: pass "
                        "it as an argument",
 }

@@ -1,7 +1,9 @@
 """What a jit cache entry is keyed by, and how two keys differ, in words and in kinds.
 
 A key is the pytree structure of the arguments, each leaf's abstract value (shape, dtype,
-weak_type) and the static argument values. A miss is explained against the nearest cached key
+weak_type), the static argument values, and the 64-bit switches (`enable_x64`,
+`keep_float64`: they decide what the body's Python scalars and named dtypes become, as JAX's
+x64 setting is part of its trace context). A miss is explained against the nearest cached key
 (`nearest`), which is also what `jitviz.diff_with_previous` and the explorer compare with.
 """
 from __future__ import annotations
@@ -21,6 +23,15 @@ class Key(NamedTuple):
     treedef: object
     avals: tuple
     statics: tuple
+    dtype_mode: tuple = ()  # (config.enable_x64, config.keep_float64) when traced
+
+
+def dtype_mode() -> tuple:
+    return (bool(config.enable_x64), bool(config.keep_float64))
+
+
+def _mode_text(mode) -> str:
+    return ", ".join(f"{name}={on}" for name, on in zip(("enable_x64", "keep_float64"), mode))
 
 
 def signature_text(paths, avals, statics) -> str:
@@ -53,6 +64,9 @@ def describe_key_change(old: Key, new: Key, old_paths, new_paths) -> str:
     if old.treedef != new.treedef:
         return _tree_change(old, new)
     reasons = []
+    if old.dtype_mode != new.dtype_mode:
+        reasons.append(f"the 64-bit switches changed from {_mode_text(old.dtype_mode)} to "
+                       f"{_mode_text(new.dtype_mode)}")
     for path, a, b in zip(new_paths, old.avals, new.avals):
         if a == b:
             continue
@@ -77,7 +91,7 @@ def key_change_kinds(old: Key, new: Key) -> tuple:
     "shape", "dtype", "weak_type", "static"; ("evicted",) when nothing differs."""
     if old.treedef != new.treedef:
         return ("pytree",)
-    kinds = set()
+    kinds = {"dtype_mode"} if old.dtype_mode != new.dtype_mode else set()
     for a, b in zip(old.avals, new.avals):
         if a.shape != b.shape:
             kinds.add("shape")
@@ -88,7 +102,7 @@ def key_change_kinds(old: Key, new: Key) -> tuple:
     if dict(old.statics) != dict(new.statics) or \
             [type(v) for _, v in old.statics] != [type(v) for _, v in new.statics]:
         kinds.add("static")
-    order = ("shape", "dtype", "weak_type", "static")
+    order = ("shape", "dtype", "weak_type", "static", "dtype_mode")
     return tuple(k for k in order if k in kinds) or ("evicted",)
 
 
@@ -102,7 +116,7 @@ def key_distance(a: Key, b: Key) -> int:
     if a.treedef != b.treedef:
         return 1 << 20
     d = sum((x.shape != y.shape) + (x.dtype != y.dtype) + (x.weak_type != y.weak_type)
-            for x, y in zip(a.avals, b.avals))
+            for x, y in zip(a.avals, b.avals)) + (a.dtype_mode != b.dtype_mode)
     return d + sum(x != y for x, y in zip(a.statics, b.statics))
 
 

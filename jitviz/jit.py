@@ -23,8 +23,8 @@ import numpy as np
 from . import budget, debug_nans, dtypes
 from .array import Array
 from .backends import check_backend_name
-from .cache_keys import (Key, check_hashable, describe_key_change, fast_key, key_change_kinds,
-                         nearest, signature_text)
+from .cache_keys import (Key, check_hashable, describe_key_change, dtype_mode, fast_key,
+                         key_change_kinds, nearest, signature_text)
 from .config import config
 from .core.report import TraceReport, fingerprint, read_binding
 from .core.source import function_location, function_name, user_source_info
@@ -377,7 +377,7 @@ class JitFunction:
     def _key(self, split: SplitArgs) -> Key:
         if split.statics:
             check_hashable(split.statics, self.__wrapped__)
-        return Key(split.treedef, tuple(leaf_avals(split)), split.statics)
+        return Key(split.treedef, tuple(leaf_avals(split)), split.statics, dtype_mode())
 
     def _hit(self, entry: Entry, key: Key):
         cache = self._cache

@@ -23,7 +23,7 @@ KIND_NAMES = {
     "first": "first compile", "shape": "shape", "dtype": "dtype", "weak_type": "weak type",
     "static": "static value", "pytree": "pytree structure",
     "new_function_object": "new function object", "captured_global": "captured global",
-    "evicted": "evicted / cleared",
+    "evicted": "evicted / cleared", "dtype_mode": "64-bit switches",
 }
 
 

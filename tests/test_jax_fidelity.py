@@ -453,3 +453,32 @@ def test_right_shifts_keep_every_bit_of_64_bit_integers(dtype, keep_float64):
         got = jitviz.jit(lambda a: lax.shift_right_arithmetic(a, s), backend="cpu")(x)
         assert got.dtype == dtype
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("make", [
+    lambda x, b: x[b],
+    lambda x, b: jnp.ones(3)[b],
+    lambda x, b: jnp.ones(3).at[b].set(2.0),
+    lambda x, b: jnp.ones(3).at[b].get(mode="clip"),
+])
+def test_a_traced_boolean_scalar_index_is_jax_nonconcrete_error(make):
+    # found by the fuzzer (seed 31001569): jitviz indexed with the 0-d mask as an integer
+    with pytest.raises(jitviz.errors.NonConcreteBooleanIndexError):
+        jitviz.jit(make)(np.float32(1), np.bool_(True))
+
+
+@pytest.mark.parametrize("make, where", [
+    (lambda: lax.iota(np.float64, 4), "broadcasted_iota"),
+    (lambda: lax.broadcasted_iota(np.int64, (2, 3), 1), "broadcasted_iota"),
+    (lambda: lax.convert_element_type(jnp.ones(2), np.float64), "convert_element_type"),
+    (lambda: lax.full((2,), 1.0, np.float64), "convert_element_type"),
+    (lambda: lax.full_like(jnp.ones(2), 1, np.float64), "dtype"),
+])
+def test_a_64_bit_dtype_named_in_lax_is_32_bit_without_x64_with_jax_warning(make, where):
+    # found by the fuzzer (seed 31000790): lax.iota(float64, 4) stayed float64 without x64
+    assert not jitviz.config.enable_x64
+    with pytest.warns(UserWarning, match=f"requested in {where}"):
+        out = run(make)
+    assert out.dtype.itemsize == 4 and not out.weak_type
+    with x64_enabled():
+        assert run(make).dtype.itemsize == 8

@@ -105,6 +105,27 @@ def test_static_argument_recompile_reason(backend):
     assert rec.reason == "static argument 'n' changed from 10 to 11"
 
 
+def test_switching_x64_retraces_instead_of_reusing_the_other_modes_program(backend):
+    # the body's named dtypes and Python scalars depend on the switch, the arguments do not:
+    # the 64-bit mode is part of the key (as JAX's trace context), and the miss says why
+    f = jit(lambda x: x + lax.iota(np.float64, 3) + jnp.arange(3), backend=backend)
+    x = np.ones(3, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # JAX's narrowing warning
+        assert f(x).dtype == np.float32
+    before = jitviz.config.enable_x64
+    jitviz.config.update("enable_x64", True)
+    try:
+        assert f(x).dtype == np.float64
+    finally:
+        jitviz.config.update("enable_x64", before)
+    (rec,) = f.events.of_kind("recompile")
+    assert rec.reason == ("the 64-bit switches changed from enable_x64=False, keep_float64=False "
+                          "to enable_x64=True, keep_float64=False")
+    assert rec.details["kinds"] == ("dtype_mode",)
+    assert f(x).dtype == np.float32 and f.cache_info().hits == 1  # each mode keeps its entry
+
+
 def test_static_argnames_and_kwargs(backend):
     f = jit(lambda x, *, scale: x * scale, static_argnames="scale", backend=backend)
     assert float(f(2.0, scale=3)) == 6.0

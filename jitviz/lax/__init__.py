@@ -110,8 +110,9 @@ def integer_pow(x, y: int):
 
 
 def convert_element_type(x, new_dtype, weak_type: bool = False):
-    """Cast to `new_dtype`. Concrete values are converted at once (no equation)."""
-    new_dtype = np.dtype(new_dtype)
+    """Cast to `new_dtype` (a 64-bit one is 32-bit without x64, with JAX's warning).
+    Concrete values are converted at once (no equation)."""
+    new_dtype = _requested(new_dtype, "convert_element_type")
     if not isinstance(x, Tracer):
         from ..array import as_array
         # the primitive's own impl: saturating float -> int, as under jit (not NumPy's wrap)
@@ -230,11 +231,19 @@ def dynamic_update_slice(x, update, start_indices):
 
 
 def iota(dtype, size):
-    return P.iota_p.bind(dtype=np.dtype(dtype), shape=(int(size),), dimension=0)
+    return broadcasted_iota(dtype, (size,), 0)
 
 
 def broadcasted_iota(dtype, shape, dimension):
-    return P.iota_p.bind(dtype=np.dtype(dtype), shape=tuple(shape), dimension=int(dimension))
+    return P.iota_p.bind(dtype=_requested(dtype, "broadcasted_iota"),
+                         shape=tuple(int(d) for d in shape), dimension=int(dimension))
+
+
+def _requested(dtype, where):
+    """A dtype named in a `lax` call, as JAX canonicalizes it (32-bit without x64, warning
+    where JAX warns)."""
+    from .. import dtypes
+    return dtypes.requested_dtype(dtype, where)
 
 
 def full(shape, fill_value, dtype=None):

@@ -128,9 +128,9 @@ def collapse(operand, start_dimension, stop_dimension=None):
 def full_like(x, fill_value, dtype=None, shape=None):
     """`jax.lax.full_like`: an array like `x` (or of `shape`) filled with `fill_value`, of
     `x`'s dtype (and weak type) unless `dtype` is given."""
-    from . import convert_element_type, full
+    from . import _requested, convert_element_type, full
     av = _aval(x)
-    dt = np.dtype(dtype) if dtype is not None else av.dtype
+    dt = _requested(dtype, "dtype") if dtype is not None else av.dtype
     weak = av.weak_type if dtype is None else False
     value = convert_element_type(fill_value, dt, weak)
     return full(av.shape if shape is None else tuple(shape), value)

@@ -121,8 +121,8 @@ def _stack_tracers(items):
 
 
 def _is_bool_array(i):
-    if isinstance(i, Tracer):
-        return i.dtype == np.bool_ and i.ndim > 0
+    if isinstance(i, Tracer):  # 0-d too: a traced boolean scalar is a mask JAX refuses
+        return i.dtype == np.bool_
     return isinstance(i, np.ndarray) and i.dtype == np.bool_
 
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import lax
+from ..core import explain
+from ..lax import primitives as P
 from ..core.trace import Tracer
 from ._core import aval, promote
 from .indexing import _expand_index, _is_bool_array, _is_int_scalar, getitem
@@ -146,8 +148,10 @@ def _positions(shape, index, mode):
     an update is to be dropped."""
     size = int(np.prod(shape, dtype=np.int64))
     dtype = np.int32 if size < 2 ** 31 else np.int64
-    # an iota, not a constant: the program does not carry an array the size of x
-    flat = lax.reshape(lax.iota(dtype, size), tuple(shape))
+    # an iota, not a constant: the program does not carry an array the size of x (the
+    # primitive itself: lax.iota would narrow an int64 position without x64)
+    flat = lax.reshape(P.iota_p.bind(dtype=np.dtype(dtype), shape=(size,), dimension=0),
+                       tuple(shape))
     if mode == "clip":
         return getitem(flat, index)
     return _select_padded(flat, index, dtype(-1))
@@ -171,10 +175,13 @@ def _select_padded(x, index, pad_value):
 
 
 def _integer_entries(entries):
-    """Static boolean masks as the integer arrays of their True positions."""
+    """Static boolean masks as the integer arrays of their True positions (a traced one is
+    JAX's NonConcreteBooleanIndexError, a 0-d one included)."""
     out = []
     for e in entries:
-        if _is_bool_array(e) and not isinstance(e, Tracer):
+        if _is_bool_array(e) and isinstance(e, Tracer):
+            raise explain.boolean_index_error(e)
+        if _is_bool_array(e):
             out.extend(np.nonzero(e))
         else:
             out.append(e)
