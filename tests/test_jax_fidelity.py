@@ -482,3 +482,38 @@ def test_a_64_bit_dtype_named_in_lax_is_32_bit_without_x64_with_jax_warning(make
     assert out.dtype.itemsize == 4 and not out.weak_type
     with x64_enabled():
         assert run(make).dtype.itemsize == 8
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumulative_extrema_order_zeros_as_max_and_min_do(reverse):
+    # found by the fuzzer (seed 31002253): the interpreter's cummin kept whichever zero came
+    # first (NumPy's accumulate), the cpu backend and JAX give -0.0 once a -0.0 was seen
+    x = np.array([0.0, -0.0, 0.0, -0.0, 2.0], np.float32)
+    running_min = run(lambda v: lax.cummin(v, reverse=reverse), x)
+    running_max = run(lambda v: lax.cummax(-v, reverse=reverse), x)
+    expected_min = np.array([0.0, -0.0, -0.0, -0.0, -0.0] if not reverse else
+                            [-0.0, -0.0, -0.0, -0.0, 2.0], np.float32)
+    np.testing.assert_array_equal(np.signbit(running_min), np.signbit(expected_min))
+    np.testing.assert_array_equal(running_min, expected_min)
+    expected_max = np.array([-0.0, 0.0, 0.0, 0.0, 0.0] if not reverse else
+                            [0.0, 0.0, 0.0, 0.0, -2.0], np.float32)  # of -x
+    np.testing.assert_array_equal(np.signbit(running_max), np.signbit(expected_max))
+    np.testing.assert_array_equal(running_max, expected_max)
+
+
+@pytest.mark.parametrize("lower, upper", [(0, 5), (np.int16(0), 5), (0, np.int16(5)),
+                                          (np.uint8(0), np.uint8(5))])
+def test_a_fori_loop_index_is_typed_as_jax_types_it(lower, upper):
+    # found by the fuzzer (seed 31002579): `maximum(carry, i)` changed an int32 carry's type
+    # because jitviz's index was a strong int; JAX's is a weak int when the bounds are known
+    # (the scan starts from the Python int `int(lower)`) and `lower`'s own type otherwise
+    body = lambda i, c: jnp.maximum(c, i) + i  # noqa: E731
+    known = run(lambda c: lax.fori_loop(lower, upper, body, c), np.int32(0))
+    same(known, 11, np.int32)  # 0, 2, 4, 7, 11
+    traced = run(lambda lo, hi, c: lax.fori_loop(lo, hi, body, c), lower, upper, np.int32(0))
+    assert int(traced) == 11
+
+
+def test_fori_loop_bounds_of_two_strong_dtypes_are_jax_type_error():
+    with pytest.raises(TypeError, match="must have equal types, got int32 and int16"):
+        jitviz.jit(lambda c: lax.fori_loop(np.int32(0), np.int16(3), lambda i, c: c, c))(1.0)

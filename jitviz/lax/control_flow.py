@@ -463,30 +463,49 @@ def map(f, xs):
     return ys
 
 
+def _fori_index_dtype(lo_a, hi_a):
+    """The loop's integer dtype, by JAX's rule: the bounds' common dtype; of a weakly typed
+    (Python int) and a strongly typed signed bound, the strong one's; else a TypeError."""
+    if lo_a.dtype == hi_a.dtype:
+        return lo_a.dtype
+    signed = lo_a.dtype.kind == hi_a.dtype.kind == "i"
+    if signed and lo_a.weak_type != hi_a.weak_type:
+        return hi_a.dtype if lo_a.weak_type else lo_a.dtype
+    raise TypeError(f"lower and upper arguments to fori_loop must have equal types, got "
+                    f"{lo_a.dtype.name} and {hi_a.dtype.name}")
+
+
 def fori_loop(lower, upper, body_fun, init_val):
     """`for i in range(lower, upper): val = body_fun(i, val)`.
 
     With concrete bounds this is a `scan` of known length; with a traced bound, a `while`.
     """
-    from . import add, lt
+    from . import add, convert_element_type, lt
     lo_a, hi_a = _aval(lower), _aval(upper)
     if lo_a.dtype.kind not in "iu" or hi_a.dtype.kind not in "iu":
         raise TypeError(f"fori_loop bounds must be integers, got {lo_a.str_short()} and "
                         f"{hi_a.str_short()}")
-    dt, weak = dtypes.result_type((lo_a.dtype, lo_a.weak_type), (hi_a.dtype, hi_a.weak_type))
-    from . import convert_element_type
-    lower = convert_element_type(lower, dt, weak)
-    upper = convert_element_type(upper, dt, weak)
+    dt = _fori_index_dtype(lo_a, hi_a)
     if not isinstance(lower, Tracer) and not isinstance(upper, Tracer):
+        # as JAX: a loop of known length is a scan whose index starts as the Python int
+        # `int(lower)`, so the body sees a weakly typed default int, whatever the bounds' dtype
         n = max(int(upper) - int(lower), 0)
+        idt = dtypes.default_int()
 
         def step(carry, _):
             i, val = carry
-            return (add(i, _scalar(1, dt, weak)), body_fun(i, val)), None
+            return (add(i, _scalar(1, idt, True)), body_fun(i, val)), None
         names = leaf_names(body_fun, [LEAF_TREE, tree_flatten(init_val)[1]])
-        (_, val), _ = scan(step, (lower, init_val), None, length=n, _user_fun=body_fun,
-                           _arg_names=names, _purpose="fori_loop")
+        (_, val), _ = scan(step, (_scalar(int(lower), idt, True), init_val), None, length=n,
+                           _user_fun=body_fun, _arg_names=names, _purpose="fori_loop")
         return val
+    # a traced bound: a while loop whose index is `lower`, converted only if its dtype is not
+    # the loop's (so a Python int lower bound gives a weakly typed index, as in JAX)
+    if lo_a.dtype != dt:
+        lower = convert_element_type(lower, dt)
+    if hi_a.dtype != dt:
+        upper = convert_element_type(upper, dt)
+    weak = _aval(lower).weak_type
 
     def cond_fun(carry):
         return lt(carry[0], carry[1])

@@ -139,7 +139,25 @@ cumsum_p = primitive("cumsum", abstract_eval=_cum_rule("cumsum"), impl=_cum_impl
                      kind="scan_op")
 cumprod_p = primitive("cumprod", abstract_eval=_cum_rule("cumprod"),
                       impl=_cum_impl(np.multiply), kind="scan_op")
-cummax_p = primitive("cummax", abstract_eval=_cum_rule("cummax", ANY), impl=_cum_impl(np.maximum),
-                     kind="scan_op")
-cummin_p = primitive("cummin", abstract_eval=_cum_rule("cummin", ANY), impl=_cum_impl(np.minimum),
-                     kind="scan_op")
+def _cum_extremum_impl(ufunc, positive):
+    """A running max/min with IEEE 754-2019's order of zeros, as `max`/`min` (and XLA):
+    where the running value is a zero, it is +0.0 for max if a +0.0 came so far (else -0.0),
+    and -0.0 for min if a -0.0 came (NumPy's accumulate keeps whichever zero it met first)."""
+    plain = _cum_impl(ufunc)
+
+    def impl(x, *, axis, reverse):
+        out = plain(x, axis=axis, reverse=reverse)
+        if out.dtype.kind != "f":
+            return out
+        x = np.asarray(x)
+        deciding = (x == 0) & (np.signbit(x) != positive)  # +0.0 for max, -0.0 for min
+        seen = _cum_impl(np.logical_or)(deciding, axis=axis, reverse=reverse)
+        zero = np.where(seen != positive, -0.0, 0.0).astype(out.dtype)
+        return np.where(out == 0, zero, out)
+    return impl
+
+
+cummax_p = primitive("cummax", abstract_eval=_cum_rule("cummax", ANY),
+                     impl=_cum_extremum_impl(np.maximum, True), kind="scan_op")
+cummin_p = primitive("cummin", abstract_eval=_cum_rule("cummin", ANY),
+                     impl=_cum_extremum_impl(np.minimum, False), kind="scan_op")
