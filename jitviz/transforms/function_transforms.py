@@ -50,14 +50,17 @@ def _as_value(x):
 
 # --- reverse mode ------------------------------------------------------------------------------
 
-def vjp(fun, *primals, has_aux=False, _name=None):
+def vjp(fun, *primals, has_aux=False, _name=None, _tangents_only=False):
     """`(out, vjp_fn)` (and `aux` with `has_aux`): `vjp_fn(ct)` is the cotangent of each
-    primal, for the cotangent `ct` of the output."""
+    primal, for the cotangent `ct` of the output. (`_tangents_only`: the primals are the
+    tangents of a custom_jvp rule being transposed, so the custom functions the rule calls
+    are not differentiated by this vjp.)"""
     name = _name or function_name(fun)
     leaves, in_tree = tree_flatten(primals)
     leaves = [_as_value(x) for x in leaves]
     store = {}
-    jaxpr, hoisted = trace_flat(_flatten_fun(fun, in_tree, store), leaves, name=name)
+    jaxpr, hoisted = trace_flat(_flatten_fun(fun, in_tree, store), leaves, name=name,
+                                differentiates=not _tangents_only)
     out_tree = store["out_tree"]
     aux_n = 0
     if has_aux:
@@ -218,7 +221,8 @@ def jvp(fun, primals, tangents, has_aux=False):
             raise TypeError(f"jvp: a tangent of shape {aval_of(t).shape} for a primal of "
                             f"shape {aval_of(x).shape}")
     store = {}
-    jaxpr, hoisted = trace_flat(_flatten_fun(fun, in_tree, store), leaves, name=name)
+    jaxpr, hoisted = trace_flat(_flatten_fun(fun, in_tree, store), leaves, name=name,
+                                differentiates=True)
     from ._util import convert
     ts = [None] * len(hoisted) + [convert(t, aval_of(x).dtype) if is_float(aval_of(x)) else None
                                   for x, t in zip(leaves, t_leaves)]
@@ -309,7 +313,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         store = {}
         with bound_axis(axis_name, size):
             jaxpr, hoisted = trace_flat(_flatten_fun(fun, in_tree, store), ex, name=name,
-                                        known=False)
+                                        known=False, differentiates=False)
             with replaying(axis_name, size):
                 outs, odims = batch_replay(jaxpr, list(hoisted) + leaves,
                                            [None] * len(hoisted) + dims)
