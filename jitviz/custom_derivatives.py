@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 
 from .core.interpreter import eval_jaxpr, inline_jaxpr
 from .core.ir import ClosedJaxpr
@@ -31,7 +32,7 @@ from .core.registry import lowering_rule, primitive, register_lowering
 from .core.source import function_name
 from .core.trace import JaxprTrace, Tracer, current_trace, push_trace
 from .errors import UnexpectedTracerError
-from .tree import tree_flatten, tree_unflatten
+from .tree import tree_flatten, tree_map, tree_unflatten
 
 
 def _call_rule(*args, name, jaxpr, num_consts, **rules):
@@ -408,13 +409,15 @@ class custom_jvp:
         if self.nondiff_argnums:
             raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
         def jvp(primals, tangents):
-            out = self.fun(*primals)
+            # the call of the function itself, as JAX's: a derivative of `out` at a higher
+            # order comes from these rules too
+            out = self(*primals)
             parts = [rule(t, out, *primals) for rule, t in zip(jvps, tangents)
                      if rule is not None]
-            total = parts[0]
-            for p in parts[1:]:
-                total = total + p
-            return out, total
+            if not parts:
+                from .numpy import zeros_like
+                return out, tree_map(zeros_like, out)
+            return out, functools.reduce(lambda a, b: tree_map(operator.add, a, b), parts)
         self.jvp = jvp
 
     def __call__(self, *args, **kwargs):

@@ -278,3 +278,25 @@ def test_under_grad_the_call_keeps_the_rule_and_only_the_rules_primal_part():
     np.testing.assert_allclose(jitviz.grad(log1pexp)(100.0), 1.0)
     np.testing.assert_allclose(jitviz.jit(jitviz.grad(log1pexp))(3.0), 1 / (1 + np.exp(-3.0)),
                                rtol=1e-6)
+
+
+def _defjvps_exp(api, np_):
+    """exp with a deliberately doubled slope that reads the output: higher orders follow the
+    rule only if the rule's own call of the function is a call of the custom function."""
+    f = api.custom_jvp(np_.exp)
+    f.defjvps(lambda t, ans, x: 2.0 * ans * t)
+    return f
+
+
+def test_defjvps_calls_the_custom_function_so_higher_orders_follow_the_rule():
+    f = _defjvps_exp(jitviz, jnp)
+    assert float(jitviz.grad(jitviz.grad(f))(0.0)) == 4.0  # 2 * (2 * exp(0)), not 2 * exp(0)
+    np.testing.assert_allclose(jitviz.hessian(f)(1.0), 4 * np.e, rtol=1e-6)
+
+
+def test_defjvps_higher_orders_match_jax():
+    jax = pytest.importorskip("jax")
+    ours, theirs = _defjvps_exp(jitviz, jnp), _defjvps_exp(jax, jax.numpy)
+    for x in (0.0, 0.5):
+        np.testing.assert_allclose(jitviz.grad(jitviz.grad(ours))(x),
+                                   jax.grad(jax.grad(theirs))(x), rtol=1e-6)
