@@ -341,14 +341,81 @@ def _flat_bwd(bwd, in_tree, out_tree):
 
 def _vjp_rule(cts, primals, outs, *, name, jaxpr, fwd, bwd, num_consts):
     from .transforms._util import aval_of, instantiate
+    from .transforms.vjp import defer_to_pullback
     args = primals[num_consts:]
     _, res = fwd(*args)
     cts = [instantiate(c, aval_of(o)) for c, o in zip(cts, outs)]
-    in_cts = bwd(res, *cts)
+    if defer_to_pullback():
+        return [None] * num_consts + _pending_bwd_call(name, bwd, res, cts, args)
+    return [None] * num_consts + _checked_cts(name, bwd(res, *cts), args)
+
+
+def _checked_cts(name, in_cts, args):
     if len(in_cts) != len(args):
         raise TypeError(f"custom_vjp {name}: bwd gave {len(in_cts)} cotangent leaves for "
                         f"{len(args)} argument leaves")
-    return [None] * num_consts + list(in_cts)
+    return list(in_cts)
+
+
+class _PendingBwd:
+    """A custom_vjp's `bwd` left to the pullback: JAX runs `bwd` when the pullback is called
+    (each time), not when `vjp` returns. The backward jaxpr `vjp` traces holds a placeholder
+    call (zeros of the cotangents' types, on the residuals and cotangents, so the forward
+    pass keeps exactly what `bwd` reads); the pullback replays that jaxpr calling `bwd`
+    instead (`replay_with_pending_bwd`)."""
+
+    def __init__(self, name, bwd, res, n_cts, arg_avals):
+        leaves, self.res_tree = tree_flatten(res)
+        self.traced = [i for i, r in enumerate(leaves) if isinstance(r, Tracer)]
+        self.static = [None if isinstance(r, Tracer) else r for r in leaves]
+        self.operands = [leaves[i] for i in self.traced]
+        self.name, self.bwd, self.n_cts, self.arg_avals = name, bwd, n_cts, arg_avals
+
+    def __call__(self, *ops):
+        from .transforms._util import aval_of, convert, zeros
+        leaves = list(self.static)
+        for i, r in zip(self.traced, ops[:len(self.traced)]):
+            leaves[i] = r
+        res = tree_unflatten(self.res_tree, leaves)
+        in_cts = _checked_cts(self.name, self.bwd(res, *ops[len(self.traced):]),
+                              self.arg_avals)
+        out = []
+        for ct, aval in zip(in_cts, self.arg_avals):
+            if ct is None:
+                out.append(zeros(aval))
+                continue
+            if aval_of(ct).shape != aval.shape:
+                raise ValueError(f"Custom VJP bwd rule of {self.name} must produce an output "
+                                 "with the same shape as the args tuple of the primal "
+                                 f"function: got {aval_of(ct).shape} for an argument of "
+                                 f"shape {aval.shape}")
+            out.append(convert(ct, aval.dtype))
+        return out
+
+
+def _pending_bwd_call(name, bwd, res, cts, args):
+    from .transforms._util import aval_of, trace_avals, zeros
+    arg_avals = [aval_of(a).strong() for a in args]
+    pending = _PendingBwd(name, bwd, res, len(cts), arg_avals)
+    ops = pending.operands + list(cts)
+    zero = trace_avals(lambda *_: [zeros(a) for a in arg_avals], [aval_of(o) for o in ops],
+                       name=f"bwd of {name}")
+    return list(custom_vjp_call_p.bind(*ops, name=f"bwd of {name}", jaxpr=ClosedJaxpr(zero, ()),
+                                       num_consts=0, fwd=None, bwd=pending))
+
+
+def replay_with_pending_bwd(jaxpr, args):
+    """`jaxpr` (a backward pass) re-emitted on `args` with each pending `bwd` called now."""
+    from .core.interpreter import results, run_jaxpr
+    from .transforms._util import keep_source, read_literal
+
+    def apply_eqn(eqn, ins):
+        pending = eqn.params.get("bwd") if eqn.primitive is custom_vjp_call_p else None
+        if isinstance(pending, _PendingBwd):
+            return pending(*ins)
+        with keep_source(eqn):
+            return results(eqn, eqn.primitive.bind(*ins, **eqn.params))
+    return run_jaxpr(jaxpr, list(args), apply_eqn, literal=read_literal)[0]
 
 
 def _jvp_rule(primals, tangents, **params):

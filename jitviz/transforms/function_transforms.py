@@ -71,7 +71,7 @@ def vjp(fun, *primals, has_aux=False, _name=None, _tangents_only=False):
     nh = len(hoisted)
     args = list(hoisted) + leaves
     active = [False] * nh + [is_float(aval_of(x)) for x in leaves]
-    v = vjp_jaxpr(jaxpr, active, name)
+    v = vjp_jaxpr(jaxpr, active, name, defer=True)
     jit_p = _jit_p()
     outs = jit_p.bind(*args, name=f"forward({name})", jaxpr=closed(v.forward))
     n_out = len(jaxpr.outvars)
@@ -91,7 +91,7 @@ def vjp(fun, *primals, has_aux=False, _name=None, _tangents_only=False):
         cts = [_cast_ct(c, o.aval) for c, o in zip(ct_leaves, jaxpr.outvars)]
         cts += [full(o.aval.shape, 0, o.aval.dtype) for o in jaxpr.outvars[len(cts):]]
         cts = [convert(c, o.aval.dtype) for c, o in zip(cts, jaxpr.outvars)]
-        in_cts = jit_p.bind(*res, *cts, name=f"backward({name})", jaxpr=closed(v.backward))
+        in_cts = _pull_back(v, name, res, cts)
         # JAX's cotangent of a weak primal is weak, except a complex primal's when every
         # output is real (the cotangent then comes from the transpose of `real`)
         real_out = all(o.aval.dtype.kind != "c" for o in jaxpr.outvars)
@@ -103,6 +103,19 @@ def vjp(fun, *primals, has_aux=False, _name=None, _tangents_only=False):
     if has_aux:
         return main_out, vjp_fn, tree_unflatten(aux_tree, aux)
     return main_out, vjp_fn
+
+
+def _pull_back(v, name, res, cts):
+    """The `backward(f)` call. Work its rules left to the pullback (a custom_vjp's `bwd`,
+    which JAX runs at each call of the pullback) runs now: the backward jaxpr is replayed with
+    it done, on values known when they are (so `bwd` may branch on its residuals)."""
+    jit_p = _jit_p()
+    if not v.deferred:
+        return jit_p.bind(*res, *cts, name=f"backward({name})", jaxpr=closed(v.backward))
+    from ..custom_derivatives import replay_with_pending_bwd
+    body, hoisted = trace_flat(lambda *xs: replay_with_pending_bwd(v.backward, xs),
+                               [*res, *cts], name=name)
+    return jit_p.bind(*hoisted, *res, *cts, name=f"backward({name})", jaxpr=closed(body))
 
 
 def _cast_ct(c, aval):
