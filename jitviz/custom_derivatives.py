@@ -17,6 +17,13 @@ its reverse mode the transpose of that rule (the rule is linear in the tangents:
 respect to them, as JAX transposes the linearized rule), and it batches the function and the
 rule together.
 
+When the user's functions run follows JAX (users see it through `print`s and Python control
+flow): an eager call just runs the function; under `jit`, `make_jaxpr` or a control-flow body
+the function is traced and the rules wait; a call that `jvp`/`grad`/`vjp` differentiate as they
+trace (`transforms._util.custom_rule_depth`) runs only the rule (`jvp`, or `fwd`) once per level
+of differentiation, and its equation keeps the traced rule, the call's jaxpr being the rule's
+primal part. A custom_vjp's `bwd` runs when the pullback is called (`_PendingBwd`).
+
 Like JAX, the functions may not close over values being traced by an enclosing transformation
 (pass them as arguments); closed-over constants are fine and get no cotangent.
 """
