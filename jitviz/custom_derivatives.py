@@ -17,6 +17,13 @@ its reverse mode the transpose of that rule (the rule is linear in the tangents:
 respect to them, as JAX transposes the linearized rule), and it batches the function and the
 rule together.
 
+When the user's functions run follows JAX (users see it through `print`s and Python control
+flow): an eager call just runs the function; under `jit`, `make_jaxpr` or a control-flow body
+the function is traced and the rules wait; a call that `jvp`/`grad`/`vjp` differentiate as they
+trace (`transforms._util.custom_rule_depth`) runs only the rule (`jvp`, or `fwd`) once per level
+of differentiation, and its equation keeps the traced rule, the call's jaxpr being the rule's
+primal part. A custom_vjp's `bwd` runs when the pullback is called (`_PendingBwd`).
+
 Like JAX, the functions may not close over values being traced by an enclosing transformation
 (pass them as arguments); closed-over constants are fine and get no cotangent.
 """
@@ -24,14 +31,15 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 
 from .core.interpreter import eval_jaxpr, inline_jaxpr
 from .core.ir import ClosedJaxpr
 from .core.registry import lowering_rule, primitive, register_lowering
 from .core.source import function_name
-from .core.trace import Tracer
+from .core.trace import JaxprTrace, Tracer, current_trace, push_trace
 from .errors import UnexpectedTracerError
-from .tree import tree_flatten, tree_unflatten
+from .tree import tree_flatten, tree_map, tree_unflatten
 
 
 def _call_rule(*args, name, jaxpr, num_consts, **rules):
@@ -90,13 +98,16 @@ class custom_vjp:
                                  " using defvjp.")
         args = _positional(self.fun, args, kwargs, "custom_vjp")
         nd = _NondiffSplit(args, self.nondiff_argnums, self.fun)
+        if current_trace() is None:
+            return self.fun(*args)  # an eager call just runs the function, as in JAX
         for value in nd.static:
             _check_for_tracers(value)
-        fwd, bwd = self.fwd, self.bwd
+        fwd, bwd = nd.with_static(self.fwd), nd.prepend_static(self.bwd)
+        if _differentiated_here(nd.diff):
+            return _bind_fwd_rule_call(self.fun, fwd, bwd, nd.diff)
         return _bind_call(
             custom_vjp_call_p, "custom_vjp", self.fun, nd.with_static(self.fun), nd.diff,
-            lambda i, o: dict(fwd=_flat_fwd(nd.with_static(fwd), i, o),
-                              bwd=_flat_bwd(nd.prepend_static(bwd), i, o)))
+            lambda i, o: dict(fwd=_flat_fwd(fwd, i, o), bwd=_flat_bwd(bwd, i, o)))
 
 
 def _positional(fun, args, kwargs, kind):
@@ -191,13 +202,126 @@ def _bind_call(prim, kind, fun, flat_source, args, rules_of_trees):
         out, tree = tree_flatten(flat_source(*tree_unflatten(in_tree, list(xs))))
         store["out_tree"] = tree
         return out
-    jaxpr, hoisted = trace_flat(flat_fun, leaves, name=function_name(fun), known=False)
-    if any(isinstance(h, Tracer) for h in hoisted):
-        raise TypeError(f"{kind} function {function_name(fun)} closes over a value traced by "
-                        "an enclosing transformation; pass it as an argument")
+    # values known now stay known (under an eager grad, `if x > 0:` works in the function)
+    jaxpr, hoisted = trace_flat(flat_fun, leaves, name=function_name(fun), known=True)
+    _check_no_traced_closure(hoisted, kind, fun)
     out_tree = store["out_tree"]
     outs = prim.bind(*hoisted, *leaves, name=function_name(fun), jaxpr=ClosedJaxpr(jaxpr, ()),
                      num_consts=len(hoisted), **rules_of_trees(in_tree, out_tree))
+    return tree_unflatten(out_tree, list(outs))
+
+
+def _check_no_traced_closure(hoisted, kind, fun):
+    if any(isinstance(h, Tracer) for h in hoisted):
+        raise TypeError(f"{kind} function {function_name(fun)} closes over a value traced by "
+                        "an enclosing transformation; pass it as an argument")
+
+
+def _differentiated_here(operands):
+    """Whether the current trace is being differentiated as it is traced (grad, jvp, vjp,
+    or vmap inside them) and the call has traced operands: then JAX calls only the rule
+    (`jvp`, or `fwd`), never the function itself."""
+    from .transforms._util import custom_rule_depth
+    return custom_rule_depth(current_trace()) > 0 and \
+        any(isinstance(x, Tracer) for x in tree_flatten(operands)[0])
+
+
+def _trace_rule(flat_rule, leaves, free_avals, kind, fun):
+    """Trace `flat_rule(primals, free)` once: `primals` stand for `leaves` (their values kept
+    when the enclosing trace knows them, so the rule may use Python control flow on them),
+    `free` are fresh inputs of `free_avals` (tangents). Inside, custom functions count one
+    differentiation fewer: the function the rule calls is traced (or runs its own rule
+    again under grad of grad), as JAX calls it one level down.
+
+    Returns (jaxpr, consts): the jaxpr's leading inputs stand for `consts`."""
+    from .transforms._util import KnownTrace, aval_of, custom_rule_depth, known_value
+    parent = current_trace()
+    values = [known_value(x) for x in leaves]
+    known = isinstance(parent, KnownTrace) and all(v is not None for v in values)
+    trace = (KnownTrace if known else JaxprTrace)(
+        parent, fun_name=function_name(fun), fun_location="", purpose=f"{kind} rule")
+    trace.custom_rule_depth = custom_rule_depth(parent) - 1
+    with push_trace(trace):
+        primals = [trace.new_known_arg(v, aval_of(x)) if known else trace.new_arg(aval_of(x))
+                   for x, v in zip(leaves, values)]
+        free = [trace.new_arg(aval) for aval in free_avals]
+        outs = flat_rule(primals, free)
+        jaxpr, consts = trace.finish_hoisted(list(outs))
+    _check_no_traced_closure(consts, kind, fun)
+    return jaxpr, consts
+
+
+def _primal_part(rule_jaxpr, consts, leaves, free_avals, n_out, fun):
+    """The call's own jaxpr taken from its traced rule: the rule's first `n_out` outputs with
+    zero tangents, dead code dropped (the function itself is never traced)."""
+    from .passes.dce import dce_jaxpr
+    from .transforms._util import trace_flat, zeros
+
+    def primal(*xs):
+        ins = [*consts, *xs, *[zeros(aval) for aval in free_avals]]
+        return inline_jaxpr(rule_jaxpr, (), *ins)[:n_out]
+    jaxpr, hoisted = trace_flat(primal, leaves, name=function_name(fun), known=False)
+    return dce_jaxpr(jaxpr), hoisted
+
+
+def _bind_jvp_rule_call(fun, rule, operands):
+    """A custom_jvp call being differentiated: only the rule runs (once), and the equation
+    keeps its jaxpr, for this and later differentiations (jvp: inlined; grad: transposed)."""
+    from .transforms._util import aval_of
+    leaves, in_tree = tree_flatten(operands)
+    avals = [aval_of(x) for x in leaves]
+    trees = {}
+
+    def flat_rule(primals, tangents):
+        ps, ts = (tuple(tree_unflatten(in_tree, list(x))) for x in (primals, tangents))
+        out, t_out = rule(ps, ts)
+        trees["out"], t_tree = tree_flatten(out)[1], tree_flatten(t_out)[1]
+        if t_tree != trees["out"]:
+            raise TypeError("Custom JVP rule must produce primal and tangent outputs with "
+                            f"equal container (pytree) structures, but got {trees['out']} "
+                            f"and {t_tree} respectively.")
+        return tree_flatten(out)[0] + tree_flatten(t_out)[0]
+    jaxpr, consts = _trace_rule(flat_rule, leaves, avals, "custom_jvp", fun)
+    n_out = trees["out"].num_leaves
+
+    def jvp(primals, tangents):
+        outs = inline_jaxpr(jaxpr, (), *consts, *primals, *tangents)
+        return outs[:n_out], outs[n_out:]
+    return _bind_from_rule(custom_jvp_call_p, fun, jaxpr, consts, leaves, avals, n_out,
+                           trees["out"], dict(jvp=jvp))
+
+
+def _bind_fwd_rule_call(fun, fwd, bwd, operands):
+    """A custom_vjp call being differentiated: only `fwd` runs now (once); `bwd` runs when
+    the backward pass is built, as under JAX's grad."""
+    leaves, in_tree = tree_flatten(operands)
+    trees = {}
+
+    def flat_fwd(primals, _):
+        out, res = fwd(*tree_unflatten(in_tree, list(primals)))
+        out_leaves, trees["out"] = tree_flatten(out)
+        res_leaves, trees["res"] = tree_flatten(res)
+        # traced residuals are outputs of the traced fwd; Python values stay as they are
+        trees["traced"] = [i for i, r in enumerate(res_leaves) if isinstance(r, Tracer)]
+        trees["res_leaves"] = [None if isinstance(r, Tracer) else r for r in res_leaves]
+        return out_leaves + [res_leaves[i] for i in trees["traced"]]
+    jaxpr, consts = _trace_rule(flat_fwd, leaves, [], "custom_vjp", fun)
+    n_out, out_tree = trees["out"].num_leaves, trees["out"]
+
+    def traced_fwd(*xs):
+        outs = inline_jaxpr(jaxpr, (), *consts, *xs)
+        res_leaves = list(trees["res_leaves"])
+        for i, r in zip(trees["traced"], outs[n_out:]):
+            res_leaves[i] = r
+        return outs[:n_out], tree_unflatten(trees["res"], res_leaves)
+    return _bind_from_rule(custom_vjp_call_p, fun, jaxpr, consts, leaves, [], n_out, out_tree,
+                           dict(fwd=traced_fwd, bwd=_flat_bwd(bwd, in_tree, out_tree)))
+
+
+def _bind_from_rule(prim, fun, rule_jaxpr, consts, leaves, free_avals, n_out, out_tree, rules):
+    primal, hoisted = _primal_part(rule_jaxpr, consts, leaves, free_avals, n_out, fun)
+    outs = prim.bind(*hoisted, *leaves, name=function_name(fun), jaxpr=ClosedJaxpr(primal, ()),
+                     num_consts=len(hoisted), **rules)
     return tree_unflatten(out_tree, list(outs))
 
 
@@ -224,14 +348,81 @@ def _flat_bwd(bwd, in_tree, out_tree):
 
 def _vjp_rule(cts, primals, outs, *, name, jaxpr, fwd, bwd, num_consts):
     from .transforms._util import aval_of, instantiate
+    from .transforms.vjp import defer_to_pullback
     args = primals[num_consts:]
     _, res = fwd(*args)
     cts = [instantiate(c, aval_of(o)) for c, o in zip(cts, outs)]
-    in_cts = bwd(res, *cts)
+    if defer_to_pullback():
+        return [None] * num_consts + _pending_bwd_call(name, bwd, res, cts, args)
+    return [None] * num_consts + _checked_cts(name, bwd(res, *cts), args)
+
+
+def _checked_cts(name, in_cts, args):
     if len(in_cts) != len(args):
         raise TypeError(f"custom_vjp {name}: bwd gave {len(in_cts)} cotangent leaves for "
                         f"{len(args)} argument leaves")
-    return [None] * num_consts + list(in_cts)
+    return list(in_cts)
+
+
+class _PendingBwd:
+    """A custom_vjp's `bwd` left to the pullback: JAX runs `bwd` when the pullback is called
+    (each time), not when `vjp` returns. The backward jaxpr `vjp` traces holds a placeholder
+    call (zeros of the cotangents' types, on the residuals and cotangents, so the forward
+    pass keeps exactly what `bwd` reads); the pullback replays that jaxpr calling `bwd`
+    instead (`replay_with_pending_bwd`)."""
+
+    def __init__(self, name, bwd, res, n_cts, arg_avals):
+        leaves, self.res_tree = tree_flatten(res)
+        self.traced = [i for i, r in enumerate(leaves) if isinstance(r, Tracer)]
+        self.static = [None if isinstance(r, Tracer) else r for r in leaves]
+        self.operands = [leaves[i] for i in self.traced]
+        self.name, self.bwd, self.n_cts, self.arg_avals = name, bwd, n_cts, arg_avals
+
+    def __call__(self, *ops):
+        from .transforms._util import aval_of, convert, zeros
+        leaves = list(self.static)
+        for i, r in zip(self.traced, ops[:len(self.traced)]):
+            leaves[i] = r
+        res = tree_unflatten(self.res_tree, leaves)
+        in_cts = _checked_cts(self.name, self.bwd(res, *ops[len(self.traced):]),
+                              self.arg_avals)
+        out = []
+        for ct, aval in zip(in_cts, self.arg_avals):
+            if ct is None:
+                out.append(zeros(aval))
+                continue
+            if aval_of(ct).shape != aval.shape:
+                raise ValueError(f"Custom VJP bwd rule of {self.name} must produce an output "
+                                 "with the same shape as the args tuple of the primal "
+                                 f"function: got {aval_of(ct).shape} for an argument of "
+                                 f"shape {aval.shape}")
+            out.append(convert(ct, aval.dtype))
+        return out
+
+
+def _pending_bwd_call(name, bwd, res, cts, args):
+    from .transforms._util import aval_of, trace_avals, zeros
+    arg_avals = [aval_of(a).strong() for a in args]
+    pending = _PendingBwd(name, bwd, res, len(cts), arg_avals)
+    ops = pending.operands + list(cts)
+    zero = trace_avals(lambda *_: [zeros(a) for a in arg_avals], [aval_of(o) for o in ops],
+                       name=f"bwd of {name}")
+    return list(custom_vjp_call_p.bind(*ops, name=f"bwd of {name}", jaxpr=ClosedJaxpr(zero, ()),
+                                       num_consts=0, fwd=None, bwd=pending))
+
+
+def replay_with_pending_bwd(jaxpr, args):
+    """`jaxpr` (a backward pass) re-emitted on `args` with each pending `bwd` called now."""
+    from .core.interpreter import results, run_jaxpr
+    from .transforms._util import keep_source, read_literal
+
+    def apply_eqn(eqn, ins):
+        pending = eqn.params.get("bwd") if eqn.primitive is custom_vjp_call_p else None
+        if isinstance(pending, _PendingBwd):
+            return pending(*ins)
+        with keep_source(eqn):
+            return results(eqn, eqn.primitive.bind(*ins, **eqn.params))
+    return run_jaxpr(jaxpr, list(args), apply_eqn, literal=read_literal)[0]
 
 
 def _jvp_rule(primals, tangents, **params):
@@ -292,13 +483,15 @@ class custom_jvp:
         if self.nondiff_argnums:
             raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
         def jvp(primals, tangents):
-            out = self.fun(*primals)
+            # the call of the function itself, as JAX's: a derivative of `out` at a higher
+            # order comes from these rules too
+            out = self(*primals)
             parts = [rule(t, out, *primals) for rule, t in zip(jvps, tangents)
                      if rule is not None]
-            total = parts[0]
-            for p in parts[1:]:
-                total = total + p
-            return out, total
+            if not parts:
+                from .numpy import zeros_like
+                return out, tree_map(zeros_like, out)
+            return out, functools.reduce(lambda a, b: tree_map(operator.add, a, b), parts)
         self.jvp = jvp
 
     def __call__(self, *args, **kwargs):
@@ -306,12 +499,16 @@ class custom_jvp:
             raise AttributeError(f"No JVP defined for custom_jvp function {function_name(self.fun)}"
                                  " using defjvp.")
         args = _positional(self.fun, args, kwargs, "custom_jvp")
+        nd = _NondiffSplit(args, self.nondiff_argnums, self.fun)
+        if current_trace() is None:
+            return self.fun(*args)  # an eager call just runs the function, as in JAX
         if not self.nondiff_argnums:
+            if _differentiated_here(args):
+                return _bind_jvp_rule_call(self.fun, self.jvp, args)
             return _bind_call(custom_jvp_call_p, "custom_jvp", self.fun, self.fun, args,
                               lambda i, o: dict(jvp=_flat_jvp(self.jvp, i, o)))
         # JAX lets traced values be non-differentiable arguments of a custom_jvp function:
         # those leaves travel as operands (with no tangent), the rest stay Python values
-        nd = _NondiffSplit(args, self.nondiff_argnums, self.fun)
         static = _TracedLeaves(nd.static)
         fun, rule = self.fun, self.jvp
 
@@ -320,6 +517,9 @@ class custom_jvp:
 
         def jvp(primals, tangents):
             return rule(*static.rebuild(primals[-1]), tuple(primals[:-1]), tuple(tangents[:-1]))
+        operands = nd.diff + (static.traced,)
+        if _differentiated_here(operands):
+            return _bind_jvp_rule_call(fun, jvp, operands)
         return _bind_call(custom_jvp_call_p, "custom_jvp", fun, primal,
                           nd.diff + (static.traced,),
                           lambda i, o: dict(jvp=_flat_jvp(jvp, i, o)))
@@ -371,7 +571,8 @@ def _custom_jvp_vjp_rule(cts, primals, outs, *, name, jaxpr, jvp, num_consts):
         for i, t in zip(diff, ts):
             full[i] = t
         return jvp(args, full)[1]
-    _, pullback = vjp_of(tangent_out, *[zeros(aval_of(args[i])) for i in diff])
+    _, pullback = vjp_of(tangent_out, *[zeros(aval_of(args[i])) for i in diff],
+                         _tangents_only=True)
     in_cts = pullback([instantiate(c, aval_of(o)) for c, o in zip(cts, outs)])
     result = [None] * len(args)
     for i, c in zip(diff, in_cts):

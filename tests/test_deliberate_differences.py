@@ -152,6 +152,30 @@ def test_at_updates_are_one_scatter_over_the_flattened_operand():
     assert "ScatterDimensionNumbers" not in text
 
 
+def test_a_custom_vjp_bwd_inside_a_jitted_call_runs_in_vjp():
+    """A custom_vjp called inside a `jit` (or cond, scan, checkpoint) body that `vjp`
+    differentiates: jitviz builds that body's backward pass inside `vjp`, so its `bwd` runs
+    there, once; JAX runs it when the pullback is called. Called directly in the
+    differentiated function, `bwd` runs at each pullback call, as in JAX."""
+    calls = []
+
+    @jitviz.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    def f_bwd(cos_x, g):
+        calls.append("f_bwd")
+        return (cos_x * g,)
+    f.defvjp(lambda x: (f(x), jnp.cos(x)), f_bwd)
+    _, pullback = jitviz.vjp(lambda x: jitviz.jit(f)(x) * 2.0, 3.0)
+    assert calls == ["f_bwd"]  # JAX: []
+    np.testing.assert_allclose(pullback(1.0)[0], 2 * np.cos(3.0), rtol=1e-6)
+    np.testing.assert_allclose(pullback(2.0)[0], 4 * np.cos(3.0), rtol=1e-6)
+    assert calls == ["f_bwd"]  # JAX: ["f_bwd", "f_bwd"]
+    _, direct = jitviz.vjp(lambda x: f(x) * 2.0, 3.0)
+    direct(1.0)
+    assert calls == ["f_bwd", "f_bwd"]  # as JAX
+
 def test_the_readme_table_lists_exactly_these_tests():
     readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
     section = readme.split("## Where jitviz differs from JAX, deliberately")[1].split("\n## ")[0]

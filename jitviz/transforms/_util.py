@@ -125,12 +125,23 @@ class KnownTrace(JaxprTrace):
         return known if prim.multiple_results else known[0]
 
 
-def trace_flat(flat_fun, args, *, name="fun", known=True):
+def custom_rule_depth(trace) -> int:
+    """How many enclosing differentiations will differentiate the values of `trace` as they
+    are traced (not through a jaxpr staged by `jit`, a control-flow body or a replay): a
+    `custom_jvp`/`custom_vjp` called there runs its rule, nested that many times, instead of
+    being traced itself (JAX calls only the rule under jvp/grad)."""
+    return 0 if trace is None else getattr(trace, "custom_rule_depth", 0)
+
+
+def trace_flat(flat_fun, args, *, name="fun", known=True, differentiates=None):
     """Trace `flat_fun(*tracers) -> list of outputs` on the types of `args`.
 
     Returns (jaxpr, hoisted): a closed jaxpr whose leading invars stand for `hoisted` (values
     it closed over: tracers of enclosing traces, arrays). With `known`, and every argument
     known, the function runs with KnownTracers (so Python control flow on values works).
+    `differentiates`: True when the caller differentiates the trace (grad, vjp, jvp), False
+    when it only replays it through the enclosing differentiations (vmap); None when the
+    trace is staged (see `custom_rule_depth`).
     """
     parent = current_trace()
     vals = [known_value(a) for a in args]
@@ -138,6 +149,8 @@ def trace_flat(flat_fun, args, *, name="fun", known=True):
         (parent is None or isinstance(parent, KnownTrace))
     cls = KnownTrace if use_known else JaxprTrace
     trace = cls(parent, fun_name=name, fun_location="", purpose="transformation")
+    if differentiates is not None:
+        trace.custom_rule_depth = custom_rule_depth(parent) + int(differentiates)
     with push_trace(trace):
         if use_known:
             tracers = [trace.new_known_arg(v, aval_of(a)) for v, a in zip(vals, args)]

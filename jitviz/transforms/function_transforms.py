@@ -50,14 +50,17 @@ def _as_value(x):
 
 # --- reverse mode ------------------------------------------------------------------------------
 
-def vjp(fun, *primals, has_aux=False, _name=None):
+def vjp(fun, *primals, has_aux=False, _name=None, _tangents_only=False):
     """`(out, vjp_fn)` (and `aux` with `has_aux`): `vjp_fn(ct)` is the cotangent of each
-    primal, for the cotangent `ct` of the output."""
+    primal, for the cotangent `ct` of the output. (`_tangents_only`: the primals are the
+    tangents of a custom_jvp rule being transposed, so the custom functions the rule calls
+    are not differentiated by this vjp.)"""
     name = _name or function_name(fun)
     leaves, in_tree = tree_flatten(primals)
     leaves = [_as_value(x) for x in leaves]
     store = {}
-    jaxpr, hoisted = trace_flat(_flatten_fun(fun, in_tree, store), leaves, name=name)
+    jaxpr, hoisted = trace_flat(_flatten_fun(fun, in_tree, store), leaves, name=name,
+                                differentiates=not _tangents_only)
     out_tree = store["out_tree"]
     aux_n = 0
     if has_aux:
@@ -68,7 +71,7 @@ def vjp(fun, *primals, has_aux=False, _name=None):
     nh = len(hoisted)
     args = list(hoisted) + leaves
     active = [False] * nh + [is_float(aval_of(x)) for x in leaves]
-    v = vjp_jaxpr(jaxpr, active, name)
+    v = vjp_jaxpr(jaxpr, active, name, defer=True)
     jit_p = _jit_p()
     outs = jit_p.bind(*args, name=f"forward({name})", jaxpr=closed(v.forward))
     n_out = len(jaxpr.outvars)
@@ -88,7 +91,7 @@ def vjp(fun, *primals, has_aux=False, _name=None):
         cts = [_cast_ct(c, o.aval) for c, o in zip(ct_leaves, jaxpr.outvars)]
         cts += [full(o.aval.shape, 0, o.aval.dtype) for o in jaxpr.outvars[len(cts):]]
         cts = [convert(c, o.aval.dtype) for c, o in zip(cts, jaxpr.outvars)]
-        in_cts = jit_p.bind(*res, *cts, name=f"backward({name})", jaxpr=closed(v.backward))
+        in_cts = _pull_back(v, name, res, cts)
         # JAX's cotangent of a weak primal is weak, except a complex primal's when every
         # output is real (the cotangent then comes from the transpose of `real`)
         real_out = all(o.aval.dtype.kind != "c" for o in jaxpr.outvars)
@@ -100,6 +103,19 @@ def vjp(fun, *primals, has_aux=False, _name=None):
     if has_aux:
         return main_out, vjp_fn, tree_unflatten(aux_tree, aux)
     return main_out, vjp_fn
+
+
+def _pull_back(v, name, res, cts):
+    """The `backward(f)` call. Work its rules left to the pullback (a custom_vjp's `bwd`,
+    which JAX runs at each call of the pullback) runs now: the backward jaxpr is replayed with
+    it done, on values known when they are (so `bwd` may branch on its residuals)."""
+    jit_p = _jit_p()
+    if not v.deferred:
+        return jit_p.bind(*res, *cts, name=f"backward({name})", jaxpr=closed(v.backward))
+    from ..custom_derivatives import replay_with_pending_bwd
+    body, hoisted = trace_flat(lambda *xs: replay_with_pending_bwd(v.backward, xs),
+                               [*res, *cts], name=name)
+    return jit_p.bind(*hoisted, *res, *cts, name=f"backward({name})", jaxpr=closed(body))
 
 
 def _cast_ct(c, aval):
@@ -218,7 +234,8 @@ def jvp(fun, primals, tangents, has_aux=False):
             raise TypeError(f"jvp: a tangent of shape {aval_of(t).shape} for a primal of "
                             f"shape {aval_of(x).shape}")
     store = {}
-    jaxpr, hoisted = trace_flat(_flatten_fun(fun, in_tree, store), leaves, name=name)
+    jaxpr, hoisted = trace_flat(_flatten_fun(fun, in_tree, store), leaves, name=name,
+                                differentiates=True)
     from ._util import convert
     ts = [None] * len(hoisted) + [convert(t, aval_of(x).dtype) if is_float(aval_of(x)) else None
                                   for x, t in zip(leaves, t_leaves)]
@@ -309,7 +326,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         store = {}
         with bound_axis(axis_name, size):
             jaxpr, hoisted = trace_flat(_flatten_fun(fun, in_tree, store), ex, name=name,
-                                        known=False)
+                                        known=False, differentiates=False)
             with replaying(axis_name, size):
                 outs, odims = batch_replay(jaxpr, list(hoisted) + leaves,
                                            [None] * len(hoisted) + dims)

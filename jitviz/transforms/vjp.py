@@ -17,6 +17,8 @@ multiple-result primitives, None entries for zeros) — and return a cotangent p
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..core.interpreter import results, run_jaxpr
@@ -455,18 +457,40 @@ def backward_pass(jaxpr, env, active, res, out_cts):
     return [cts.get(v.id) if isinstance(v, Var) else None for v in jaxpr.invars]
 
 
+class _Deferral(threading.local):
+    # while a backward pass whose pullback replays it is traced: the work rules left to it
+    pending = None
+
+
+_DEFERRAL = _Deferral()
+
+
+def defer_to_pullback() -> bool:
+    """Whether the backward pass being traced is the top level of a `vjp` whose pullback
+    replays it (so a rule may emit a placeholder that the pullback's replay carries out: a
+    custom_vjp's `bwd`, which JAX runs when the pullback is called). Records that it did."""
+    if _DEFERRAL.pending is None:
+        return False
+    _DEFERRAL.pending.append(True)
+    return True
+
+
 class VJPJaxprs:
     """`forward`: invars -> outvars + residuals (those of kind "out"); `backward`:
     residuals (in `res_spec` order) + output cotangents -> a cotangent per invar.
     `res_spec[i]` is ("in", invar index) for a residual that is an input of the forward
-    jaxpr (not recomputed or stored), or ("out", k) for the k-th extra forward output."""
+    jaxpr (not recomputed or stored), or ("out", k) for the k-th extra forward output.
+    `deferred`: the backward jaxpr holds work left to the pullback (`defer_to_pullback`)."""
 
-    def __init__(self, forward, backward, res_spec):
+    def __init__(self, forward, backward, res_spec, deferred=False):
         self.forward, self.backward, self.res_spec = forward, backward, res_spec
         self.n_res_out = sum(1 for kind, _ in res_spec if kind == "out")
+        self.deferred = deferred
 
 
-def vjp_jaxpr(jaxpr, active_in=None, name="f") -> VJPJaxprs:
+def vjp_jaxpr(jaxpr, active_in=None, name="f", defer=False) -> VJPJaxprs:
+    """`defer`: the caller replays the backward jaxpr at its pullback's call (see
+    `defer_to_pullback`); nested calls (bodies of jit, cond, scan, checkpoint) do not."""
     active_in = active_in if active_in is not None else [True] * len(jaxpr.invars)
     fwd = JaxprTrace(current_trace(), fun_name=name, fun_location="", purpose="forward")
     with push_trace(fwd):
@@ -475,7 +499,11 @@ def vjp_jaxpr(jaxpr, active_in=None, name="f") -> VJPJaxprs:
         bwd = JaxprTrace(fwd, fun_name=name, fun_location="", purpose="backward")
         with push_trace(bwd):
             cts = [bwd.new_arg(v.aval.strong()) for v in jaxpr.outvars]
-            in_cts = backward_pass(jaxpr, env, active, res, cts)
+            outer, _DEFERRAL.pending = _DEFERRAL.pending, ([] if defer else None)
+            try:
+                in_cts = backward_pass(jaxpr, env, active, res, cts)
+            finally:
+                deferred, _DEFERRAL.pending = bool(_DEFERRAL.pending), outer
             in_cts = [instantiate(ct, v.aval) for ct, v in zip(in_cts, jaxpr.invars)]
             bwd_jaxpr, residuals = bwd.finish_hoisted(in_cts)
         arg_pos = {a._var.id: i for i, a in enumerate(args)}
@@ -490,7 +518,7 @@ def vjp_jaxpr(jaxpr, active_in=None, name="f") -> VJPJaxprs:
         fwd_jaxpr, fwd_hoisted = fwd.finish_hoisted(list(outs) + extra)
     if fwd_hoisted:
         raise AssertionError("internal: the forward jaxpr captured values")
-    return VJPJaxprs(fwd_jaxpr, bwd_jaxpr, spec)
+    return VJPJaxprs(fwd_jaxpr, bwd_jaxpr, spec, deferred)
 
 
 def assemble_residuals(spec, ins, res_out):
