@@ -33,7 +33,7 @@ from .core.trace import JaxprTrace, current_trace, host_array, is_device_array, 
 from .diagnostics import Event, EventLog, describe_code_location, describe_line
 from .staging import ArgSpec, SplitArgs, arg_spec, leaf_avals, merge_static, split_args, \
     trace_to_jaxpr
-from .state import Ref
+from .state import NestedRefWrite, Ref
 from .stages import Compiled, Lowered, Traced, _compile, _lower  # noqa: F401 (jitviz.Compiled)
 from .tree import tree_flatten, tree_unflatten
 
@@ -639,10 +639,14 @@ class JitFunction:
                            purpose="jit")
         trace.static_hints = split.static_hints
         trace.arg_order = list(split.leaf_paths)
-        with push_trace(trace):
-            tracers = [trace.new_arg(av, p) for av, p in zip(avals, split.leaf_paths)]
-            a, k = merge_static(self._spec, split, tracers, len(args))
-            out = fun(*a, **k)
+        try:
+            with push_trace(trace):
+                tracers = [trace.new_arg(av, p) for av, p in zip(avals, split.leaf_paths)]
+                a, k = merge_static(self._spec, split, tracers, len(args))
+                out = fun(*a, **k)
+        except NestedRefWrite:
+            # it writes a Ref of the enclosing trace: inlined instead (the same program)
+            return fun(*args, **kwargs)
         out_leaves, out_tree = tree_flatten(out)
         jaxpr, hoisted = trace.finish_hoisted(out_leaves)
         staged[key] = (jaxpr, hoisted, out_tree)

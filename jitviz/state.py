@@ -35,6 +35,8 @@ mapped function closes over (vmap a Ref *argument* instead: each instance writes
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .core.ir import ShapedArray
@@ -149,28 +151,29 @@ class Ref:
     # -- where the current value lives ---------------------------------------------------------
     def _location(self, writing: bool):
         trace = current_trace()
+        target = _redirect_of(self)
+        if target is not None:  # threaded through a control-flow body: its carry
+            return target._local_location(trace, writing, self)
         if self._home is not None:
-            return self._local_location(trace, writing)
+            return self._local_location(trace, writing, self)
         if trace is None:
             return _BufferLocation(self)
         scope = _scope_of(trace)
-        if scope is None:  # eager grad/vmap: the program runs once, now
+        if scope is None:  # eager grad/vmap/control flow: the program runs once, now
             if writing:
-                raise _closed_over_write_error(trace, self)
+                raise NestedRefWrite(trace, self)
             return _SnapshotLocation(self)
-        return scope.open_closed_over(self)._local_location(trace, writing)
+        return scope.open_closed_over(self)._local_location(trace, writing, self)
 
-    def _local_location(self, trace, writing: bool):
+    def _local_location(self, trace, writing: bool, seen_as):
         home = self._home
         if not home.alive:
             raise ValueError(f"a Ref of type {self.key_aval()} made inside "
                              f"{home.fun_name!r} ({home.purpose}) was used after that function "
                              "returned: a Ref lives only in the traced function that made it. "
                              "Return its value (`x_ref[...]` or `jax.freeze(x_ref)`) instead.")
-        if trace is home:
-            return _LocalLocation(self)
-        if writing:
-            raise _nested_write_error(trace, self)
+        if writing and trace is not home:
+            raise NestedRefWrite(trace, seen_as)
         return _LocalLocation(self)
 
 
@@ -475,21 +478,83 @@ def open_arguments(trace, leaves, avals, paths) -> list:
     return out
 
 
-def _nested_write_error(trace, ref):
-    return NotImplementedError(
-        f"writing a Ref of type {ref.key_aval()} inside {trace.purpose} "
-        f"{trace.fun_name!r}, which is nested in the function the Ref belongs to, is not "
-        "supported yet (JAX allows it). Read the Ref before it, pass its value in (as a "
-        "carry or an operand), return the new value, and write it after: "
-        "`x_ref[...] = lax.fori_loop(0, n, body, x_ref[...])`.")
+class NestedRefWrite(NotImplementedError):
+    """A write to a Ref of an enclosing trace from a nested one. `lax.cond`/`switch`/
+    `while_loop`/`fori_loop`/`scan`/`map` and a nested `jit` catch it and trace again with
+    the Ref threaded through (`thread_ref_writes`); anywhere else the user sees the message."""
+
+    def __init__(self, trace, ref):
+        self.ref = ref
+        if trace.purpose == "transformation":
+            message = (
+                f"writing a Ref of type {ref.key_aval()} that {trace.fun_name!r} closes over, "
+                "inside a transformation (grad, vmap, ...), is not supported: pass the Ref as "
+                "an argument of the transformed function (vmap maps it along its axis), or "
+                "write it outside the transformation.")
+        else:
+            message = (
+                f"writing a Ref of type {ref.key_aval()} inside {trace.purpose} "
+                f"{trace.fun_name!r}, nested in the function the Ref belongs to, is not "
+                "supported there (the bodies of lax.cond, switch, while_loop, fori_loop, scan "
+                "and map, and nested jit calls, can write it). Read the Ref before it, pass "
+                "its value in, return the new value and write it after.")
+        super().__init__(message)
 
 
-def _closed_over_write_error(trace, ref):
-    return NotImplementedError(
-        f"writing a Ref of type {ref.key_aval()} that {trace.fun_name!r} closes over, "
-        f"inside a {trace.purpose} (grad, vmap, ...), is not supported: pass the Ref as an "
-        "argument of the transformed function (vmap maps it along its axis), or write it "
-        "outside the transformation.")
+# --- Refs written inside control-flow bodies: threaded through as operands and results ---------
+
+class _Redirects(threading.local):
+    def __init__(self):
+        self.stack: list[dict] = []
+
+
+_redirects = _Redirects()
+
+
+def _redirect_of(ref):
+    """The Ref local to a control-flow body that stands for `ref` there, if any."""
+    for table in reversed(_redirects.stack):
+        hit = table.get(id(ref))
+        if hit is not None:
+            return hit
+    return None
+
+
+def thread_ref_writes(plain, threaded):
+    """`plain()`, a control-flow construct; when a body it traces writes a Ref of an enclosing
+    trace, `threaded(refs)` instead: the construct traced again with those Refs' values as
+    extra operands (carries) and their final values as extra results, written back after it
+    (so a write nested in several constructs reaches its Ref one level at a time)."""
+    refs = []
+    while True:
+        try:
+            return threaded(list(refs)) if refs else plain()
+        except NestedRefWrite as e:
+            if any(r is e.ref for r in refs):
+                raise
+            refs.append(e.ref)
+
+
+def redirected(refs, values, fun, *args):
+    """Call `fun(*args)` inside a body trace with each Ref of `refs` standing for a local Ref
+    holding `values` (the body's operands); returns (its result, the final values)."""
+    trace = current_trace()
+    local = [Ref(r.aval, home=trace, value=v) for r, v in zip(refs, values)]
+    _redirects.stack.append({id(r): loc for r, loc in zip(refs, local)})
+    try:
+        out = fun(*args)
+    finally:
+        _redirects.stack.pop()
+    return out, [loc._value for loc in local]
+
+
+def read_refs(refs) -> list:
+    return [r[...] for r in refs]
+
+
+def write_refs(refs, values) -> None:
+    for r, v in zip(refs, values):
+        r[...] = v
 
 
 # --- vmap of a function taking Refs ------------------------------------------------------------
