@@ -23,15 +23,25 @@ indexing and `scatter` equations:
   closed-over one is appended after the arguments), and its final value, when the function
   wrote it, an extra *output* after the function's own. A jitted call feeds each such Ref's
   current value and writes the final value back into its buffer, in place; the cache key
-  holds each Ref argument's type as `Ref{f32[3]}`.
+  holds each Ref argument's type as `Ref{f32[3]}`;
+- a write inside a `lax.cond`/`switch`/`while_loop`/`fori_loop`/`scan`/`map` body or a
+  nested `jit` to a Ref of the enclosing function raises `NestedRefWrite` while that body is
+  traced; the construct catches it and traces again with the Ref's value as an extra operand
+  (a carry for loops) and its final value as an extra result, written back after it (one
+  level at a time when constructs nest; a nested jit is inlined instead).
+
+So `make_jaxpr`/`jit(f).trace()` and the explorer show a Ref's state as those inputs and
+outputs (`closed.arg_names` names a closed-over one "closed-over Ref"), reads as indexing and
+writes as `scatter`s or the new value, where JAX prints `Ref{f32[3]}` types and
+`get`/`swap`/`addupdate` equations (`b:f32[] <- a[1]`).
 
 What is refused, with the fix in the message: returning a Ref from `jit`, passing one Ref twice
 or passing a Ref the function also closes over, math on a Ref (`jnp.sin(x_ref)`: read it with
 `x_ref[...]`), writes of another shape or dtype (no broadcasting, as in JAX), an integer index
-that is out of bounds when known at trace time, and, not supported yet (JAX allows them),
-writes to an enclosing Ref from inside a control-flow body (`lax.cond`/`fori_loop`/`scan`/
-`while_loop`) or a nested `jit`, and writes under `grad`/`vmap` to a Ref the differentiated or
-mapped function closes over (vmap a Ref *argument* instead: each instance writes its slice).
+that is out of bounds when known at trace time, refs to refs, `freeze` outside the scope that
+made the Ref, and writes under `grad`/`vmap` to a Ref the differentiated or mapped function
+closes over (JAX allows one of a value that is not differentiated or batched; vmap a Ref
+*argument* instead: each instance writes its slice).
 """
 from __future__ import annotations
 
