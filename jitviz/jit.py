@@ -353,9 +353,12 @@ class JitFunction:
         entry = self.specialization_for(*args, **kwargs)
         exe = _compile(self.backend, entry.stages, self.fastmath, self.parallel, profile=True)
         leaves = split_args(self._spec, args, kwargs).dyn_leaves
+        in_avals = entry.in_avals
+        if entry.closed.refs is not None:  # Refs' current values; timing writes none back
+            leaves, in_avals = entry.closed.refs.inputs(leaves), entry.closed.jaxpr.in_avals
 
         def call():
-            block_until_ready(_call_executable(exe, leaves, entry.in_avals, entry.out_avals))
+            block_until_ready(_call_executable(exe, leaves, in_avals, entry.out_avals))
         call()  # compiles lazily-built parts, fills caches
         exe.timings.reset()
         total, calls = 0.0, 0

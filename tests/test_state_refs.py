@@ -436,3 +436,17 @@ def test_the_jax_ref_module_functions():
     assert jitviz.ref.get(r, 1) == 10 and jitviz.ref.get(r, 2) == 12
     np.testing.assert_array_equal(jitviz.ref.get(r), [0, 10, 12, 3, 4])
     assert isinstance(r, jitviz.Ref) and not isinstance(r, jitviz.Array)
+
+
+def test_lowered_and_compiled_calls_write_refs_back():
+    def g(r, y):
+        r[0] = y
+        return y * 2
+    x_ref = jitviz.new_ref(jnp.zeros(2))
+    compiled = jitviz.jit(g).lower(x_ref, 3.0).compile()
+    assert float(compiled(x_ref, 3.0)) == 6.0
+    np.testing.assert_array_equal(x_ref[...], [3, 0])
+    text = str(jitviz.jit(g).trace(x_ref, 1.0).jaxpr)
+    assert text.startswith("{ lambda ; a:f32[2] b:f32[]. let"), text
+    timings, seconds, calls = jitviz.jit(g).time_kernels(x_ref, 5.0, min_time=0.0)
+    assert calls >= 3 and float(x_ref[0]) == 3.0  # timing runs write nothing back
