@@ -90,7 +90,7 @@ class Ref:
     """A mutable array (`jax.Ref`): `x_ref[idx]` reads an Array, `x_ref[idx] = v` writes in
     place. Not an array itself: no math, no NumPy conversion; read it first (`x_ref[...]`)."""
 
-    __slots__ = ("_aval", "_buffer", "_home", "_value", "__weakref__")
+    __slots__ = ("_aval", "_buffer", "_home", "_value", "_frozen", "__weakref__")
     __jitviz_ref__ = True
 
     def __init__(self, aval: ShapedArray, buffer=None, home=None, value=None):
@@ -98,6 +98,7 @@ class Ref:
         self._buffer = buffer  # a concrete Ref's storage (None for a Ref local to a trace)
         self._home = home  # the trace a local Ref was made in
         self._value = value  # a local Ref's current (traced) value
+        self._frozen = False  # a local Ref after `freeze`: no more reads or writes
 
     aval = property(lambda self: self._aval)
     shape = property(lambda self: self._aval.shape)
@@ -116,9 +117,8 @@ class Ref:
         return self.shape[0]
 
     def __getitem__(self, idx):
-        from .numpy import indexing
         _check_static_bounds(self.shape, idx)
-        return indexing.getitem(self._location(writing=False).value, idx)
+        return self._location(writing=False).read(idx)
 
     def __setitem__(self, idx, value):
         _check_static_bounds(self.shape, idx)
@@ -141,7 +141,7 @@ class Ref:
 
     def __repr__(self):
         if self._buffer is None:
-            return f"Ref<{self._aval.str_short()}>with<DynamicJaxprTrace>"
+            return f"Traced<{self.key_aval()}>with<DynamicJaxprTrace>"
         from .array import array_repr
         return array_repr(self._buffer, self.weak_type, "Ref(")
 
@@ -182,6 +182,10 @@ class Ref:
                              f"{home.fun_name!r} ({home.purpose}) was used after that function "
                              "returned: a Ref lives only in the traced function that made it. "
                              "Return its value (`x_ref[...]` or `jax.freeze(x_ref)`) instead.")
+        if self._frozen:
+            raise ValueError(f"a Ref of type {self.key_aval()} was used after jax.freeze: "
+                             "freezing ends a Ref made in a traced function; use the Array "
+                             "freeze returned")
         if writing and trace is not home:
             raise NestedRefWrite(trace, seen_as)
         return _LocalLocation(self)
@@ -200,7 +204,15 @@ class _BufferLocation:
 
     @property
     def value(self):
-        return to_array(self.ref._buffer.copy(), self.ref._aval)
+        """The buffer as an Array, not copied: reads copy what they index (`read`)."""
+        return to_array(self.ref._buffer, self.ref._aval)
+
+    def read(self, idx):
+        from .numpy import indexing
+        out = indexing.getitem(self.value, idx)
+        if isinstance(out, np.ndarray) and np.may_share_memory(out, self.ref._buffer):
+            out = out.copy()  # a later write must not change what was read
+        return out
 
     def store(self, new):
         self.ref._buffer[...] = np.asarray(new)
@@ -208,6 +220,10 @@ class _BufferLocation:
 
 class _SnapshotLocation(_BufferLocation):
     """A concrete Ref read inside an eager transformation's trace: a constant of it."""
+
+    @property
+    def value(self):
+        return to_array(self.ref._buffer.copy(), self.ref._aval)
 
     def store(self, new):  # (writes are refused before this is made)
         raise AssertionError("internal: a snapshot of a Ref is read-only")
@@ -220,6 +236,10 @@ class _LocalLocation:
     @property
     def value(self):
         return self.ref._value
+
+    def read(self, idx):
+        from .numpy import indexing
+        return indexing.getitem(self.ref._value, idx)
 
     def store(self, new):
         self.ref._value = new
@@ -260,7 +280,10 @@ def freeze(ref: Ref):
         raise ValueError("freeze of a Ref that was not made in the traced function being "
                          "traced: a Ref can only be frozen in the scope where it was created. "
                          "Read its value with `x_ref[...]` instead.")
-    return ref[...]
+    value = ref[...]
+    if trace is not None:  # as in JAX, a frozen traced Ref is gone (an eager one stays usable)
+        ref._frozen = True
+    return value
 
 
 # --- reading and writing rules -----------------------------------------------------------------

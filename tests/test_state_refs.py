@@ -450,3 +450,33 @@ def test_lowered_and_compiled_calls_write_refs_back():
     assert text.startswith("{ lambda ; a:f32[2] b:f32[]. let"), text
     timings, seconds, calls = jitviz.jit(g).time_kernels(x_ref, 5.0, min_time=0.0)
     assert calls >= 3 and float(x_ref[0]) == 3.0  # timing runs write nothing back
+
+
+def test_a_frozen_ref_in_a_trace_is_gone_as_in_jax():
+    for jax, np_ in _both():
+        def fz(x):
+            r = jax.new_ref(x)
+            y = jax.freeze(r)
+            return r[...] + y
+        with pytest.raises(ValueError):
+            jax.jit(fz)(1.0)
+        eager = jax.new_ref(np_.ones(2))  # an eager freeze leaves the Ref usable
+        jax.freeze(eager)
+        np.testing.assert_array_equal(np.asarray(eager[...]), [1, 1])
+    with pytest.raises(ValueError, match="used after jax.freeze"):
+        jitviz.jit(lambda x: (jitviz.freeze(r := jitviz.new_ref(x)), r[...]))(1.0)
+
+
+def test_an_eager_read_is_a_copy():
+    r = jitviz.new_ref(jnp.arange(6.0).reshape(2, 3))
+    row, whole = r[0], r[...]
+    r[0] = jnp.zeros(3)
+    np.testing.assert_array_equal(row, [0, 1, 2])
+    np.testing.assert_array_equal(whole[0], [0, 1, 2])
+    np.testing.assert_array_equal(r[0], [0, 0, 0])
+
+
+def test_a_traced_ref_prints_its_type():
+    seen = []
+    jitviz.jit(lambda r: seen.append(repr(r)))(jitviz.new_ref(jnp.zeros(3)))
+    assert seen == ["Traced<Ref{float32[3]}>with<DynamicJaxprTrace>"]
