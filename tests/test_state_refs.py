@@ -480,3 +480,43 @@ def test_a_traced_ref_prints_its_type():
     seen = []
     jitviz.jit(lambda r: seen.append(repr(r)))(jitviz.new_ref(jnp.zeros(3)))
     assert seen == ["Traced<Ref{float32[3]}>with<DynamicJaxprTrace>"]
+
+
+_CUDA_SIM_PROGRAM = """
+from numba import cuda  # noqa: F401 (the simulator is chosen at this first import)
+import numpy as np
+import jitviz, jitviz.numpy as jnp
+from jitviz import lax
+
+def run(backend):  # a closed-over Ref and a Ref argument written in a loop
+    x_ref = jitviz.new_ref(jnp.arange(4.0))
+    address = x_ref.unsafe_buffer_pointer()
+    f = jitviz.jit(lambda y: (x_ref.__setitem__(..., jnp.sin(x_ref[...]) + y),
+                              x_ref[...] * 2)[1], backend=backend)
+    out = f(1.0)
+    g = jitviz.jit(lambda r: lax.fori_loop(
+        0, 3, lambda i, c: (r.__setitem__(i, r[i] * 10), c)[1], 0), backend=backend)
+    g(x_ref)
+    assert x_ref.unsafe_buffer_pointer() == address
+    return np.asarray(out), np.asarray(x_ref[...])
+
+for got, want in zip(run("cuda"), run("interpret")):
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+print("same as the interpreter")
+"""
+
+
+def test_refs_on_the_cuda_backend_in_the_simulator():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    pytest.importorskip("numba.cuda")
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
+               PYTHONPATH=os.pathsep.join([str(root)] + [p for p in os.environ.get(
+                   "PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run([sys.executable, "-c", _CUDA_SIM_PROGRAM], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "same as the interpreter" in proc.stdout
