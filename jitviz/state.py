@@ -477,14 +477,17 @@ class RefBindings:
         """Copy the final values into the Refs' buffers (in place: addresses stay); the
         function's own outputs, none sharing memory with a buffer."""
         from .core.trace import host_array
-        own, finals = list(outs[:self.n_outputs]), outs[self.n_outputs:]
-        for target, final in zip(self.written, finals):
-            ref = leaves[target] if isinstance(target, int) else target
-            ref._buffer[...] = host_array(final, ref.dtype)
         buffers = [leaves[i]._buffer for i in self.arg_positions] + \
             [r._buffer for r in self.closed_refs]
-        return [o.copy() if isinstance(o, np.ndarray) and
-                any(np.may_share_memory(o, b) for b in buffers) else o for o in own]
+        # an output that is an input's buffer (a value read and returned, or one Ref's value
+        # written into another) is copied before the buffers are written
+        outs = [o.copy() if isinstance(o, np.ndarray) and
+                any(np.may_share_memory(o, b) for b in buffers) else o for o in outs]
+        own = outs[:self.n_outputs]
+        for target, final in zip(self.written, outs[self.n_outputs:]):
+            ref = leaves[target] if isinstance(target, int) else target
+            ref._buffer[...] = host_array(final, ref.dtype)
+        return own
 
 
 def _scope_of(trace):

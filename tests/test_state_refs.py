@@ -520,3 +520,30 @@ def test_refs_on_the_cuda_backend_in_the_simulator():
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "same as the interpreter" in proc.stdout
+
+
+def test_swap_and_refs_inside_pytree_arguments_match_jax():
+    outs = []
+    for jax, np_ in _both():
+        state = {"count": jax.new_ref(0), "sums": jax.new_ref(np_.zeros(2))}
+
+        @jax.jit
+        def step(st, x):
+            st["count"][...] += 1
+            return jax.ref.swap(st["sums"], None, st["sums"][...] + x)
+        olds = [step(state, np_.array([1.0, 2.0])) for _ in range(2)]
+        outs.append([*olds, state["count"][...], state["sums"][...]])
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(np.asarray(a), b)
+        assert a.dtype == b.dtype and a.weak_type == b.weak_type
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_swapping_two_refs_in_a_jitted_function(backend):
+    @jitviz.jit(backend=backend)
+    def swap_values(a, b):
+        a[...], b[...] = b[...], a[...]
+    a, b = jitviz.new_ref(jnp.zeros(3)), jitviz.new_ref(jnp.ones(3))
+    swap_values(a, b)
+    np.testing.assert_array_equal(a[...], [1, 1, 1])
+    np.testing.assert_array_equal(b[...], [0, 0, 0])
