@@ -168,8 +168,7 @@ def trace_to_jaxpr(fun, spec: ArgSpec, args, kwargs, *, purpose: str,
         ref_finals, refs = trace.ref_scope.close(out_leaves)
         closed = trace.finish_closed(out_leaves + ref_finals)
         monitor.note_constants(closed)
-    names = list(split.leaf_paths)
-    names += ["closed-over Ref"] * (len(closed.jaxpr.invars) - len(names))
+    names = list(split.leaf_paths) + trace.ref_scope.closed_over_names()
     return closed.replace(report=report, in_tree=split.treedef, out_tree=out_tree,
                           arg_names=names, refs=refs)
 

@@ -31,7 +31,7 @@ indexing and `scatter` equations:
   level at a time when constructs nest; a nested jit is inlined instead).
 
 So `make_jaxpr`/`jit(f).trace()` and the explorer show a Ref's state as those inputs and
-outputs (`closed.arg_names` names a closed-over one "closed-over Ref"), reads as indexing and
+outputs (`closed.arg_names` names a closed-over one by the variable it was read from), reads as indexing and
 writes as `scatter`s or the new value, where JAX prints `Ref{f32[3]}` types and
 `get`/`swap`/`addupdate` equations (`b:f32[] <- a[1]`).
 
@@ -384,7 +384,7 @@ class _Box:
         self.ref = ref
         self.proxy = proxy
         self.initial = proxy._value
-        self.source = source  # ("argument", leaf index, path) or ("closed", None, None)
+        self.source = source  # ("argument", leaf index, path) or ("closed", None, name)
 
     @property
     def written(self) -> bool:
@@ -417,15 +417,26 @@ class RefScope:
     def open_closed_over(self, ref: Ref) -> Ref:
         box = self.boxes.get(id(ref))
         if box is None:
-            proxy = Ref(ref.aval, home=self.trace,
-                        value=self.trace.new_arg(ref.aval, "closed-over Ref"))
-            box = self.boxes[id(ref)] = _Box(ref, proxy, ("closed", None, None))
+            name = self._binding_name(ref)
+            proxy = Ref(ref.aval, home=self.trace, value=self.trace.new_arg(ref.aval, name))
+            box = self.boxes[id(ref)] = _Box(ref, proxy, ("closed", None, name))
         elif box.source[0] == "argument":
             raise ValueError(
                 f"when tracing {self._describe()}, a mutable array reference of type "
                 f"{ref.key_aval()} was both closed over and passed as the argument "
                 f"{box.source[2]}: use one or the other")
         return box.proxy
+
+    def _binding_name(self, ref) -> str:
+        """The global or closure variable the function reads the Ref from (`x_ref`), as
+        the trace's report found it; else "closed-over Ref"."""
+        captured = getattr(self.trace.report, "captured", None) or {}
+        return next((b.name for b in captured.values() if b.value_id == id(ref)),
+                    "closed-over Ref")
+
+    def closed_over_names(self) -> list:
+        """Names of the inputs the closed-over Refs became, in order (after the arguments)."""
+        return [b.source[2] for b in self.boxes.values() if b.source[0] == "closed"]
 
     def close(self, out_leaves):
         """(final values to append to the outputs, the RefBindings a call needs)."""

@@ -256,7 +256,7 @@ def test_the_jaxpr_shows_an_outside_ref_as_an_input_and_its_final_value_as_an_ou
         return y * 2
     closed = jitviz.make_jaxpr(f)(1.0)
     assert [str(v.aval) for v in closed.jaxpr.invars] == ["~float32[]", "float32[3]"]
-    assert closed.arg_names == ["y", "closed-over Ref"]
+    assert closed.arg_names == ["y", "x_ref"]  # named by the variable it was read from
     assert [str(v.aval) for v in closed.jaxpr.outvars] == ["~float32[]", "float32[3]"]
     # a Ref only read is an input and no output
     assert len(jitviz.make_jaxpr(lambda: x_ref[0] * 2)().jaxpr.outvars) == 1
