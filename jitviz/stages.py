@@ -52,8 +52,9 @@ class Traced:
     @property
     def out_info(self):
         from .staging import ShapeDtypeStruct
+        from .state import function_out_avals
         outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                for a in self.jaxpr.out_avals]
+                for a in function_out_avals(self.jaxpr)]  # (not Refs' final values)
         return tree_unflatten(self.jaxpr.out_tree, outs)
 
     def lower(self) -> "Lowered":

@@ -15,7 +15,7 @@ from .core.report import TraceMonitor, TraceReport, referenced_bindings
 from .core.source import function_location, function_name
 from .core.trace import JaxprTrace, Tracer, concrete_aval, current_trace, device_aval, \
     is_device_array, is_tracer_of, push_trace
-from .state import Ref, open_arguments
+from .state import Ref, function_out_avals, open_arguments
 from .tree import tree_flatten, tree_unflatten
 
 
@@ -270,7 +270,8 @@ def eval_shape(fun, *args, **kwargs):
              zip(split.dyn_leaves, _avals_or_none(split))]
     closed = trace_to_jaxpr(fun, spec, args, kwargs, purpose="eval_shape", split=split,
                             avals=avals)
-    outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
+    outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            for a in function_out_avals(closed)]  # (not the final values of Refs it wrote)
     return tree_unflatten(closed.out_tree, outs)
 
 

@@ -24,8 +24,8 @@ indexing and `scatter` equations:
   wrote it, an extra *output* after the function's own. A jitted call feeds each such Ref's
   current value and writes the final value back into its buffer, in place; the cache key
   holds each Ref argument's type as `Ref{f32[3]}`;
-- a write inside a `lax.cond`/`switch`/`while_loop`/`fori_loop`/`scan`/`map` body or a
-  nested `jit` to a Ref of the enclosing function raises `NestedRefWrite` while that body is
+- a write inside a `lax.cond`/`switch`/`while_loop`/`fori_loop`/`scan`/`map` body, a
+  `checkpoint`ed function or a nested `jit` to a Ref of the enclosing function raises `NestedRefWrite` while that body is
   traced; the construct catches it and traces again with the Ref's value as an extra operand
   (a carry for loops) and its final value as an extra result, written back after it (one
   level at a time when constructs nest; a nested jit is inlined instead).
@@ -501,6 +501,13 @@ class RefBindings:
         return own
 
 
+def function_out_avals(closed) -> list:
+    """The types of what the traced function returned: without the Refs' final values that
+    follow them in the jaxpr's outputs."""
+    avals = closed.out_avals
+    return avals if closed.refs is None else avals[:closed.refs.n_outputs]
+
+
 def _scope_of(trace):
     """The nearest enclosing root trace that takes outside Refs as inputs."""
     t = trace
@@ -527,8 +534,9 @@ def open_arguments(trace, leaves, avals, paths) -> list:
 
 class NestedRefWrite(NotImplementedError):
     """A write to a Ref of an enclosing trace from a nested one. `lax.cond`/`switch`/
-    `while_loop`/`fori_loop`/`scan`/`map` and a nested `jit` catch it and trace again with
-    the Ref threaded through (`thread_ref_writes`); anywhere else the user sees the message."""
+    `while_loop`/`fori_loop`/`scan`/`map`, `checkpoint` and a nested `jit` catch it and trace
+    again with the Ref threaded through (`thread_ref_writes`); anywhere else the user sees
+    the message."""
 
     def __init__(self, trace, ref):
         self.ref = ref
@@ -543,8 +551,8 @@ class NestedRefWrite(NotImplementedError):
                 f"writing a Ref of type {ref.key_aval()} inside {trace.purpose} "
                 f"{trace.fun_name!r}, nested in the function the Ref belongs to, is not "
                 "supported there (the bodies of lax.cond, switch, while_loop, fori_loop, scan "
-                "and map, and nested jit calls, can write it). Read the Ref before it, pass "
-                "its value in, return the new value and write it after.")
+                "and map, checkpointed functions and nested jit calls can write it). Read the "
+                "Ref before it, pass its value in, return the new value and write it after.")
         super().__init__(message)
 
 

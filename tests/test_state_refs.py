@@ -381,7 +381,14 @@ def _control_flow_programs(jax, np_, lax, jit, x_ref):
         lax.fori_loop(0, 3, body, 0)
         return r[...].sum()
 
-    return [(jit(fori), (1.,)), (fori, (1.,)), (jit(while_), (2,)),
+    def remat(x):  # a checkpointed function writing the Ref
+        def f(y):
+            x_ref[0] = x_ref[0] + y
+            return y * 2
+        return jax.checkpoint(f)(x)
+
+    return [(jit(fori), (1.,)), (fori, (1.,)), (jit(while_), (2,)), (jit(remat), (2.,)),
+            (remat, (3.,)),
             (jit(scan), (np_.arange(3.),)), (jit(nested), (0.,)),
             (jit(cond), (True,)), (jit(cond), (False,)),
             (jit(lambda: inner_jit()), ()), (jit(local), (2.,)),
@@ -547,3 +554,17 @@ def test_swapping_two_refs_in_a_jitted_function(backend):
     swap_values(a, b)
     np.testing.assert_array_equal(a[...], [1, 1, 1])
     np.testing.assert_array_equal(b[...], [0, 0, 0])
+
+
+def test_eval_shape_and_out_info_give_the_functions_own_outputs():
+    r = jitviz.new_ref(jnp.zeros(3))
+
+    def f(x):
+        r[0] = x
+        return x * 2
+    shape = jitviz.eval_shape(f, 1.0)
+    assert (shape.shape, shape.dtype) == ((), np.float32)
+    info = jitviz.jit(lambda ref, x: (ref.__setitem__(1, x), x)[1]).trace(r, 1.0).out_info
+    assert info.shape == () and info.dtype == np.float32
+    assert jitviz.eval_shape(lambda ref: ref[0] * 2, r).shape == ()
+    np.testing.assert_array_equal(r[...], [0, 0, 0])  # tracing writes nothing
