@@ -140,7 +140,9 @@ class Ref:
         return self._buffer.ctypes.data
 
     def __repr__(self):
-        if self._buffer is None:
+        trace = current_trace()
+        if self._buffer is None or (trace is not None and _scope_of(trace) is not None):
+            # inside jit a Ref's value is not known yet (as a tracer's is not)
             return f"Traced<{self.key_aval()}>with<DynamicJaxprTrace>"
         from .array import array_repr
         return array_repr(self._buffer, self.weak_type, "Ref(")

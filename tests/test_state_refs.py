@@ -485,8 +485,10 @@ def test_an_eager_read_is_a_copy():
 
 def test_a_traced_ref_prints_its_type():
     seen = []
-    jitviz.jit(lambda r: seen.append(repr(r)))(jitviz.new_ref(jnp.zeros(3)))
-    assert seen == ["Traced<Ref{float32[3]}>with<DynamicJaxprTrace>"]
+    r = jitviz.new_ref(jnp.zeros(3))
+    jitviz.jit(lambda a: seen.append(repr(a)))(r)
+    jitviz.jit(lambda: seen.append(str(r)))()  # a closed-over one too
+    assert seen == ["Traced<Ref{float32[3]}>with<DynamicJaxprTrace>"] * 2
 
 
 _CUDA_SIM_PROGRAM = """
