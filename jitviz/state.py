@@ -39,8 +39,8 @@ What is refused, with the fix in the message: returning a Ref from `jit`, passin
 or passing a Ref the function also closes over, math on a Ref (`jnp.sin(x_ref)`: read it with
 `x_ref[...]`), writes of another shape or dtype (no broadcasting, as in JAX), an integer index
 that is out of bounds when known at trace time, refs to refs, `freeze` outside the scope that
-made the Ref, and writes under `grad`/`vmap` to a Ref the differentiated or mapped function
-closes over (JAX allows one of a value that is not differentiated or batched; vmap a Ref
+made the Ref, a `while_loop` `cond_fun` that writes a Ref, and writes under `grad`/`vmap` to
+a Ref the differentiated or mapped function closes over (JAX allows one of a value that is not differentiated or batched; vmap a Ref
 *argument* instead: each instance writes its slice).
 """
 from __future__ import annotations
@@ -603,6 +603,17 @@ def redirected(refs, values, fun, *args):
     finally:
         _redirects.stack.pop()
     return out, [loc._value for loc in local]
+
+
+def redirected_reading(refs, values, fun, *args):
+    """`redirected` for a function that may only read the Refs (a while_loop's cond_fun):
+    its result; a write is an error, since its value would have nowhere to go."""
+    out, finals = redirected(refs, values, fun, *args)
+    if any(f is not v for f, v in zip(finals, values)):
+        raise NotImplementedError(
+            f"{getattr(fun, '__name__', 'cond_fun')} (a while_loop's cond_fun) writes a Ref, "
+            "which is not supported: write it in body_fun instead")
+    return out
 
 
 def read_refs(refs) -> list:

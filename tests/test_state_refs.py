@@ -570,3 +570,16 @@ def test_eval_shape_and_out_info_give_the_functions_own_outputs():
     assert info.shape == () and info.dtype == np.float32
     assert jitviz.eval_shape(lambda ref: ref[0] * 2, r).shape == ()
     np.testing.assert_array_equal(r[...], [0, 0, 0])  # tracing writes nothing
+
+
+def test_a_while_loop_condition_writing_a_ref_is_refused():
+    r = jitviz.new_ref(0)
+
+    def cond_fun(s):
+        r[...] += 1
+        return s < 3
+    for f in (jitviz.jit(lambda: lax.while_loop(cond_fun, lambda s: s + 1, 0)),
+              lambda: lax.while_loop(cond_fun, lambda s: s + 1, 0)):
+        with pytest.raises(NotImplementedError, match="cond_fun.*write it in body_fun"):
+            f()
+    assert int(r[...]) == 0

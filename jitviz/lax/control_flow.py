@@ -308,7 +308,7 @@ def while_loop(cond_fun, body_fun, init_val, *, _user_funs=None, _arg_names=None
 
     def threaded(refs):  # the body writes Refs of an enclosing trace: they join the carry
         out, finals = _while_loop(
-            lambda c: state.redirected(refs, c[1], cond_fun, c[0])[0],
+            lambda c: state.redirected_reading(refs, c[1], cond_fun, c[0]),
             lambda c: state.redirected(refs, c[1], body_fun, c[0]),
             (init_val, state.read_refs(refs)), _user_funs=user_funs, _arg_names=None)
         state.write_refs(refs, finals)
