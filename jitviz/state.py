@@ -40,8 +40,8 @@ or passing a Ref the function also closes over, math on a Ref (`jnp.sin(x_ref)`:
 `x_ref[...]`), writes of another shape or dtype (no broadcasting, as in JAX), an integer index
 that is out of bounds when known at trace time, refs to refs, `freeze` outside the scope that
 made the Ref, a `while_loop` `cond_fun` that writes a Ref, and writes under `grad`/`vmap` to
-a Ref the differentiated or mapped function closes over (JAX allows one of a value that is not differentiated or batched; vmap a Ref
-*argument* instead: each instance writes its slice).
+a Ref the differentiated or mapped function closes over (JAX allows one of a value that is
+not differentiated or batched; vmap a Ref *argument* instead: each instance writes its slice).
 """
 from __future__ import annotations
 
