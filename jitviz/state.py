@@ -25,15 +25,16 @@ indexing and `scatter` equations:
   current value and writes the final value back into its buffer, in place; the cache key
   holds each Ref argument's type as `Ref{f32[3]}`;
 - a write inside a `lax.cond`/`switch`/`while_loop`/`fori_loop`/`scan`/`map` body, a
-  `checkpoint`ed function or a nested `jit` to a Ref of the enclosing function raises `NestedRefWrite` while that body is
-  traced; the construct catches it and traces again with the Ref's value as an extra operand
-  (a carry for loops) and its final value as an extra result, written back after it (one
-  level at a time when constructs nest; a nested jit is inlined instead).
+  `checkpoint`ed function or a nested `jit` to a Ref of the enclosing function raises
+  `NestedRefWrite` while that body is traced; the construct catches it and traces again with
+  the Ref's value as an extra operand (a carry for loops) and its final value as an extra
+  result, written back after it (one level at a time when constructs nest; a nested jit is
+  inlined instead).
 
 So `make_jaxpr`/`jit(f).trace()` and the explorer show a Ref's state as those inputs and
-outputs (`closed.arg_names` names a closed-over one by the variable it was read from), reads as indexing and
-writes as `scatter`s or the new value, where JAX prints `Ref{f32[3]}` types and
-`get`/`swap`/`addupdate` equations (`b:f32[] <- a[1]`).
+outputs (`closed.arg_names` names a closed-over one by the variable it was read from), reads
+as indexing and writes as `scatter`s or the new value, where JAX prints `Ref{f32[3]}` types
+and `get`/`swap`/`addupdate` equations (`b:f32[] <- a[1]`).
 
 What is refused, with the fix in the message: returning a Ref from `jit`, passing one Ref twice
 or passing a Ref the function also closes over, math on a Ref (`jnp.sin(x_ref)`: read it with
