@@ -47,6 +47,9 @@ from .devices import (Device, default_backend, device_count, device_get, device_
 # jax.checkpoint / jax.remat and the jax.ad_checkpoint module
 from . import ad_checkpoint
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat
+# mutable arrays (jax.new_ref, jax.freeze, jax.Ref; the jax.ref module)
+from . import ref
+from .state import Ref, freeze, new_ref
 
 __version__ = "0.1.0"
 
@@ -73,6 +76,7 @@ __all__ = [
     "Device", "default_backend", "device_count", "device_get", "device_put", "devices",
     "local_device_count", "local_devices", "process_count", "process_index",
     "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint",
+    "new_ref", "freeze", "Ref", "ref",
     # `%load_ext jitviz`
     "load_ipython_extension", "unload_ipython_extension",
 ]

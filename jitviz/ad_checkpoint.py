@@ -27,6 +27,7 @@ import functools
 import inspect
 
 from .core.interpreter import eval_jaxpr, inline_jaxpr
+from . import state
 from .core.ir import ClosedJaxpr
 from .core.registry import lowering_rule, primitive, register_lowering
 from .core.source import function_name
@@ -122,13 +123,28 @@ def _bind(fun, args, statics, *, prevent_cse, policy):
     """Trace `fun` on the leaves of its non-static arguments and bind one `remat2` call;
     values it closes over (constants, tracers of an enclosing trace) become leading
     operands, as `jit` does."""
-    from .transforms._util import trace_flat
     n = len(args)
     bad = [i for i in statics if not -n <= i < n]
     if bad:
         raise ValueError(f"checkpoint: static_argnums {sorted(bad)} out of range for "
                          f"{function_name(fun)} called with {n} arguments")
     statics = {i % n for i in statics}
+
+    def threaded(refs):  # `fun` writes Refs of an enclosing trace: extra operands/results
+        def with_refs(*a):
+            return state.redirected(refs, a[-1], fun, *a[:-1])
+        out, finals = _bind_traced(with_refs, (*args, state.read_refs(refs)), statics,
+                                   name=function_name(fun), prevent_cse=prevent_cse,
+                                   policy=policy)
+        state.write_refs(refs, finals)
+        return out
+    return state.thread_ref_writes(
+        lambda: _bind_traced(fun, args, statics, name=function_name(fun),
+                             prevent_cse=prevent_cse, policy=policy), threaded)
+
+
+def _bind_traced(fun, args, statics, *, name, prevent_cse, policy):
+    from .transforms._util import trace_flat
     dyn = [a for i, a in enumerate(args) if i not in statics]
     leaves, in_tree = tree_flatten(dyn)
     store = {}
@@ -138,7 +154,7 @@ def _bind(fun, args, statics, *, prevent_cse, policy):
         full = [a if i in statics else next(it) for i, a in enumerate(args)]
         out, store["tree"] = tree_flatten(fun(*full))
         return out
-    jaxpr, hoisted = trace_flat(flat_fun, leaves, name=function_name(fun), known=False)
+    jaxpr, hoisted = trace_flat(flat_fun, leaves, name=name, known=False)
     outs = remat_p.bind(*hoisted, *leaves, jaxpr=ClosedJaxpr(jaxpr, ()),
                         prevent_cse=prevent_cse, differentiated=False, policy=policy)
     return tree_unflatten(store["tree"], list(outs))

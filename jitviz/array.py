@@ -33,20 +33,24 @@ class Array(np.ndarray):
         return self
 
     def __repr__(self):
-        """JAX's repr: NumPy's text of the values, then the dtype (always) and the weak
-        type; an empty array names its shape (NumPy 2 would also add `shape=`
-        to every summarized array, which JAX does not)."""
-        arr = self.view(np.ndarray)
-        prefix = "Array("
-        if arr.size == 0:
-            body = f"[], shape={arr.shape}"
-        else:
-            body = np.array2string(arr, separator=", ", prefix=prefix)
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"{prefix}{body}, dtype={arr.dtype.name}{weak})"
+        return array_repr(self, self.weak_type, "Array(")
 
     def __reduce__(self):  # pickle as a plain ndarray plus the flag
         return (_rebuild, (np.asarray(self), self.weak_type))
+
+
+def array_repr(value, weak_type: bool, prefix: str) -> str:
+    """JAX's repr: NumPy's text of the values, then the dtype (always) and the weak type; an
+    empty array names its shape (NumPy 2 would also add `shape=` to every summarized array,
+    which JAX does not). `prefix` is `Array(` or, for a mutable array, `Ref(` (whose rows JAX
+    still aligns under `Array(`)."""
+    arr = np.asarray(value).view(np.ndarray)
+    if arr.size == 0:
+        body = f"[], shape={arr.shape}"
+    else:
+        body = np.array2string(arr, separator=", ", prefix="Array(")
+    weak = ", weak_type=True" if weak_type else ""
+    return f"{prefix}{body}, dtype={arr.dtype.name}{weak})"
 
 
 def _rebuild(arr, weak):

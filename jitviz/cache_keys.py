@@ -16,6 +16,7 @@ from .array import Array
 from .config import config
 from .core.source import function_name
 from .core.trace import is_device_array
+from .state import Ref
 
 
 class Key(NamedTuple):
@@ -144,6 +145,8 @@ def fast_key(args, static_pos=frozenset()):
             out.append(t)
         elif isinstance(a, np.generic):
             out.append(a.dtype)
+        elif t is Ref:  # a mutable array: its type is the key (state.RefAval)
+            out.append((Ref, a.shape, a.dtype, a.weak_type))
         elif is_device_array(a):
             out.append((tuple(a.shape), np.dtype(a.dtype), bool(getattr(a, "weak_type", False))))
         else:

@@ -33,6 +33,7 @@ from .core.trace import JaxprTrace, current_trace, host_array, is_device_array, 
 from .diagnostics import Event, EventLog, describe_code_location, describe_line
 from .staging import ArgSpec, SplitArgs, arg_spec, leaf_avals, merge_static, split_args, \
     trace_to_jaxpr
+from .state import NestedRefWrite, Ref
 from .stages import Compiled, Lowered, Traced, _compile, _lower  # noqa: F401 (jitviz.Compiled)
 from .tree import tree_flatten, tree_unflatten
 
@@ -85,9 +86,18 @@ class Entry:
         self.name = "?"  # the function's, set by the cache that builds it
 
     def run(self, leaves):
-        outs = _call_executable(self.executable, leaves, self.in_avals, self.out_avals)
+        refs = self.closed.refs
+        if refs is None:
+            outs = _call_executable(self.executable, leaves, self.in_avals, self.out_avals)
+        else:  # Refs' current values go in; their final values are written back in place
+            inputs = refs.inputs(leaves)
+            outs = _call_executable(self.executable, inputs, self.closed.jaxpr.in_avals,
+                                    self.out_avals)
         if config.debug_nans or config.debug_infs:
-            debug_nans.check_jitted(self.name, self.closed, leaves, outs)
+            debug_nans.check_jitted(self.name, self.closed, leaves if refs is None else inputs,
+                                    outs)
+        if refs is not None:
+            outs = refs.write_back(leaves, outs)
         if self.single_output:
             return outs[0]
         return tree_unflatten(self.out_tree, outs)
@@ -343,9 +353,12 @@ class JitFunction:
         entry = self.specialization_for(*args, **kwargs)
         exe = _compile(self.backend, entry.stages, self.fastmath, self.parallel, profile=True)
         leaves = split_args(self._spec, args, kwargs).dyn_leaves
+        in_avals = entry.in_avals
+        if entry.closed.refs is not None:  # Refs' current values; timing writes none back
+            leaves, in_avals = entry.closed.refs.inputs(leaves), entry.closed.jaxpr.in_avals
 
         def call():
-            block_until_ready(_call_executable(exe, leaves, entry.in_avals, entry.out_avals))
+            block_until_ready(_call_executable(exe, leaves, in_avals, entry.out_avals))
         call()  # compiles lazily-built parts, fills caches
         exe.timings.reset()
         total, calls = 0.0, 0
@@ -609,6 +622,10 @@ class JitFunction:
         split = split_args(self._spec, args, kwargs)
         if split.statics:
             check_hashable(split.statics, fun)
+        if any(isinstance(leaf, Ref) for leaf in split.dyn_leaves):
+            # a Ref argument reads and writes the enclosing trace's state: inlined, as if
+            # the call were not jitted (a nested jit is inlined by compilation anyway)
+            return fun(*args, **kwargs)
         avals = leaf_avals(split)
         name = function_name(fun)
         parent = current_trace()
@@ -625,10 +642,14 @@ class JitFunction:
                            purpose="jit")
         trace.static_hints = split.static_hints
         trace.arg_order = list(split.leaf_paths)
-        with push_trace(trace):
-            tracers = [trace.new_arg(av, p) for av, p in zip(avals, split.leaf_paths)]
-            a, k = merge_static(self._spec, split, tracers, len(args))
-            out = fun(*a, **k)
+        try:
+            with push_trace(trace):
+                tracers = [trace.new_arg(av, p) for av, p in zip(avals, split.leaf_paths)]
+                a, k = merge_static(self._spec, split, tracers, len(args))
+                out = fun(*a, **k)
+        except NestedRefWrite:
+            # it writes a Ref of the enclosing trace: inlined instead (the same program)
+            return fun(*args, **kwargs)
         out_leaves, out_tree = tree_flatten(out)
         jaxpr, hoisted = trace.finish_hoisted(out_leaves)
         staged[key] = (jaxpr, hoisted, out_tree)

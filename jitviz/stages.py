@@ -52,8 +52,9 @@ class Traced:
     @property
     def out_info(self):
         from .staging import ShapeDtypeStruct
+        from .state import function_out_avals
         outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                for a in self.jaxpr.out_avals]
+                for a in function_out_avals(self.jaxpr)]  # (not Refs' final values)
         return tree_unflatten(self.jaxpr.out_tree, outs)
 
     def lower(self) -> "Lowered":
@@ -104,6 +105,9 @@ class Compiled:
     def __call__(self, *args, **kwargs):
         from .jit import _call_executable
         leaves, _ = tree_flatten((args, kwargs))
-        outs = _call_executable(self.executable, leaves, self.jaxpr.in_avals,
-                                self.jaxpr.out_avals)
+        refs = self.jaxpr.refs  # Refs' values go in and their final values back (state.py)
+        outs = _call_executable(self.executable, leaves if refs is None else refs.inputs(leaves),
+                                self.jaxpr.in_avals, self.jaxpr.out_avals)
+        if refs is not None:
+            outs = refs.write_back(leaves, outs)
         return tree_unflatten(self.jaxpr.out_tree, outs)

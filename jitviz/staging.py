@@ -15,6 +15,7 @@ from .core.report import TraceMonitor, TraceReport, referenced_bindings
 from .core.source import function_location, function_name
 from .core.trace import JaxprTrace, Tracer, concrete_aval, current_trace, device_aval, \
     is_device_array, is_tracer_of, push_trace
+from .state import Ref, function_out_avals, open_arguments
 from .tree import tree_flatten, tree_unflatten
 
 
@@ -116,7 +117,9 @@ def leaf_avals(split: SplitArgs):
     """The abstract value of each traced leaf; a TypeError naming a bad argument."""
     out = []
     for path, leaf in zip(split.leaf_paths, split.dyn_leaves):
-        if isinstance(leaf, Tracer):
+        if isinstance(leaf, Ref):  # a mutable array: its type, `Ref{f32[3]}`, in the key
+            out.append(leaf.key_aval())
+        elif isinstance(leaf, Tracer):
             out.append(leaf.aval)
         elif is_device_array(leaf):
             out.append(device_aval(leaf, f"argument {path!r}"))
@@ -157,14 +160,17 @@ def trace_to_jaxpr(fun, spec: ArgSpec, args, kwargs, *, purpose: str,
     trace.arg_order = list(split.leaf_paths)
     with TraceMonitor(fun, report, lambda x: is_tracer_of(x, trace)) as monitor:
         with push_trace(trace):
-            tracers = [trace.new_arg(av, p) for av, p in zip(avals, split.leaf_paths)]
+            # Ref arguments, and Refs the function closes over, become inputs (state.py)
+            tracers = open_arguments(trace, split.dyn_leaves, avals, split.leaf_paths)
             a, k = merge_static(spec, split, tracers, len(args))
             out = fun(*a, **k)
         out_leaves, out_tree = tree_flatten(out)
-        closed = trace.finish_closed(out_leaves)
+        ref_finals, refs = trace.ref_scope.close(out_leaves)
+        closed = trace.finish_closed(out_leaves + ref_finals)
         monitor.note_constants(closed)
+    names = list(split.leaf_paths) + trace.ref_scope.closed_over_names()
     return closed.replace(report=report, in_tree=split.treedef, out_tree=out_tree,
-                          arg_names=list(split.leaf_paths))
+                          arg_names=names, refs=refs)
 
 
 def _file_line(fun):
@@ -199,6 +205,8 @@ def make_jaxpr(fun, static_argnums=(), static_argnames=()):
 def typeof(x) -> ShapedArray:
     """`jax.typeof`: the abstract type of an array, scalar or traced value (inside `vmap`, of
     one example): `print(jitviz.typeof(x))` shows `float32[3,3]` (`~` marks a weak type)."""
+    if isinstance(x, Ref):  # `Ref{float32[3]}`
+        return x.key_aval()
     from .lax import aval_of
     return aval_of(x)
 
@@ -262,7 +270,8 @@ def eval_shape(fun, *args, **kwargs):
              zip(split.dyn_leaves, _avals_or_none(split))]
     closed = trace_to_jaxpr(fun, spec, args, kwargs, purpose="eval_shape", split=split,
                             avals=avals)
-    outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
+    outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            for a in function_out_avals(closed)]  # (not the final values of Refs it wrote)
     return tree_unflatten(closed.out_tree, outs)
 
 

@@ -176,6 +176,23 @@ def test_a_custom_vjp_bwd_inside_a_jitted_call_runs_in_vjp():
     direct(1.0)
     assert calls == ["f_bwd", "f_bwd"]  # as JAX
 
+
+def test_refs_are_discharged_when_traced():
+    x_ref = jitviz.new_ref(jnp.zeros(3))
+
+    def bump():
+        x_ref[1] += 1.0
+    closed = jitviz.make_jaxpr(bump)()
+    text = str(closed)
+    # the Ref is an input, its final value an output, the write a scatter
+    assert text.startswith("{ lambda ; a:f32[3]. let") and "scatter" in text
+    assert "Ref{" not in text and "<-" not in text and len(closed.jaxpr.outvars) == 1
+    # a write under grad to a Ref the function closes over is refused (JAX allows one of a
+    # value that is not differentiated)
+    with pytest.raises(NotImplementedError, match="pass the Ref as an argument"):
+        jitviz.grad(lambda x: (x_ref.__setitem__(0, 7.0), x * 2)[1])(1.0)
+
+
 def test_the_readme_table_lists_exactly_these_tests():
     readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
     section = readme.split("## Where jitviz differs from JAX, deliberately")[1].split("\n## ")[0]

@@ -257,6 +257,8 @@ def bad_value_error(x, what: str):
                "static_argnames) or encode it as numbers."
     elif callable(x):
         hint = " Functions cannot be traced: mark the argument static."
+    elif getattr(x, "__jitviz_ref__", False):
+        hint = " A Ref is not an array: read its value first, `x_ref[...]`."
     return TypeError(f"{what} has type {kind}, which is not a valid jitviz type: expected an "
                      f"array, a scalar, or a tuple/list/dict of them.{hint}")
 

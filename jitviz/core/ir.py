@@ -198,10 +198,13 @@ class ClosedJaxpr:
     Never changed after construction (a pass's input is also the explorer's snapshot of the
     stage before it): make a new one with `replace`."""
 
-    __slots__ = ("jaxpr", "consts", "report", "in_tree", "out_tree", "arg_names", "__weakref__")
+    # `refs`: how a jitted call feeds and writes back the Refs the function used (see
+    # jitviz/state.py: RefBindings), None when it used none
+    __slots__ = ("jaxpr", "consts", "report", "in_tree", "out_tree", "arg_names", "refs",
+                 "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts, report=None, in_tree=None, out_tree=None,
-                 arg_names=None):
+                 arg_names=None, refs=None):
         init = super().__setattr__
         init("jaxpr", jaxpr)
         init("consts", list(consts))
@@ -209,13 +212,14 @@ class ClosedJaxpr:
         init("in_tree", in_tree)
         init("out_tree", out_tree)
         init("arg_names", arg_names)
+        init("refs", refs)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"a ClosedJaxpr is immutable: use .replace({name}=...)")
 
     def __reduce__(self):  # copies and pickles are built through __init__ too
         return ClosedJaxpr, (self.jaxpr, self.consts, self.report, self.in_tree, self.out_tree,
-                             self.arg_names)
+                             self.arg_names, self.refs)
 
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)

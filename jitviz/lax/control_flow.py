@@ -5,11 +5,12 @@ explicit leading operands of the equation, so every sub-jaxpr is closed, as in J
 """
 from __future__ import annotations
 
+import functools
 import inspect
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, state
 from ..core.interpreter import eval_jaxpr
 from ..core.ir import ClosedJaxpr, Jaxpr, ShapedArray, Var
 from ..core.registry import primitive
@@ -192,6 +193,21 @@ def switch(index, branches, *operands):
 
 
 def _bind_cond(index, funs, operands, labels, purpose):
+    def threaded(refs):  # branches write Refs of an enclosing trace: extra operands/results
+        def with_refs(f):
+            @functools.wraps(f)
+            def branch(*ops):
+                return state.redirected(refs, ops[-1], f, *ops[:-1])
+            return branch
+        out, finals = _bind_cond_traced(index, [with_refs(f) for f in funs],
+                                        (*operands, state.read_refs(refs)), labels, purpose)
+        state.write_refs(refs, finals)
+        return out
+    return state.thread_ref_writes(
+        lambda: _bind_cond_traced(index, funs, operands, labels, purpose), threaded)
+
+
+def _bind_cond_traced(index, funs, operands, labels, purpose):
     leaves, in_tree = tree_flatten(operands)
     in_avals = [_aval(x) for x in leaves]
     traced = [trace_subfun(f, in_tree, in_avals, purpose=purpose) for f in funs]
@@ -288,6 +304,21 @@ def _strengthen(leaves, idxs, out_avals):
 def while_loop(cond_fun, body_fun, init_val, *, _user_funs=None, _arg_names=None):
     """`while cond_fun(val): val = body_fun(val)`; both functions are traced once.
     (`_user_funs`/`_arg_names`: what errors name when fori_loop wraps the user's body.)"""
+    user_funs = _user_funs or (cond_fun, body_fun)
+
+    def threaded(refs):  # the body writes Refs of an enclosing trace: they join the carry
+        out, finals = _while_loop(
+            lambda c: state.redirected_reading(refs, c[1], cond_fun, c[0]),
+            lambda c: state.redirected(refs, c[1], body_fun, c[0]),
+            (init_val, state.read_refs(refs)), _user_funs=user_funs, _arg_names=None)
+        state.write_refs(refs, finals)
+        return out
+    return state.thread_ref_writes(
+        lambda: _while_loop(cond_fun, body_fun, init_val, _user_funs=user_funs,
+                            _arg_names=_arg_names), threaded)
+
+
+def _while_loop(cond_fun, body_fun, init_val, *, _user_funs, _arg_names):
     user_funs = _user_funs or (cond_fun, body_fun)
     arg_names = _arg_names
     leaves, tree = tree_flatten(init_val)
@@ -388,6 +419,23 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, _user_fun=No
          _arg_names=None, _purpose="scan"):
     """`carry, y = f(carry, x)` over the leading axis of `xs`; returns (carry, stacked ys).
     (`_user_fun`/`_arg_names`/`_purpose`: what errors name when fori_loop or map wrap it.)"""
+    def threaded(refs):  # the body writes Refs of an enclosing trace: they join the carry
+        def body(carry, x):
+            out, finals = state.redirected(refs, carry[1], f, carry[0], x)
+            if not isinstance(out, (tuple, list)) or len(out) != 2:
+                raise TypeError(f"scan body must return a pair (carry, y), got {out!r}")
+            return (out[0], finals), out[1]
+        (carry, finals), ys = _scan(body, (init, state.read_refs(refs)), xs, length, reverse,
+                                    unroll, _user_fun=_user_fun or f, _purpose=_purpose)
+        state.write_refs(refs, finals)
+        return carry, ys
+    return state.thread_ref_writes(
+        lambda: _scan(f, init, xs, length, reverse, unroll, _user_fun=_user_fun,
+                      _arg_names=_arg_names, _purpose=_purpose), threaded)
+
+
+def _scan(f, init, xs, length, reverse, unroll, *, _user_fun=None, _arg_names=None,
+          _purpose="scan"):
     c_leaves, c_tree = tree_flatten(init)
     x_leaves, x_tree = tree_flatten(xs)
     lengths = {int(_aval(x).shape[0]) for x in x_leaves if _aval(x).shape}

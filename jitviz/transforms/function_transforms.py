@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.source import function_name
 from ..core.trace import Tracer
+from ..state import Ref, vmap_ref_arguments
 from ..tree import tree_flatten, tree_unflatten
 from ._util import (TransformError, aval_of, closed, convert, full, instantiate, is_float, moveaxis,
                     trace_flat, with_weak_type_of)
@@ -291,6 +292,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
                              f"function, but got len(in_axes)={len(ia)}, len(args)={len(args)}")
         axes = _broadcast_axes(ia if isinstance(ia, tuple) else ia, in_tree
                                if not isinstance(ia, tuple) else in_tree, "in_axes")
+        if any(isinstance(x, Ref) for x in leaves):  # mutable arrays: see jitviz/state.py
+            return vmap_ref_arguments(vmap, fun, leaves, in_tree, axes, out_axes, axis_name,
+                                      axis_size)
         leaves = [_as_value(x) for x in leaves]
         sizes = set()
         dims = []
