@@ -145,8 +145,10 @@ def full(shape, fill_value, dtype=None):
         fill_value = to_dtype(_array(fill_value) if not isinstance(fill_value, Tracer)
                               else fill_value, dtype)
     if np.ndim(fill_value) if not isinstance(fill_value, Tracer) else fill_value.ndim:
-        return broadcast_to_shape(fill_value, shape)
-    return lax.broadcast_in_dim(fill_value, shape, ())
+        return stage(broadcast_to_shape(fill_value, shape))
+    # staged: inside a trace a filled array is a traced value, as in JAX (a 0-d one would
+    # otherwise stay a concrete Array that, say, `jnp.power` takes as a static exponent)
+    return stage(lax.broadcast_in_dim(fill_value, shape, ()))
 
 
 def zeros(shape, dtype=None):
