@@ -517,3 +517,14 @@ def test_a_fori_loop_index_is_typed_as_jax_types_it(lower, upper):
 def test_fori_loop_bounds_of_two_strong_dtypes_are_jax_type_error():
     with pytest.raises(TypeError, match="must have equal types, got int32 and int16"):
         jitviz.jit(lambda c: lax.fori_loop(np.int32(0), np.int16(3), lambda i, c: c, c))(1.0)
+
+
+def test_filled_arrays_are_traced_inside_a_trace_as_in_jax():
+    # found by the fuzzer (seed 31003495): a 0-d jnp.full stayed concrete under jit, so
+    # jnp.power took it as a static exponent and raised JAX's eager TypeError
+    out = run(lambda: jnp.power(jnp.full((), -1), jnp.full((), -1)))
+    same(out, -1, np.int32)  # JAX's integer power of a traced exponent: (-1) ** -1 == -1
+    with pytest.raises(TypeError, match="negative powers"):  # eagerly, as JAX
+        jnp.power(jnp.full((), -1), jnp.full((), -1))
+    with pytest.raises(jitviz.errors.ConcretizationTypeError):
+        jitviz.jit(lambda: int(jnp.zeros(())))()
