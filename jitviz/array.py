@@ -38,6 +38,27 @@ class Array(np.ndarray):
     def __reduce__(self):  # pickle as a plain ndarray plus the flag
         return (_rebuild, (np.asarray(self), self.weak_type))
 
+    @property
+    def T(self):  # noqa: N802  (NumPy's and JAX's name)
+        return _keeping_weak_type(np.ndarray.transpose)(self)
+
+
+def _keeping_weak_type(method):
+    """An ndarray method that only rearranges elements, keeping the weak type (JAX's reshape
+    or transpose of a weakly typed value is weak; NumPy's view of an Array would be strong)."""
+    def rearrange(self, *args, **kwargs):
+        out = method(self, *args, **kwargs)
+        if isinstance(out, Array):
+            out.weak_type = self.weak_type
+        return out
+    rearrange.__name__ = rearrange.__qualname__ = method.__name__
+    rearrange.__doc__ = method.__doc__
+    return rearrange
+
+
+for _name in ("reshape", "ravel", "flatten", "transpose", "swapaxes", "squeeze"):
+    setattr(Array, _name, _keeping_weak_type(getattr(np.ndarray, _name)))
+
 
 def array_repr(value, weak_type: bool, prefix: str) -> str:
     """JAX's repr: NumPy's text of the values, then the dtype (always) and the weak type; an

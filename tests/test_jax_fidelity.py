@@ -528,3 +528,32 @@ def test_filled_arrays_are_traced_inside_a_trace_as_in_jax():
         jnp.power(jnp.full((), -1), jnp.full((), -1))
     with pytest.raises(jitviz.errors.ConcretizationTypeError):
         jitviz.jit(lambda: int(jnp.zeros(())))()
+
+
+@pytest.mark.parametrize("index, named", [(1.5, "float64"), (np.float32(1), "float32"),
+                                          ((0, 1.0), "float64"), (1j, "complex128")])
+def test_a_float_index_is_jax_type_error_never_a_view(index, named):
+    # x[1.5] returned the whole array (a wrong answer) eagerly
+    x = jnp.ones((3, 3))
+    for get in (lambda: x[index], lambda: jitviz.jit(lambda a: a[index])(x),
+                lambda: x.at[index].set(2.0)):
+        with pytest.raises(TypeError, match=f"integer or boolean type, got indexer with "
+                                            f"type {named}"):
+            get()
+
+
+def test_the_indexer_type_is_checked_before_the_number_of_indices():
+    # found by the fuzzer (seed 31004218): a float indexer of a 0-d array was IndexError
+    with pytest.raises(TypeError, match="got indexer with type float32"):
+        jitviz.jit(lambda a, b: a[b])(np.array(False), np.zeros((0, 1), np.float32))
+
+
+def test_rearranging_a_weakly_typed_array_keeps_it_weak():
+    # found by the fuzzer (seed 31004187): Array.reshape is NumPy's, which made it strong
+    weak = jnp.asarray(2.5)
+    for out in (weak.reshape(1, 1), weak.reshape((1,)).ravel(), weak.reshape(1, 1).T,
+                weak.reshape(1, 1).transpose(), weak.reshape(1, 1).squeeze(),
+                weak.reshape(1, 1).swapaxes(0, 1), weak.reshape(1).flatten()):
+        assert out.weak_type and out.dtype == np.float32
+    assert not jnp.asarray(np.float32(2.5)).reshape(1).weak_type
+    same(run(lambda: jnp.trunc(2).reshape((1, 1))), [[2]], np.int32, weak=True)

@@ -86,6 +86,8 @@ def argwhere(a, *, size=None, fill_value=None):
 def _expand_index(idx, ndim):
     if not isinstance(idx, tuple):
         idx = (idx,)
+    for i in idx:  # before counting axes, as JAX (`x[1.5]` is a TypeError, never a view)
+        _check_indexer_type(i)
     idx = [_canon_entry(i) for i in idx]
     n_ell = sum(1 for i in idx if i is Ellipsis)
     if n_ell > 1:
@@ -102,6 +104,20 @@ def _expand_index(idx, ndim):
     else:
         idx = idx + [slice(None)] * (ndim - used)
     return idx
+
+
+def _check_indexer_type(i):
+    """JAX's TypeError for an index of a float or complex type (a Python float reads as
+    float64, as JAX names it)."""
+    if isinstance(i, (float, complex)) and not isinstance(i, np.generic):
+        dt = np.dtype(type(i))
+    elif isinstance(i, (np.generic, np.ndarray, Tracer)):
+        dt = i.dtype
+    else:
+        return
+    if dt.kind in "fc":
+        raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
+                        f"{dt.name}")
 
 
 def _canon_entry(i):
