@@ -151,7 +151,7 @@ def _cpu_triangular_solve(fb, eqn):
     x = fb.define(out, "C", prefix="la")
     fb.emit(f"{x} = np.empty({fb.shape(out.aval.shape)}, {ctor(out.aval.dtype)})", eqn)
     flags = (p["left_side"], p["lower"], p["transpose_a"],
-             p["transpose_a"] and p["conjugate_a"], p["unit_diagonal"])
+             p["conjugate_a"], p["unit_diagonal"])
     b3, o3 = (fb.shape((batch,) + tuple(out.aval.shape[-2:])) for _ in range(2))
     fb.emit(f"rt.trsm3({fb.contiguous(a)}.reshape({fb.shape((batch, m, m))}), "
             f"{fb.contiguous(b)}.reshape({b3}), {x}.reshape({o3}), "
