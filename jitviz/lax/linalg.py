@@ -250,6 +250,14 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
     return np.swapaxes(xt, -1, -2).astype(b.dtype)
 
 
+def _pivot_magnitude(column):
+    """How getrf ranks pivot candidates: |re| + |im| for complex entries (LAPACK's izamax,
+    which JAX's LU calls), not the modulus, so a complex LU picks JAX's rows."""
+    if column.dtype.kind == "c":
+        return np.abs(column.real) + np.abs(column.imag)
+    return np.abs(column)
+
+
 @_quiet
 def _lu_impl(x):
     """getrf's LU with partial pivoting (the first row of largest magnitude is the pivot),
@@ -266,7 +274,7 @@ def _lu_impl(x):
     for j0 in range(0, k, _BLOCK):
         j1 = min(j0 + _BLOCK, k)
         for j in range(j0, j1):
-            p = j + np.argmax(np.abs(a[..., j:, j]), axis=-1)
+            p = j + np.argmax(_pivot_magnitude(a[..., j:, j]), axis=-1)
             pivots[..., j] = p
             for arr in (a, perm):  # swap rows j and p of every matrix (p == j leaves them)
                 row_j = arr[(*idx, j)].copy()
