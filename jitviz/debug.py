@@ -69,3 +69,6 @@ def callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
     from .callbacks import debug_callback
     return debug_callback(callback, *args, ordered=ordered, partitioned=partitioned,
                           **kwargs)
+
+
+from .debugger import breakpoint  # noqa: E402,F401,A001 (jax.debug.breakpoint)
