@@ -152,6 +152,18 @@ def test_at_updates_are_one_scatter_over_the_flattened_operand():
     assert "ScatterDimensionNumbers" not in text
 
 
+def test_vmap_traces_abstractly(capsys):
+    jitviz.vmap(lambda x: print(x))(jnp.arange(3))
+    assert capsys.readouterr().out.strip() == \
+        "Traced<ShapedArray(int32[])>with<DynamicJaxprTrace>"  # JAX: VmapTracer(aval=...)
+    with pytest.raises(AttributeError, match=r"vmap tracer has no \.val: .*once, abstractly, "
+                                             r"on one example's type \(float32\[\]\).*"
+                                             r"debug\.print"):
+        jitviz.vmap(lambda x: print(x.val))(jnp.arange(3.0))
+    jitviz.vmap(lambda x: jitviz.debug.print("{}", x))(jnp.arange(3.0))
+    assert capsys.readouterr().out == "0.0\n1.0\n2.0\n"  # the fix the message names
+
+
 def test_the_readme_table_lists_exactly_these_tests():
     readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
     section = readme.split("## Where jitviz differs from JAX, deliberately")[1].split("\n## ")[0]

@@ -125,7 +125,7 @@ class KnownTrace(JaxprTrace):
         return known if prim.multiple_results else known[0]
 
 
-def trace_flat(flat_fun, args, *, name="fun", known=True):
+def trace_flat(flat_fun, args, *, name="fun", known=True, purpose="transformation"):
     """Trace `flat_fun(*tracers) -> list of outputs` on the types of `args`.
 
     Returns (jaxpr, hoisted): a closed jaxpr whose leading invars stand for `hoisted` (values
@@ -137,7 +137,7 @@ def trace_flat(flat_fun, args, *, name="fun", known=True):
     use_known = known and all(v is not None for v in vals) and \
         (parent is None or isinstance(parent, KnownTrace))
     cls = KnownTrace if use_known else JaxprTrace
-    trace = cls(parent, fun_name=name, fun_location="", purpose="transformation")
+    trace = cls(parent, fun_name=name, fun_location="", purpose=purpose)
     with push_trace(trace):
         if use_known:
             tracers = [trace.new_known_arg(v, aval_of(a)) for v, a in zip(vals, args)]
