@@ -188,6 +188,15 @@ def test_jacobian_rebuilds_custom_nodes_from_arrays_and_trees():
     np.testing.assert_array_equal(jac.a.a, 2 * np.eye(3, dtype=np.float32))
 
 
+def test_a_breakpoint_without_input_continues():
+    import io
+    out = io.StringIO()
+    f = jitviz.jit(lambda x: (jitviz.debug.breakpoint(stdin=io.StringIO(""), stdout=out),
+                              x * 2)[1])
+    assert float(f(2.0)) == 4.0  # JAX: jdb quits (SystemExit in the callback: a runtime error)
+    assert out.getvalue().endswith("(jdb) no more input (EOF): continuing\n")
+
+
 def test_the_readme_table_lists_exactly_these_tests():
     readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
     section = readme.split("## Where jitviz differs from JAX, deliberately")[1].split("\n## ")[0]
