@@ -190,3 +190,31 @@ def test_bad_arguments_name_the_fix():
         jitviz.debug.breakpoint(num_frames=0)
     with pytest.raises(NotImplementedError, match="ordered=True"):
         jitviz.debug.breakpoint(token=jnp.zeros(()))
+
+
+CUDA_PROGRAM = """
+import io, numpy as np, jitviz, jitviz.numpy as jnp
+out = io.StringIO()
+
+@jitviz.jit(backend="cuda")
+def f(x):
+    y = jnp.sin(x) * 2
+    jitviz.debug.breakpoint(stdin=io.StringIO("p y\\nc\\n"), stdout=out)
+    return y + 1
+
+result = f(np.arange(3, dtype=np.float32))
+assert out.getvalue() == ("Entering jdb:\\n(jdb) Array([0.       , 1.682942 , 1.8185948], "
+                          "dtype=float32)\\n(jdb) "), out.getvalue()
+np.testing.assert_allclose(np.asarray(result), np.sin(np.arange(3)) * 2 + 1, rtol=1e-6)
+print("ok")
+"""
+
+
+def test_cuda_stops_between_kernels_in_the_simulator():
+    import subprocess
+    import sys
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, "-c", CUDA_PROGRAM], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.dirname(__file__)), env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().endswith("ok")
