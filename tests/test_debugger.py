@@ -31,7 +31,7 @@ def _stopping_program(jit, np_, debug, stdin, stdout):
     @jit
     def f(x):
         y = np_.sin(x) * 2
-        n = 3
+        n = 3  # noqa: F841 (the debugger reads it)
         debug.breakpoint(stdin=stdin, stdout=stdout)
         return y
     return f
@@ -158,7 +158,7 @@ def test_quit_stops_the_program_as_jax_s():
 
 def test_eager_code_stops_at_once_and_sees_its_locals():
     out = io.StringIO()
-    a, b = jnp.arange(3), "text"
+    a, b = jnp.arange(3), "text"  # noqa: F841 (read by the debugger)
     jitviz.debug.breakpoint(stdin=io.StringIO("p a + 1\np b\nc\n"), stdout=out)
     assert out.getvalue() == ("Entering jdb:\n(jdb) Array([1, 2, 3], dtype=int32)\n"
                               "(jdb) 'text'\n(jdb) ")
