@@ -117,6 +117,7 @@ def test_a_breakpoint_in_a_branch_not_taken_does_not_stop(backend):
     assert out.getvalue() == "Entering jdb:\n(jdb) Array(inf, dtype=float32)\n(jdb) "
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # JAX flattening the frames' locals
 def test_under_vmap_it_stops_once_per_example_as_jax():
     transcripts = []
     for api, np_ in ((jitviz, jnp), (jax, jax.numpy)):
@@ -164,6 +165,7 @@ def test_eager_code_stops_at_once_and_sees_its_locals():
                               "(jdb) 'text'\n(jdb) ")
 
 
+@pytest.mark.filterwarnings("ignore::jitviz.errors.RetraceWarning")  # one lambda per option
 def test_num_frames_and_filter_frames():
     def run(**kw):
         out = io.StringIO()
