@@ -220,3 +220,10 @@ def test_cuda_stops_between_kernels_in_the_simulator():
                          cwd=os.path.dirname(os.path.dirname(__file__)), env=env, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().endswith("ok")
+
+
+def test_ordered_is_jax_s_ordered_debug_effect():
+    for ordered, effect in ((False, "effect=Debug"), (True, "effect=OrderedDebug")):
+        text = str(jitviz.make_jaxpr(
+            lambda x: (jitviz.debug.breakpoint(ordered=ordered), x + 1)[1])(1.0))
+        assert effect in text and "debug_callback" in text
