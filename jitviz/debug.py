@@ -1,5 +1,6 @@
 """`jitviz.debug.print`: a print that is part of the program, so it runs on every call
-(a plain `print` inside a jitted function runs once, while tracing)."""
+(a plain `print` inside a jitted function runs once, while tracing); `debug.callback`; and
+`debug.breakpoint` (the debugger that stops the running program: `debugger.py`)."""
 from __future__ import annotations
 
 import sys
@@ -69,3 +70,6 @@ def callback(callback=None, *args, ordered=False, partitioned=False, **kwargs):
     from .callbacks import debug_callback
     return debug_callback(callback, *args, ordered=ordered, partitioned=partitioned,
                           **kwargs)
+
+
+from .debugger import breakpoint  # noqa: E402,F401,A001 (jax.debug.breakpoint)

@@ -147,14 +147,21 @@ def _u32(v):
     return as_array(np.asarray(v, np.uint32))
 
 
+def _batch_of_keys(shape):
+    """JAX's ValueError (a batch of keys is a valid value, where one key is expected)."""
+    raise ValueError(f"this function takes a single key, got a key array of shape {shape}: "
+                     "index it (keys[0]) or vmap over it")
+
+
 def _words(key):
     from .transforms._util import aval_of
     if isinstance(key, KeyArray):
         if key.shape != ():
-            raise TypeError(f"this function takes a single key, got a key array of shape "
-                            f"{key.shape}: index it (keys[0]) or vmap over it")
+            _batch_of_keys(key.shape)
         key = key._data
     av = aval_of(key)
+    if av.dtype == np.uint32 and av.ndim > 1 and av.shape[-1] == 2:
+        _batch_of_keys(av.shape)
     if av.shape != (2,) or av.dtype != np.uint32:
         raise TypeError(f"a PRNG key is a typed key (from random.key) or a uint32[2] array "
                         f"(from random.PRNGKey), got {av.str_short()}")
@@ -239,6 +246,36 @@ class KeyDtype:
 
 
 key_dtype = KeyDtype()
+
+
+class KeyAval:
+    """The abstract type of typed keys (`jax.typeof(random.key(0))`): a shape over the
+    `key<fry>` dtype, printed as JAX prints it (`key<fry>[]`, `ShapedArray(key<fry>[3])`).
+    It describes what the user holds; a jaxpr carries the keys' uint32 data instead."""
+
+    __slots__ = ("shape",)
+    dtype = key_dtype
+    weak_type = False
+
+    def __init__(self, shape):
+        self.shape = tuple(int(d) for d in shape)
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: math.prod(self.shape))
+
+    def str_short(self):
+        return f"{key_dtype.name}[{','.join(map(str, self.shape))}]"
+
+    __str__ = str_short
+
+    def __repr__(self):
+        return f"ShapedArray({self.str_short()})"
+
+    def __eq__(self, other):
+        return isinstance(other, KeyAval) and self.shape == other.shape
+
+    def __hash__(self):
+        return hash((KeyAval, self.shape))
 
 
 class KeyArray:

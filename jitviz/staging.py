@@ -16,7 +16,7 @@ from .core.source import function_location, function_name
 from .core.trace import JaxprTrace, Tracer, concrete_aval, current_trace, device_aval, \
     is_device_array, is_tracer_of, push_trace
 from .state import Ref, function_out_avals, open_arguments
-from .tree import tree_flatten, tree_unflatten
+from .tree import tree_flatten, tree_map, tree_unflatten
 
 
 class ArgSpec(NamedTuple):
@@ -208,6 +208,9 @@ def typeof(x) -> ShapedArray:
     if isinstance(x, Ref):  # `Ref{float32[3]}`
         return x.key_aval()
     from .lax import aval_of
+    from .random import KeyArray, KeyAval
+    if isinstance(x, KeyArray):  # typed keys: `key<fry>[...]`, their data's aval less its 2
+        return KeyAval(x.shape)
     return aval_of(x)
 
 
@@ -254,6 +257,9 @@ class ShapeDtypeStruct:
 
 
 def _as_dtype(dtype):
+    from .random import KeyDtype, key_dtype
+    if isinstance(dtype, KeyDtype) or getattr(dtype, "dtype", None) is key_dtype:
+        return key_dtype  # typed keys' dtype is no NumPy dtype
     try:
         return np.dtype(dtype)
     except TypeError:  # jnp.float32 and other objects that carry a dtype
@@ -264,6 +270,7 @@ def eval_shape(fun, *args, **kwargs):
     """`jax.eval_shape`: the shapes and dtypes `fun` would return, as `ShapeDtypeStruct`s,
     found by tracing alone (nothing is computed or compiled). Arguments may be arrays,
     scalars or `ShapeDtypeStruct`s (anything with `.shape` and `.dtype`)."""
+    args, kwargs = _keys_for_key_structs((args, kwargs))
     spec = arg_spec(fun)
     split = split_args(spec, args, kwargs)
     avals = [_struct_aval(leaf) or aval for leaf, aval in
@@ -272,7 +279,30 @@ def eval_shape(fun, *args, **kwargs):
                             avals=avals)
     outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
             for a in function_out_avals(closed)]  # (not the final values of Refs it wrote)
-    return tree_unflatten(closed.out_tree, outs)
+    return _key_structs_for_keys(tree_unflatten(closed.out_tree, outs))
+
+
+def _keys_for_key_structs(tree):
+    """A ShapeDtypeStruct of typed keys stands for keys over uint32 data of shape
+    `shape + (2,)`: the function is given such keys (their data a uint32 struct)."""
+    from .random import KeyArray, key_dtype
+
+    def as_keys(leaf):
+        if isinstance(leaf, ShapeDtypeStruct) and leaf.dtype is key_dtype:
+            return KeyArray(ShapeDtypeStruct(leaf.shape + (2,), np.uint32))
+        return leaf
+    return tree_map(as_keys, tree)
+
+
+def _key_structs_for_keys(tree):
+    """Typed keys in eval_shape's result, as JAX's: `ShapeDtypeStruct(shape, key<fry>)`."""
+    from .random import KeyArray, key_dtype
+
+    def as_struct(leaf):
+        if isinstance(leaf, KeyArray):
+            return ShapeDtypeStruct(leaf.shape, key_dtype)
+        return leaf
+    return tree_map(as_struct, tree, is_leaf=lambda x: isinstance(x, KeyArray))
 
 
 def _struct_aval(leaf):

@@ -315,3 +315,29 @@ def test_keep_float64_is_a_known_option():
     assert jitviz.config.keep_float64 is False  # off: a JAX notebook gets JAX's behaviour
     with pytest.raises(AttributeError, match="keep_float64"):
         jitviz.config.update("keep_floats64", True)
+
+
+class _Opaque:
+    pass
+
+
+NOT_ARRAYS = [None, [1, None], ((None,),), object(), _Opaque(), "abc", (1, "x"), {"a": 1},
+              {1, 2}, b"x", slice(1), Ellipsis, np.array([None]), np.array(["a"]),
+              [1, [2, 3]], [[1, 2], [3]]]
+
+
+@needs_jax
+@pytest.mark.parametrize("value", NOT_ARRAYS, ids=repr)
+@pytest.mark.parametrize("name", ["array", "asarray"])
+def test_what_jnp_array_rejects_raises_jax_s_class(name, value):
+    """None (anywhere in nested lists) and ragged lists are ValueErrors, other non-numbers
+    TypeErrors, as JAX's jnp.array; the messages are jitviz's own."""
+    with pytest.raises((TypeError, ValueError)) as theirs:
+        getattr(jax_jnp, name)(value)
+    with pytest.raises(theirs.type):
+        getattr(jnp, name)(value)
+
+
+def test_none_in_jnp_array_says_what_to_do():
+    with pytest.raises(ValueError, match="None is not a valid value for jnp.array.*pytree"):
+        jnp.asarray([1.0, None])

@@ -193,6 +193,51 @@ def test_refs_are_discharged_when_traced():
         jitviz.grad(lambda x: (x_ref.__setitem__(0, 7.0), x * 2)[1])(1.0)
 
 
+def test_vmap_traces_abstractly(capsys):
+    jitviz.vmap(lambda x: print(x))(jnp.arange(3))
+    assert capsys.readouterr().out.strip() == \
+        "Traced<ShapedArray(int32[])>with<DynamicJaxprTrace>"  # JAX: VmapTracer(aval=...)
+    with pytest.raises(AttributeError, match=r"vmap tracer has no \.val: .*once, abstractly, "
+                                             r"on one example's type \(float32\[\]\).*"
+                                             r"debug\.print"):
+        jitviz.vmap(lambda x: print(x.val))(jnp.arange(3.0))
+    jitviz.vmap(lambda x: jitviz.debug.print("{}", x))(jnp.arange(3.0))
+    assert capsys.readouterr().out == "0.0\n1.0\n2.0\n"  # the fix the message names
+
+
+def _tree_class(init):
+    """A registered pytree class with one field and the given __init__ (the custom-pytrees
+    notebook's MyTree)."""
+    cls = type("MyTree", (), {"__init__": init})
+    jitviz.tree_util.register_pytree_node(cls, lambda t: ((t.a,), None),
+                                          lambda _, args: cls(*args))
+    return cls
+
+
+def test_jacobian_rebuilds_custom_nodes_from_arrays_and_trees():
+    def converting(self, a):
+        self.a = jnp.asarray(a)
+    converting_tree = _tree_class(converting)
+    with pytest.raises(TypeError, match="jnp.array got an object of type MyTree"):
+        jitviz.jacobian(lambda x: x)(converting_tree(jnp.arange(3.0)))
+
+    def permissive(self, a):  # the notebook's fix: leave non-arrays as they are
+        self.a = a if a is None or type(a) is object or hasattr(a, "a") else jnp.asarray(a)
+    permissive_tree = _tree_class(permissive)
+    jac = jitviz.jacobian(lambda t: permissive_tree(t.a * 2))(permissive_tree(jnp.arange(3.0)))
+    assert type(jac) is permissive_tree and type(jac.a) is permissive_tree
+    np.testing.assert_array_equal(jac.a.a, 2 * np.eye(3, dtype=np.float32))
+
+
+def test_a_breakpoint_without_input_continues():
+    import io
+    out = io.StringIO()
+    f = jitviz.jit(lambda x: (jitviz.debug.breakpoint(stdin=io.StringIO(""), stdout=out),
+                              x * 2)[1])
+    assert float(f(2.0)) == 4.0  # JAX: jdb quits (SystemExit in the callback: a runtime error)
+    assert out.getvalue().endswith("(jdb) no more input (EOF): continuing\n")
+
+
 def test_the_readme_table_lists_exactly_these_tests():
     readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
     section = readme.split("## Where jitviz differs from JAX, deliberately")[1].split("\n## ")[0]

@@ -13,6 +13,7 @@ import jitviz
 import jitviz.numpy as jnp
 import jitviz.scipy.linalg as jsl
 from jitviz import lax
+from helpers import x64_enabled
 
 # written for NumPy 64-bit operands that stay 64-bit (jitviz's keep_float64 switch);
 # JAX's own 32-bit narrowing is tests/test_array_promotion.py's
@@ -454,6 +455,186 @@ def test_grad_of_vmap_and_vmap_of_grad():
     want = np.stack([np.asarray(jax.grad(lambda x: J.linalg.slogdet(x)[1])(a[i]))
                      for i in range(3)])
     np.testing.assert_allclose(per, want, rtol=1e-4, atol=1e-5)
+
+
+# --- differentiation on complex inputs, and in float64 -------------------------------------------
+# Each case's jvp and vjp against JAX's. Outputs that are unique only up to a phase per column
+# (eigenvectors, singular vectors) are compared through phase-invariant views.
+
+CRNG = np.random.default_rng(5)
+
+
+def _cmat(*shape):
+    return CRNG.standard_normal(shape) + 1j * CRNG.standard_normal(shape)
+
+
+def _phase_free(v):
+    return v * v.conj()  # a column times e^{i t} leaves |v|^2 unchanged
+
+
+def _as(const, x):
+    """A constant operand in `x`'s dtype (its real part for a real x)."""
+    kind = np.dtype(x.dtype).kind
+    return (const if kind == "c" else const.real).astype(x.dtype)
+
+
+class _Mods:
+    def __init__(self, numpy, lax_):
+        self.np, self.lax = numpy, lax_
+
+
+CX = _cmat(4, 4) + 3 * np.eye(4)
+CH = (lambda a: a @ a.conj().T + 4 * np.eye(4))(_cmat(4, 4))
+CT = np.tril(_cmat(4, 4)) + 3 * np.eye(4)
+CB = _cmat(4, 2)
+CTALL = _cmat(6, 4)
+
+COMPLEX_AD = {  # name: (f(modules, x), x)
+    "cholesky": (lambda m, x: m.np.linalg.cholesky(x), CH),
+    "cholesky_lower_triangle": (lambda m, x: m.lax.linalg.cholesky(x, symmetrize_input=False),
+                                CH),
+    "triangular_solve_a": (lambda m, x: m.lax.linalg.triangular_solve(
+        x, _as(CB, x), left_side=True, lower=True), CT),
+    "triangular_solve_b_with_a_H": (lambda m, x: m.lax.linalg.triangular_solve(
+        _as(CT, x), x, left_side=True, lower=True, transpose_a=True, conjugate_a=True), CB),
+    "triangular_solve_right_a_H": (lambda m, x: m.lax.linalg.triangular_solve(
+        x, _as(CB.T, x), left_side=False, lower=True, transpose_a=True, conjugate_a=True), CT),
+    "triangular_solve_conj_a": (lambda m, x: m.lax.linalg.triangular_solve(
+        x, _as(CB, x), left_side=True, lower=False, conjugate_a=True, unit_diagonal=True), CT.T),
+    "lu": (lambda m, x: m.lax.linalg.lu(x)[0], CX),
+    "qr_reduced": (lambda m, x: tuple(m.lax.linalg.qr(x, full_matrices=False)), CTALL),
+    "qr_square": (lambda m, x: tuple(m.np.linalg.qr(x)), CX),
+    "eigh": (lambda m, x: (lambda v, w: (_phase_free(v), w))(*m.lax.linalg.eigh(x)), CH),
+    "eigh_subspace": (lambda m, x: (lambda w, v: (w, v[:, :2] @ v[:, :2].conj().T))(
+        *m.np.linalg.eigh(x)), CH),
+    "svd": (lambda m, x: (lambda u, s, vh: (s, _phase_free(u), u @ vh))(
+        *m.np.linalg.svd(x, full_matrices=False)), CTALL),
+    "svdvals": (lambda m, x: m.np.linalg.svd(x, compute_uv=False), CX),
+    "fft": (lambda m, x: m.np.fft.fft(x), CX),
+    "ifft2": (lambda m, x: m.np.fft.ifft2(x), CX),
+    "rfft": (lambda m, x: m.np.fft.rfft(x.real * 2 + x.imag), CX),
+    "irfft": (lambda m, x: m.np.fft.irfft(x, n=6), CX),
+    "solve": (lambda m, x: m.np.linalg.solve(x, _as(CB, x)), CX),
+    "inv": (lambda m, x: m.np.linalg.inv(x), CX),
+    "det": (lambda m, x: m.np.linalg.det(x), CX),
+    "slogdet": (lambda m, x: tuple(m.np.linalg.slogdet(x)), CX),
+    "eigvalsh": (lambda m, x: m.np.linalg.eigvalsh(x), CH),
+    "norm_fro": (lambda m, x: m.np.linalg.norm(x), CX),
+    "norm_2": (lambda m, x: m.np.linalg.norm(x, 2), CX),
+    "norm_nuc": (lambda m, x: m.np.linalg.norm(x, "nuc"), CX),
+    "pinv": (lambda m, x: m.np.linalg.pinv(x), CTALL),
+}
+# the primitives with a Numba lowering of their own: their vjps also run compiled
+COMPILED_AD = {"triangular_solve_a", "triangular_solve_b_with_a_H",
+               "triangular_solve_right_a_H", "triangular_solve_conj_a", "lu", "cholesky"}
+
+
+@pytest.fixture
+def jax_x64():
+    """x64 on in both jitviz and JAX for one test."""
+    before = jax.config.read("jax_enable_x64")
+    jax.config.update("jax_enable_x64", True)
+    try:
+        with x64_enabled():
+            yield
+    finally:
+        jax.config.update("jax_enable_x64", before)
+
+
+def _cotangents_like(out):
+    leaves = jax.tree_util.tree_leaves(out)
+    made = []
+    for leaf in leaves:
+        leaf = np.asarray(leaf)
+        z = CRNG.standard_normal(leaf.shape)
+        if leaf.dtype.kind == "c":
+            z = z + 1j * CRNG.standard_normal(leaf.shape)
+        made.append(z.astype(leaf.dtype))
+    return tuple(made) if isinstance(out, tuple) else made[0]
+
+
+def _assert_ad_matches_jax(name, dtype, rtol, compiled):
+    f, x = COMPLEX_AD[name]
+    x = (x if np.dtype(dtype).kind == "c" else x.real).astype(dtype)
+    t = _cmat(*x.shape).astype(dtype) if np.dtype(dtype).kind == "c" else \
+        CRNG.standard_normal(x.shape).astype(dtype)
+    ours_f, theirs_f = (lambda x: f(_Mods(jnp, lax), x)), (lambda x: f(_Mods(J, jax.lax), x))
+    out, theirs_t = jax.jvp(theirs_f, (x,), (t,))
+    _, ours_t = jitviz.jvp(ours_f, (x,), (t,))
+    ct = _cotangents_like(out)
+    (theirs_g,) = jax.vjp(theirs_f, x)[1](ct)
+    got = {"jvp": ours_t, "vjp": jitviz.vjp(ours_f, x)[1](ct)[0]}
+    if compiled:
+        got["compiled vjp"] = jitviz.jit(lambda x, ct: jitviz.vjp(ours_f, x)[1](ct)[0])(x, ct)
+    for what, ours in got.items():
+        theirs = theirs_t if what == "jvp" else theirs_g
+        for o, w in zip(_leaves(ours), _leaves(theirs)):
+            assert o.dtype == w.dtype and o.shape == w.shape, (what, o.dtype, w.dtype)
+            scale = 1e-3 + np.max(np.abs(w), initial=0)
+            assert np.max(np.abs(o - w), initial=0) <= rtol * scale, (what, o, w)
+
+
+@pytest.mark.parametrize("name", list(COMPLEX_AD))
+def test_complex_jvp_and_vjp_match_jax(name):
+    _assert_ad_matches_jax(name, np.complex64, 2e-5, compiled=name in COMPILED_AD)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.float64])
+@pytest.mark.parametrize("name", list(COMPLEX_AD))
+def test_jvp_and_vjp_match_jax_in_64_bits(name, dtype, jax_x64):
+    _assert_ad_matches_jax(name, dtype, 1e-11, compiled=False)
+
+
+COMPLEX_HERMITIAN = np.array([[5., 2. + 3j, 5j], [2. - 3j, 7., 1. + 7j], [-5j, 1. - 7j, 12.]],
+                             np.complex64)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_holomorphic_gradient_through_cholesky_matches_jax(backend):
+    """JAX's complex-differentiation notebook: grad(holomorphic=True) through a Cholesky
+    factor (its vjp solves with L^H, a conjugated transposed triangular solve)."""
+    def f(m):
+        def loss(x):
+            L = m.linalg.cholesky(x)
+            return m.sum((L - m.sin(L)) ** 2)
+        return loss
+    ours = jitviz.jit(jitviz.grad(f(jnp), holomorphic=True), backend=backend)(COMPLEX_HERMITIAN)
+    theirs = jax.grad(f(J), holomorphic=True)(COMPLEX_HERMITIAN)
+    _assert_like_jax(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["solve", "inv", "det", "lu"])
+def test_holomorphic_gradients_match_jax(name):
+    f, x = COMPLEX_AD[name]
+    x = x.astype(np.complex64)
+    ours = jitviz.grad(lambda x: jnp.sum(f(_Mods(jnp, lax), x) ** 2), holomorphic=True)(x)
+    theirs = jax.grad(lambda x: J.sum(f(_Mods(J, jax.lax), x) ** 2), holomorphic=True)(x)
+    _assert_like_jax(ours, theirs, rtol=2e-5, atol=2e-4)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_triangular_solve_with_conjugate_a_alone_solves_with_conj_a(backend):
+    """conjugate_a without transpose_a is op(a) = conj(a), as JAX's (it was ignored)."""
+    a, b = CT.astype(np.complex64), CB.astype(np.complex64)
+    for lower, left_side in ((True, True), (False, False)):
+        bb = b if left_side else b.T
+        ours = jitviz.jit(lambda a, b: lax.linalg.triangular_solve(
+            a, b, left_side=left_side, lower=lower, conjugate_a=True), backend=backend)(
+                a if lower else a.T, bb)
+        theirs = jax.lax.linalg.triangular_solve(a if lower else a.T, bb, left_side=left_side,
+                                                 lower=lower, conjugate_a=True)
+        _assert_like_jax(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_complex_lu_pivots_as_lapack_does(backend):
+    """getrf ranks complex pivots by |re| + |im|: in the first column 2+2j (4) beats 3 (whose
+    modulus is larger)."""
+    a = np.array([[3, 1], [2 + 2j, 1j]], np.complex64)
+    batch = _cmat(3, 7, 5).astype(np.complex64)
+    for x in (a, batch):
+        _assert_like_jax(jitviz.jit(lax.linalg.lu, backend=backend)(x), jax.lax.linalg.lu(x),
+                         rtol=1e-5, atol=1e-5)
 
 
 # --- CUDA, in Numba's simulator ------------------------------------------------------------------

@@ -179,10 +179,54 @@ def test_typed_keys_pass_through_jit_and_vmap():
     assert [kk.shape for kk in keys] == [()] * 3 and len(keys) == 3
 
 
+@needs_jax
+def test_a_batch_of_keys_where_one_is_expected_is_jax_s_value_error():
+    for module in (random, _jax.random):
+        for keys in (module.split(module.key(0)), module.split(module.PRNGKey(0))):
+            for draw in (lambda k: module.uniform(k), lambda k: module.split(k),
+                         lambda k: module.fold_in(k, 1)):
+                with pytest.raises(ValueError, match="single key"):
+                    draw(keys)
+
+
 def test_typed_key_errors_name_the_fix():
-    with pytest.raises(TypeError, match="single key.*keys\\[0\\]"):
+    with pytest.raises(ValueError, match="single key.*keys\\[0\\]"):
         random.uniform(random.split(random.key(0)))
     with pytest.raises(TypeError, match="last axis is 2"):
         random.wrap_key_data(np.zeros(3, np.uint32))
     with pytest.raises(ValueError, match="threefry2x32"):
         random.key(0, impl="rbg")
+
+
+@needs_jax
+def test_typeof_of_typed_keys_prints_as_jax():
+    """`jax.typeof(random.key(0))` is `key<fry>[]`, eagerly, under jit and under vmap."""
+    seen = []
+    for module, api in ((random, jitviz), (_jax.random, _jax)):
+        k = module.key(0)
+        keys = module.split(k, 3)
+        api.jit(lambda k: seen.append(str(api.typeof(k))) or module.normal(k))(k)
+        api.vmap(lambda k: seen.append(str(api.typeof(k))) or module.normal(k))(keys)
+        t = api.typeof(keys)
+        seen.append((str(api.typeof(k)), repr(t), t.shape, str(t.dtype),
+                     api.typeof(k) == api.typeof(module.key(1))))
+    ours, theirs = seen[:3], seen[3:]
+    assert ours == theirs
+    assert ours[2] == ("key<fry>[]", "ShapedArray(key<fry>[3])", (3,), "key<fry>", True)
+
+
+@needs_jax
+def test_eval_shape_and_shape_dtype_struct_of_typed_keys_follow_jax():
+    results = []
+    for module, api in ((random, jitviz), (_jax.random, _jax)):
+        k = module.key(0)
+        struct = api.ShapeDtypeStruct((), k.dtype)
+        results.append([repr(r) for r in (
+            struct, api.ShapeDtypeStruct((2,), k.dtype),
+            api.eval_shape(lambda k: module.split(k, 4), k),
+            api.eval_shape(lambda k: (lambda ks: (ks[0], module.normal(ks[1], (3,))))(
+                module.split(k)), struct),
+            api.eval_shape(lambda k: {"data": module.key_data(k)}, struct))])
+    assert results[0] == results[1]
+    assert results[0][2] == "ShapeDtypeStruct(shape=(4,), dtype=key<fry>)"
+

@@ -323,3 +323,21 @@ def int_overflow_error(x: int, dtype, what: str):
         OverflowError, f"is the Python int {x}, too large for {np.dtype(dtype).name} (the "
         "default integer type; JAX raises too). Pass a NumPy array of a wider dtype "
         "(np.int64(x) with jitviz.config.update('enable_x64', True)), or a float.", what)
+
+
+def no_traced_value(tracer) -> str:
+    """Why a traced value has no `.val` (JAX's vmap tracers carry their batch there, as
+    internals): under vmap jitviz traces the function once, on one example's type."""
+    trace, under_vmap = tracer._trace, False
+    while trace is not None and not under_vmap:
+        under_vmap, trace = getattr(trace, "purpose", None) == "vmap", trace.parent
+    aval = tracer.aval
+    if under_vmap:
+        return (f"a vmap tracer has no .val: jitviz's vmap traces the function once, "
+                f"abstractly, on one example's type ({aval}), and batches the traced program "
+                "afterwards, so no batch of values exists while it runs (.val is JAX's "
+                "internals). To see the values, print them when the program runs: "
+                "jax.debug.print(\"{}\", x)")
+    return (f"a traced value ({aval}) has no .val: it stands for every array of its type "
+            "while the function is traced. To see the values, print them when the program "
+            "runs: jax.debug.print(\"{}\", x)")

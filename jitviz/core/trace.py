@@ -98,6 +98,12 @@ class Tracer:
     def tolist(self):
         raise explain.concretization_error(self, "tolist")
 
+    @property
+    def val(self):
+        """JAX's vmap tracers carry their batch in `.val` (internals); a jitviz tracer stands
+        for a type only, so reading it says why there is no value."""
+        raise AttributeError(explain.no_traced_value(self))
+
     def item(self, *args):
         raise explain.concretization_error(self, "item")
 

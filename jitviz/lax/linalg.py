@@ -199,8 +199,8 @@ def _operator(a, lower, transpose_a, conjugate_a, unit_diagonal):
         t[..., np.arange(n), np.arange(n)] = 1
     if transpose_a:
         t = np.swapaxes(t, -1, -2)
-        if conjugate_a:
-            t = np.conj(t)
+    if conjugate_a:  # with or without the transpose, as JAX's (a transposed solve needs conj(a))
+        t = np.conj(t)
     return t
 
 
@@ -250,6 +250,14 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
     return np.swapaxes(xt, -1, -2).astype(b.dtype)
 
 
+def _pivot_magnitude(column):
+    """How getrf ranks pivot candidates: |re| + |im| for complex entries (LAPACK's izamax,
+    which JAX's LU calls), not the modulus, so a complex LU picks JAX's rows."""
+    if column.dtype.kind == "c":
+        return np.abs(column.real) + np.abs(column.imag)
+    return np.abs(column)
+
+
 @_quiet
 def _lu_impl(x):
     """getrf's LU with partial pivoting (the first row of largest magnitude is the pivot),
@@ -266,7 +274,7 @@ def _lu_impl(x):
     for j0 in range(0, k, _BLOCK):
         j1 = min(j0 + _BLOCK, k)
         for j in range(j0, j1):
-            p = j + np.argmax(np.abs(a[..., j:, j]), axis=-1)
+            p = j + np.argmax(_pivot_magnitude(a[..., j:, j]), axis=-1)
             pivots[..., j] = p
             for arr in (a, perm):  # swap rows j and p of every matrix (p == j leaves them)
                 row_j = arr[(*idx, j)].copy()
@@ -398,7 +406,7 @@ def triangular_solve(a, b, *, left_side: bool = False, lower: bool = False,
                      transpose_a: bool = False, conjugate_a: bool = False,
                      unit_diagonal: bool = False):
     """`jax.lax.linalg.triangular_solve`: x with op(a) x = b (left_side) or x op(a) = b,
-    op(a) = a, a^T or a^H (transpose_a, conjugate_a); only `a`'s `lower`/upper triangle is
+    op(a) = a, a^T, conj(a) or a^H (transpose_a, conjugate_a); only `a`'s `lower`/upper triangle is
     read."""
     return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
                                    transpose_a=bool(transpose_a),
@@ -509,8 +517,8 @@ def _triangular_op(a, lower, transpose_a, conjugate_a, unit_diagonal):
         t = t * (1 - _eye_like(a, a.shape[-1]))
     if transpose_a:
         t = _mT(t)
-        if conjugate_a:
-            t = jnp.conj(t)
+    if conjugate_a:
+        t = jnp.conj(t)
     return t
 
 
@@ -538,14 +546,12 @@ def _triangular_solve_vjp(ct, primals, out, *, left_side, lower, transpose_a, co
     a, b = primals
     flip = dict(left_side=left_side, lower=lower, transpose_a=not transpose_a,
                 conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
-    if conjugate_a and not transpose_a:  # op(a) = conj(a) is not a case JAX allows either
-        raise NotImplementedError("triangular_solve with conjugate_a and not transpose_a")
     ct_b = triangular_solve_p.bind(a, ct, **flip)
     g = -(ct_b @ _mT(out)) if left_side else -(_mT(out) @ ct_b)  # cotangent of op(a)
     if transpose_a:
         g = _mT(g)
-        if conjugate_a:
-            g = jnp.conj(g)
+    if conjugate_a:
+        g = jnp.conj(g)
     g = _tril(g, -1 if unit_diagonal else 0) if lower else _triu(g, 1 if unit_diagonal else 0)
     return [g, ct_b]
 

@@ -60,7 +60,8 @@ def _cpu_statement(fb, eqn):
 
 def lu_rows3(a3, pivots2, perm2):
     """Numba: LU with partial pivoting of each matrix of `a3` (batch, m, n) in place; the
-    pivot is the first row of largest magnitude (a NaN wins, as NumPy's argmax)."""
+    pivot is the first row of largest magnitude |re| + |im| (LAPACK's izamax; a NaN wins, as
+    NumPy's argmax)."""
     batch, m, n = a3.shape
     k = min(m, n)
     for b in range(batch):
@@ -69,10 +70,10 @@ def lu_rows3(a3, pivots2, perm2):
             perm2[b, i] = i
         for j in range(k):
             p = j
-            best = abs(a[j, j])
+            best = abs(a[j, j].real) + abs(a[j, j].imag)
             if best == best:
                 for i in range(j + 1, m):
-                    v = abs(a[i, j])
+                    v = abs(a[i, j].real) + abs(a[i, j].imag)
                     if v != v:
                         p = i
                         break
@@ -151,7 +152,7 @@ def _cpu_triangular_solve(fb, eqn):
     x = fb.define(out, "C", prefix="la")
     fb.emit(f"{x} = np.empty({fb.shape(out.aval.shape)}, {ctor(out.aval.dtype)})", eqn)
     flags = (p["left_side"], p["lower"], p["transpose_a"],
-             p["transpose_a"] and p["conjugate_a"], p["unit_diagonal"])
+             p["conjugate_a"], p["unit_diagonal"])
     b3, o3 = (fb.shape((batch,) + tuple(out.aval.shape[-2:])) for _ in range(2))
     fb.emit(f"rt.trsm3({fb.contiguous(a)}.reshape({fb.shape((batch, m, m))}), "
             f"{fb.contiguous(b)}.reshape({b3}), {x}.reshape({o3}), "

@@ -65,6 +65,12 @@ def asarray(a, dtype=None, order=None, copy=None):
 def _array(object, dtype=None, copy=True, ndmin=0):
     """`jnp.array` without staging: what jitviz itself uses for constants."""
     dtype = dtypes.canonical_creation_dtype(dtype, "array")
+    if _holds_none(object):  # JAX's class: a ValueError (other non-numbers are TypeErrors)
+        where = "" if object is None else f" inside {_preview(object)}"
+        raise ValueError(f"None is not a valid value for jnp.array (got None{where}): pass "
+                         "numbers or arrays. A pytree class whose __init__ converts its "
+                         "fields with jnp.asarray may be given None or object() by "
+                         "transformations: leave those as they are")
     if isinstance(object, Tracer):
         out = object if dtype is None else to_dtype(object, dtype)
     elif isinstance(object, (list, tuple)) and _has_tracer(object):
@@ -99,6 +105,13 @@ def _array(object, dtype=None, copy=True, ndmin=0):
         from .shape import reshape
         out = reshape(out, (1,) * (ndmin - _ndim(out)) + tuple(_shape(out)))
     return out
+
+
+def _holds_none(obj):
+    """None itself, or None anywhere in nested lists/tuples."""
+    if obj is None:
+        return True
+    return isinstance(obj, (list, tuple)) and any(_holds_none(o) for o in obj)
 
 
 def _ndim(x):

@@ -133,7 +133,8 @@ def custom_rule_depth(trace) -> int:
     return 0 if trace is None else getattr(trace, "custom_rule_depth", 0)
 
 
-def trace_flat(flat_fun, args, *, name="fun", known=True, differentiates=None):
+def trace_flat(flat_fun, args, *, name="fun", known=True, differentiates=None,
+               purpose="transformation"):
     """Trace `flat_fun(*tracers) -> list of outputs` on the types of `args`.
 
     Returns (jaxpr, hoisted): a closed jaxpr whose leading invars stand for `hoisted` (values
@@ -148,7 +149,7 @@ def trace_flat(flat_fun, args, *, name="fun", known=True, differentiates=None):
     use_known = known and all(v is not None for v in vals) and \
         (parent is None or isinstance(parent, KnownTrace))
     cls = KnownTrace if use_known else JaxprTrace
-    trace = cls(parent, fun_name=name, fun_location="", purpose="transformation")
+    trace = cls(parent, fun_name=name, fun_location="", purpose=purpose)
     if differentiates is not None:
         trace.custom_rule_depth = custom_rule_depth(parent) + int(differentiates)
     with push_trace(trace):

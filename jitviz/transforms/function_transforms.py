@@ -330,7 +330,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None):
         store = {}
         with bound_axis(axis_name, size):
             jaxpr, hoisted = trace_flat(_flatten_fun(fun, in_tree, store), ex, name=name,
-                                        known=False, differentiates=False)
+                                        known=False, differentiates=False,
+                                        purpose="vmap")
             with replaying(axis_name, size):
                 outs, odims = batch_replay(jaxpr, list(hoisted) + leaves,
                                            [None] * len(hoisted) + dims)
