@@ -535,6 +535,10 @@ def open_arguments(trace, leaves, avals, paths) -> list:
     return out
 
 
+# the purposes a trace made by grad/jvp/vjp ("transformation") or vmap ("vmap") has
+_TRANSFORMATION_PURPOSES = ("transformation", "vmap")
+
+
 class NestedRefWrite(NotImplementedError):
     """A write to a Ref of an enclosing trace from a nested one. `lax.cond`/`switch`/
     `while_loop`/`fori_loop`/`scan`/`map`, `checkpoint` and a nested `jit` catch it and trace
@@ -543,7 +547,7 @@ class NestedRefWrite(NotImplementedError):
 
     def __init__(self, trace, ref):
         self.ref = ref
-        if trace.purpose == "transformation":
+        if trace.purpose in _TRANSFORMATION_PURPOSES:
             message = (
                 f"writing a Ref of type {ref.key_aval()} that {trace.fun_name!r} closes over, "
                 "inside a transformation (grad, vmap, ...), is not supported: pass the Ref as "
