@@ -1,6 +1,7 @@
 """Find the user's line: the first frame outside jitviz (and NumPy, and the stdlib)."""
 from __future__ import annotations
 
+import itertools
 import linecache
 import os
 import sys
@@ -54,14 +55,26 @@ def source_info_of_frame(frame) -> SourceInfo | None:
     if frame is None:
         return None
     code = frame.f_code
-    key = (code.co_filename, frame.f_lineno, code.co_name)
+    key = (code.co_filename, frame.f_lineno, code.co_name, frame.f_lasti)
     info = _cache.get(key)
     if info is None:
         text = linecache.getline(code.co_filename, frame.f_lineno).strip()
-        info = _cache[key] = SourceInfo(code.co_filename, frame.f_lineno, code.co_name, text)
+        info = _cache[key] = SourceInfo(code.co_filename, frame.f_lineno, code.co_name, text,
+                                        _column(code, frame.f_lasti),
+                                        getattr(code, "co_qualname", code.co_name))
         if len(_cache) > 100_000:
             _cache.clear()
     return info
+
+
+def _column(code, lasti):
+    """The column the frame's current instruction starts at (its call's first character),
+    or None where Python does not say."""
+    positions = getattr(code, "co_positions", None)  # Python 3.11+
+    if positions is None or lasti < 0:
+        return None
+    position = next(itertools.islice(positions(), lasti // 2, None), None)
+    return None if position is None else position[2]
 
 
 def user_source_info() -> SourceInfo | None:

@@ -177,18 +177,32 @@ class keep_source:
     """`with keep_source(eqn):` equations emitted inside carry `eqn`'s user line (so the
     gradient of `y = jnp.exp(x)` points at that line, not at the call of grad)."""
 
+    # the open blocks, innermost last: an equation a nested block gave its line (an
+    # inlined equation of a checkpointed function) keeps that line, not the call's
+    _open: list = []
+
     def __init__(self, eqn):
         self.eqn = eqn
         self.trace = current_trace()
+        self.nested = set()  # ids of the equations nested blocks placed
 
     def __enter__(self):
         self.start = len(self.trace.eqns) if self.trace is not None else 0
+        keep_source._open.append(self)
         return self
 
     def __exit__(self, *exc):
-        if self.trace is not None and self.eqn.source is not None:
-            for e in self.trace.eqns[self.start:]:
-                e.source = self.eqn.source
+        keep_source._open.remove(self)
+        if self.trace is None:
+            return False
+        emitted = self.trace.eqns[self.start:]
+        if self.eqn.source is not None:
+            for e in emitted:
+                if id(e) not in self.nested:
+                    e.source = self.eqn.source
+        outer = keep_source._open[-1] if keep_source._open else None
+        if outer is not None and outer.trace is self.trace:
+            outer.nested.update(id(e) for e in emitted)
         return False
 
 

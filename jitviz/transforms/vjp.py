@@ -477,7 +477,7 @@ def vjp_jaxpr(jaxpr, active_in=None, name="f") -> VJPJaxprs:
             cts = [bwd.new_arg(v.aval.strong()) for v in jaxpr.outvars]
             in_cts = backward_pass(jaxpr, env, active, res, cts)
             in_cts = [instantiate(ct, v.aval) for ct, v in zip(in_cts, jaxpr.invars)]
-            bwd_jaxpr, residuals = bwd.finish_hoisted(in_cts)
+            bwd_jaxpr, residuals = _without_unread_residuals(*bwd.finish_hoisted(in_cts))
         arg_pos = {a._var.id: i for i, a in enumerate(args)}
         spec, extra = [], []
         for r in residuals:
@@ -491,6 +491,22 @@ def vjp_jaxpr(jaxpr, active_in=None, name="f") -> VJPJaxprs:
     if fwd_hoisted:
         raise AssertionError("internal: the forward jaxpr captured values")
     return VJPJaxprs(fwd_jaxpr, bwd_jaxpr, spec)
+
+
+def _without_unread_residuals(backward, residuals):
+    """The backward jaxpr without its dead equations, and only the residuals it still
+    reads: a rule may compute a cotangent nobody takes (the partial of `x * 2.0` in its
+    constant), and the forward value that computation read is not worth keeping."""
+    from ..passes.dce import dce_jaxpr
+    backward = dce_jaxpr(backward)
+    read = {a.id for e in backward.eqns for a in e.invars if isinstance(a, Var)}
+    read |= {a.id for a in backward.outvars if isinstance(a, Var)}
+    n = len(residuals)
+    kept = [i for i in range(n) if backward.invars[i].id in read]
+    if len(kept) == n:
+        return backward, residuals
+    invars = [backward.invars[i] for i in kept] + list(backward.invars[n:])
+    return backward.replace(invars=invars), [residuals[i] for i in kept]
 
 
 def assemble_residuals(spec, ins, res_out):
