@@ -9,17 +9,18 @@ A call is one `remat2` equation holding the function's jaxpr, printed as JAX 0.1
 (`remat2[differentiated=False jaxpr={...} policy=None prevent_cse=True]`), drawn by the
 explorer as a cluster. Everything about that primitive is here: its value is its jaxpr's (the
 interpreter evaluates it, both Numba backends inline it as they inline `jit`); forward mode
-and batching give another `remat2` call around the transformed jaxpr; in reverse mode the
-forward pass saves only the call's *inputs*, and the backward pass is a
-`remat2[differentiated=True]` call that recomputes the function's intermediates from them
-before running their backward rules — JAX's own structure.
+and batching give another `remat2` call around the transformed jaxpr. In reverse mode (JAX's
+own structure) the forward pass is the function's equations, inlined, keeping as residuals
+only the values `policy` (one of `jitviz.checkpoint_policies`) lets it save, by default none
+but the call's operands; the backward pass is a `remat2[differentiated=True]` call that
+recomputes the other intermediates its rules read before running them. `checkpoint_name`
+tags values for the name-based policies, and `print_saved_residuals` lists what a function's
+forward pass keeps, in JAX's format.
 
-`policy` (one of `jitviz.checkpoint_policies`) is accepted and printed; jitviz saves no
-intermediate under any policy (every policy behaves as `nothing_saveable`), which changes what
-is recomputed, never a value. Once compiled, the shared passes see across the inlined calls:
-common-subexpression elimination may merge a recomputation with the forward pass's value
-(`prevent_cse` is recorded, not enforced), so the saving is visible in the jaxpr, not promised
-in the kernels' memory.
+Values never change under any policy. Once compiled, the shared passes see across the inlined
+calls: common-subexpression elimination may merge a recomputation with the forward pass's
+value (`prevent_cse` is recorded, not enforced), so the saving is visible in the jaxpr, not
+promised in the kernels' memory.
 """
 from __future__ import annotations
 

@@ -152,6 +152,46 @@ def test_at_updates_are_one_scatter_over_the_flattened_operand():
     assert "ScatterDimensionNumbers" not in text
 
 
+def _saved(fn, *args):
+    import contextlib
+    import io
+    from jitviz.ad_checkpoint import print_saved_residuals
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        print_saved_residuals(fn, *args)
+    return out.getvalue().splitlines()
+
+
+def test_elementwise_derivatives_are_computed_in_the_backward_pass():
+    """sin's reverse mode keeps its operand and computes cos in the backward pass (JAX keeps
+    cos(x), computed in the forward pass): print_saved_residuals names the operand."""
+    x = np.linspace(0.1, 0.9, 4, dtype=F32)
+    lines = _saved(lambda x: jnp.sin(jnp.exp(x)), x)
+    assert len(lines) == 1 and lines[0].startswith("f32[4] output of exp from ")
+    backward = [e for e in jitviz.make_jaxpr(jitviz.grad(lambda x: jnp.sin(x).sum()))(
+        x).jaxpr.eqns if e.params.get("name") == "backward(<lambda>)"][0]
+    assert "cos" in [e.primitive.name for e in backward.params["jaxpr"].jaxpr.eqns]
+
+
+def test_offloading_policies_save_on_the_one_device():
+    """What save_and_offload_only_these_names / offload_dot_with_no_batch_dims would move to
+    host memory is saved where it is: a residual like any other (JAX: `f32<host>[4] output
+    of device_put`)."""
+    from jitviz.ad_checkpoint import checkpoint_name
+    policy = jitviz.checkpoint_policies.save_and_offload_only_these_names(
+        names_which_can_be_saved=["y"], names_which_can_be_offloaded=["z"],
+        offload_src="device", offload_dst="pinned_host")
+
+    def f(x):
+        y = checkpoint_name(jnp.sin(x), "y")
+        z = checkpoint_name(jnp.sin(y), "z")
+        return jnp.sum(checkpoint_name(jnp.sin(z), "w"))
+    lines = _saved(jitviz.checkpoint(f, policy=policy), np.arange(4.0, dtype=F32))
+    assert lines[0] == "f32[4] from the argument x"
+    assert [line.split(" from ")[0] for line in lines[1:]] == \
+        ["f32[4] named 'y'", "f32[4] named 'z'"]
+
+
 def test_the_readme_table_lists_exactly_these_tests():
     readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
     section = readme.split("## Where jitviz differs from JAX, deliberately")[1].split("\n## ")[0]

@@ -1,7 +1,6 @@
 """Find the user's line: the first frame outside jitviz (and NumPy, and the stdlib)."""
 from __future__ import annotations
 
-import itertools
 import linecache
 import os
 import sys
@@ -67,14 +66,21 @@ def source_info_of_frame(frame) -> SourceInfo | None:
     return info
 
 
+_positions: dict = {}  # code object -> its instructions' (line, end, column, end column)
+
+
 def _column(code, lasti):
     """The column the frame's current instruction starts at (its call's first character),
     or None where Python does not say."""
-    positions = getattr(code, "co_positions", None)  # Python 3.11+
-    if positions is None or lasti < 0:
+    if not hasattr(code, "co_positions") or lasti < 0:  # Python 3.11+
         return None
-    position = next(itertools.islice(positions(), lasti // 2, None), None)
-    return None if position is None else position[2]
+    positions = _positions.get(code)
+    if positions is None:
+        if len(_positions) > 1000:
+            _positions.clear()
+        positions = _positions[code] = list(code.co_positions())
+    index = lasti // 2  # one position per 2-byte code unit
+    return positions[index][2] if index < len(positions) else None
 
 
 def user_source_info() -> SourceInfo | None:
