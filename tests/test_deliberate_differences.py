@@ -192,6 +192,23 @@ def test_offloading_policies_save_on_the_one_device():
         ["f32[4] named 'y'", "f32[4] named 'z'"]
 
 
+def test_jax_remat3_is_recorded_not_followed():
+    """With jax_remat3 on, JAX names a checkpointed function's arguments `args[0]`, ... and
+    saves nothing under the offloading policies; jitviz follows JAX's default implementation
+    whatever the switch says."""
+    layer = jitviz.checkpoint(lambda w, x: jnp.sin(w @ x),
+                              policy=jitviz.checkpoint_policies.dots_saveable)
+    w, x = np.ones((3, 2), F32), np.ones(2, F32)
+    before = jitviz.config.remat3
+    try:
+        jitviz.config.update("jax_remat3", True)
+        lines = _saved(layer, w, x)
+    finally:
+        jitviz.config.update("jax_remat3", before)
+    assert lines == _saved(layer, w, x)
+    assert lines[:2] == ["f32[3,2] from the argument w", "f32[2] from the argument x"]
+
+
 def test_the_readme_table_lists_exactly_these_tests():
     readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
     section = readme.split("## Where jitviz differs from JAX, deliberately")[1].split("\n## ")[0]
