@@ -53,6 +53,21 @@ def predict(params, x):
 
 def h(a, b):
   return jnp.sin(a) + b * 2.0
+
+def chain(x):
+  for _ in range(6):
+    x = jnp.sin(x)
+  return x
+
+def recursive(funs):
+  if len(funs) == 1:
+    return funs[0]
+  if len(funs) == 2:
+    return lambda x: funs[0](funs[1](x))
+  f1, f2 = recursive(funs[:len(funs) // 2]), recursive(funs[len(funs) // 2:])
+  return lambda x: f1(checkpoint(f2)(x))
+
+recursive8 = recursive([jnp.sin] * 8)
 '''
 
 W1 = np.linspace(-1, 1, 20, dtype=np.float32).reshape(5, 4)
@@ -137,6 +152,16 @@ def test_saved_residuals_are_jax_s_under_every_policy(index, jax_network):
     ours = _printed(jitviz.checkpoint(OURS[name], policy=policy), *args)
     want = _jax_printed(jax.checkpoint(theirs[name], policy=jax_policy), *args)
     assert ours == want
+
+
+@pytest.mark.parametrize("name, args", [
+    ("f", ARGS), ("f4", ARGS), ("loss", (PARAMS, X, X)), ("chain", (np.float32(3),)),
+    ("recursive8", (np.float32(3),))])
+def test_without_a_policy_the_residuals_are_jax_s(name, args, jax_network):
+    """Elementwise derivatives are computed in the forward pass and kept, as JAX keeps them
+    (`cos x` for `sin x`, not `x`); checkpointed parts keep only their inputs."""
+    jax, theirs = jax_network
+    assert _printed(OURS[name], *args) == _jax_printed(theirs[name], *args)
 
 
 def test_inputs_of_checkpointed_calls_are_the_residuals(jax_network):

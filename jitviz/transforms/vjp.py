@@ -41,10 +41,16 @@ VJP_CALL_RULES: dict[Primitive, tuple] = {}
 
 def _elementwise_vjp(prim):
     def rule(ct, primals, out, **params):
-        ds = partials(prim, primals, out, params)
-        return [None if d is None else unbroadcast(mul(ct, d), aval_of(x))
-                for x, d in zip(primals, ds)]
+        return _through_partials(ct, primals, partials(prim, primals, out, params))
+    # reverse mode computes these partials in the forward pass (`forward_replay`), as JAX
+    # does: the residual is the derivative (cos x for sin x), not the operand
+    rule.partials_in_forward = True
     return rule
+
+
+def _through_partials(ct, primals, ds):
+    return [None if d is None else unbroadcast(mul(ct, d), aval_of(x))
+            for x, d in zip(primals, ds)]
 
 
 for _p in DERIVATIVES:
@@ -396,12 +402,40 @@ def forward_replay(jaxpr, args, active_in):
                 outs, res[eqn] = VJP_CALL_RULES[prim][0](ins, act_in, eqn=eqn, **eqn.params)
             else:
                 outs = results(eqn, prim.bind(*ins, **eqn.params))
+                if act and getattr(VJP_RULES.get(prim), "partials_in_forward", False):
+                    res[eqn] = _forward_partials(eqn, ins, outs[0], active)
         if act and prim not in NON_DIFFERENTIABLE:
             active.update(v.id for v in eqn.outvars if is_float(v.aval))
         return outs
 
     outs, env = run_jaxpr(jaxpr, args, apply_eqn, literal=read_literal)
     return env, active, res, outs
+
+
+def _forward_partials(eqn, ins, out, active):
+    """An elementwise equation's partial derivatives in its active operands, computed in the
+    forward trace (the equations computing the others' are dropped again)."""
+    trace = current_trace()
+    start = len(trace.eqns) if isinstance(trace, JaxprTrace) else None
+    ds = partials(eqn.primitive, ins, out, eqn.params)
+    kept = [d if isinstance(a, Var) and a.id in active else None
+            for a, d in zip(eqn.invars, ds)]
+    if start is not None:
+        _drop_unused(trace, start, kept)
+    return kept
+
+
+def _drop_unused(trace, start, kept):
+    """Remove the equations emitted since `start` that no value in `kept` depends on."""
+    live = {t._var.id for t in kept if getattr(t, "_var", None) is not None}
+    emitted = trace.eqns[start:]
+    needed = []
+    for e in reversed(emitted):
+        if any(v.id in live for v in e.outvars):
+            needed.append(e)
+            live.update(a.id for a in e.invars if isinstance(a, Var))
+    if len(needed) != len(emitted):
+        trace.eqns[start:] = needed[::-1]
 
 
 def backward_pass(jaxpr, env, active, res, out_cts):
@@ -430,6 +464,8 @@ def backward_pass(jaxpr, env, active, res, out_cts):
                 act_in = [isinstance(a, Var) and a.id in active for a in eqn.invars]
                 in_cts = VJP_CALL_RULES[prim][1](res[eqn], outs_ct, primals, act_in, eqn=eqn,
                                                  **eqn.params)
+            elif eqn in res:  # an elementwise equation whose partials the forward pass kept
+                in_cts = _through_partials(outs_ct[0], primals, res[eqn])
             else:
                 rule = VJP_RULES.get(prim)
                 if rule is None:
