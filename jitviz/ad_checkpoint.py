@@ -213,11 +213,12 @@ class _PolicySplit:
 
     `vjp_jaxpr` splits the function into a forward jaxpr (outputs, then residuals: every
     forward value a backward rule reads) and a backward jaxpr. A residual whose equation the
-    policy calls saveable is *saved* (a forward output of the checkpointed call); any other
-    is *recomputed* in the backward pass from the operands and saved values, which may make
-    further values (its operands' producers) residuals in turn, saved or recomputed by the
-    same rule. Within a nested call (jit, scan, cond, remat2) the policy sees the call as
-    one operation: saving it keeps all its residuals, else it is recomputed whole."""
+    policy calls saveable is *saved* (computed by the inlined forward pass and passed to the
+    backward call); any other is *recomputed* in the backward call from the operands and
+    saved values, which may make further values (its operands' producers) residuals in turn,
+    saved or recomputed by the same rule. Within a nested call (jit, scan, cond, remat2) the
+    policy sees the call as one operation: saving it keeps all its residuals, else it is
+    recomputed whole."""
 
     def __init__(self, inner, act_in, policy):
         from .passes.dce import dce_jaxpr
@@ -226,23 +227,7 @@ class _PolicySplit:
         forward, n_out = v.forward, len(inner.outvars)
         self.residual_atoms = [forward.outvars[n_out + k] if kind == "out"
                                else forward.invars[k] for kind, k in v.res_spec]
-        producer = {var.id: (i, e) for i, e in enumerate(forward.eqns) for var in e.outvars}
-        saved, recomputed = {}, {}
-        pending = [a for a in self.residual_atoms if isinstance(a, Var)]
-        while pending:
-            var = pending.pop()
-            if var.id not in producer or var.id in saved:
-                continue  # an operand of the call, or already decided
-            i, e = producer[var.id]
-            if i in recomputed:
-                continue
-            if _saveable(policy, e):
-                saved[var.id] = (i, e.outvars.index(var), var)
-            else:
-                recomputed[i] = e
-                pending += [a for a in e.invars if isinstance(a, Var)]
-        self.saved = [var for *_, var in sorted(saved.values(), key=lambda t: t[:2])]
-        self.recomputed = [recomputed[i] for i in sorted(recomputed)]
+        self.saved, self.recomputed = _choose(forward, self.residual_atoms, policy)
         read = {a.id for e in self.recomputed for a in e.invars if isinstance(a, Var)}
         read |= {a.id for a in self.residual_atoms if isinstance(a, Var)}
         self.used_inputs = [i for i, var in enumerate(forward.invars) if var.id in read]
@@ -257,6 +242,29 @@ class _PolicySplit:
         env.update(zip(_ids(self.saved), saved))
         residuals = _replay(self.recomputed, env, self.residual_atoms)
         return inline_jaxpr(self.vjp.backward, (), *residuals, *out_cts)
+
+
+def _choose(forward, residual_atoms, policy):
+    """(the saved variables, the equations to recompute), each in `forward`'s order: walk
+    back from the residuals, saving what the policy allows and recomputing the rest from
+    its operands."""
+    producer = {var.id: (i, e) for i, e in enumerate(forward.eqns) for var in e.outvars}
+    saved, recomputed = {}, {}
+    pending = [a for a in residual_atoms if isinstance(a, Var)]
+    while pending:
+        var = pending.pop()
+        if var.id not in producer or var.id in saved:
+            continue  # an operand of the call, or already decided
+        i, e = producer[var.id]
+        if i in recomputed:
+            continue
+        if _saveable(policy, e):
+            saved[var.id] = (i, e.outvars.index(var), var)
+        else:
+            recomputed[i] = e
+            pending += [a for a in e.invars if isinstance(a, Var)]
+    return ([var for *_, var in sorted(saved.values(), key=lambda t: t[:2])],
+            [recomputed[i] for i in sorted(recomputed)])
 
 
 def _ids(variables):
