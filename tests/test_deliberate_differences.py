@@ -198,6 +198,22 @@ def test_jax_remat3_is_recorded_not_followed():
     assert lines[:2] == ["f32[3,2] from the argument w", "f32[2] from the argument x"]
 
 
+def test_a_checkpointed_function_sees_redefined_globals():
+    """`jax.checkpoint` reuses its trace of a function whose globals changed (a notebook
+    that redefines `predict` after checkpointing `loss`); jitviz traces at each call."""
+    from jitviz.ad_checkpoint import checkpoint_name
+    namespace = {"jnp": jnp, "checkpoint_name": checkpoint_name}
+    exec("def loss(x):\n  return jnp.sum(predict(x))\n"
+         "def predict(x):\n  return jnp.sin(x)\n", namespace)
+    loss, x = namespace["loss"], np.ones(3, F32)
+    policies = jitviz.checkpoint_policies
+    assert _saved(jitviz.checkpoint(loss, policy=policies.dots_saveable), x) == \
+        ["f32[3] from the argument x"]
+    exec("def predict(x):\n  return checkpoint_name(jnp.sin(x), 'a') ** 2\n", namespace)
+    lines = _saved(jitviz.checkpoint(loss, policy=policies.save_any_names_but_these("b")), x)
+    assert lines[0] == "f32[3] from the argument x" and lines[1].startswith("f32[3] named 'a'")
+
+
 def test_the_readme_table_lists_exactly_these_tests():
     readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
     section = readme.split("## Where jitviz differs from JAX, deliberately")[1].split("\n## ")[0]
