@@ -8,6 +8,8 @@ transformation) the result is new equations of that trace; with no trace active 
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..core.fused import fused_p
@@ -177,9 +179,9 @@ class keep_source:
     """`with keep_source(eqn):` equations emitted inside carry `eqn`'s user line (so the
     gradient of `y = jnp.exp(x)` points at that line, not at the call of grad)."""
 
-    # the open blocks, innermost last: an equation a nested block gave its line (an
-    # inlined equation of a checkpointed function) keeps that line, not the call's
-    _open: list = []
+    # each thread's open blocks, innermost last: an equation a nested block gave its line
+    # (an inlined equation of a checkpointed function) keeps that line, not the call's
+    _threads = threading.local()
 
     def __init__(self, eqn):
         self.eqn = eqn
@@ -188,11 +190,12 @@ class keep_source:
 
     def __enter__(self):
         self.start = len(self.trace.eqns) if self.trace is not None else 0
-        keep_source._open.append(self)
+        self.open_blocks = keep_source._threads.__dict__.setdefault("open", [])
+        self.open_blocks.append(self)
         return self
 
     def __exit__(self, *exc):
-        keep_source._open.remove(self)
+        self.open_blocks.remove(self)
         if self.trace is None:
             return False
         emitted = self.trace.eqns[self.start:]
@@ -200,7 +203,7 @@ class keep_source:
             for e in emitted:
                 if id(e) not in self.nested:
                     e.source = self.eqn.source
-        outer = keep_source._open[-1] if keep_source._open else None
+        outer = self.open_blocks[-1] if self.open_blocks else None
         if outer is not None and outer.trace is self.trace:
             outer.nested.update(id(e) for e in emitted)
         return False
