@@ -164,6 +164,18 @@ def test_without_a_policy_the_residuals_are_jax_s(name, args, jax_network):
     assert _printed(OURS[name], *args) == _jax_printed(theirs[name], *args)
 
 
+def test_partials_of_constant_operands_are_not_computed():
+    """The forward pass computes an elementwise partial only for differentiated operands:
+    x ** c differentiated in x alone has no log(x) (its partial in c) anywhere."""
+    c = np.full(4, 2.5, np.float32)
+    closed = jitviz.make_jaxpr(jitviz.grad(lambda x, c: jnp.sum(x ** c)))(X, c)
+    forward = [e for e in closed.jaxpr.eqns if e.params.get("name") == "forward(<lambda>)"][0]
+    names = [e.primitive.name for e in forward.params["jaxpr"].jaxpr.eqns]
+    assert "pow" in names and "log" not in names
+    np.testing.assert_allclose(jitviz.grad(lambda x, c: jnp.sum(x ** c))(X, c),
+                               2.5 * X ** 1.5, rtol=1e-5)
+
+
 def test_inputs_of_checkpointed_calls_are_the_residuals(jax_network):
     """The notebooks' f2: each layer checkpointed, so only the layers' inputs are kept (the
     sin outputs feeding the next layer)."""
