@@ -9,26 +9,27 @@ A call is one `remat2` equation holding the function's jaxpr, printed as JAX 0.1
 (`remat2[differentiated=False jaxpr={...} policy=None prevent_cse=True]`), drawn by the
 explorer as a cluster. Everything about that primitive is here: its value is its jaxpr's (the
 interpreter evaluates it, both Numba backends inline it as they inline `jit`); forward mode
-and batching give another `remat2` call around the transformed jaxpr; in reverse mode the
-forward pass saves only the call's *inputs*, and the backward pass is a
-`remat2[differentiated=True]` call that recomputes the function's intermediates from them
-before running their backward rules — JAX's own structure.
+and batching give another `remat2` call around the transformed jaxpr. In reverse mode (JAX's
+own structure) the forward pass is the function's equations, inlined, keeping as residuals
+only the values `policy` (one of `jitviz.checkpoint_policies`) lets it save, by default none
+but the call's operands; the backward pass is a `remat2[differentiated=True]` call that
+recomputes the other intermediates its rules read before running them. `checkpoint_name`
+tags values for the name-based policies, and `print_saved_residuals` lists what a function's
+forward pass keeps, in JAX's format.
 
-`policy` (one of `jitviz.checkpoint_policies`) is accepted and printed; jitviz saves no
-intermediate under any policy (every policy behaves as `nothing_saveable`), which changes what
-is recomputed, never a value. Once compiled, the shared passes see across the inlined calls:
-common-subexpression elimination may merge a recomputation with the forward pass's value
-(`prevent_cse` is recorded, not enforced), so the saving is visible in the jaxpr, not promised
-in the kernels' memory.
+Values never change under any policy. Once compiled, the shared passes see across the inlined
+calls: common-subexpression elimination may merge a recomputation with the forward pass's
+value (`prevent_cse` is recorded, not enforced), so the saving is visible in the jaxpr, not
+promised in the kernels' memory.
 """
 from __future__ import annotations
 
 import functools
 import inspect
 
-from .core.interpreter import eval_jaxpr, inline_jaxpr
 from . import state
-from .core.ir import ClosedJaxpr
+from .core.interpreter import eval_jaxpr, inline_jaxpr, results
+from .core.ir import ClosedJaxpr, ShapedArray, Var
 from .core.registry import lowering_rule, primitive, register_lowering
 from .core.source import function_name
 from .tree import tree_flatten, tree_unflatten
@@ -184,31 +185,120 @@ def _batch_rule(args, dims, *, jaxpr, **params):
     return outs, [0 if f else None for f in flags]
 
 
-def _forward(ins, act_in, *, eqn, jaxpr, **params):
-    """The forward pass keeps no intermediate: the call's operands are its only residuals
-    (the backward pass reads them, so they are the values it closes over)."""
-    return remat_p.bind(*ins, jaxpr=jaxpr, **params), None
+def _forward(ins, act_in, *, eqn, jaxpr, policy, **params):
+    """The forward pass computes the outputs and the values `policy` lets it save that the
+    backward pass reads, inlined (JAX's partial evaluation of `remat2` inlines this known
+    part too); everything else the backward pass reads is recomputed there."""
+    split = _PolicySplit(jaxpr.jaxpr, act_in, policy)
+    outs = _replay(split.known.eqns, dict(zip(_ids(split.known.invars), ins)),
+                   split.known.outvars)
+    n = len(jaxpr.jaxpr.outvars)
+    return outs[:n], (split, outs[n:])
 
 
 def _backward(res, cts, primals, act_in, *, eqn, jaxpr, differentiated, **params):
-    """One `remat2[differentiated=True]` call: the function's forward pass run again from
-    its operands, for the residuals its backward rules read, then those rules."""
+    """One `remat2[differentiated=True]` call: from the operands it reads and the saved
+    values, the function's intermediates the backward rules need are recomputed, then those
+    rules run."""
     from .transforms._util import aval_of, closed, instantiate, strong, trace_avals
-    from .transforms.vjp import assemble_residuals, vjp_jaxpr
-    inner = jaxpr.jaxpr
-    cts = [strong(instantiate(c, o.aval)) for c, o in zip(cts, inner.outvars)]
-    n_in, n_out = len(primals), len(inner.outvars)
+    split, saved = res
+    cts = [strong(instantiate(c, o.aval)) for c, o in zip(cts, jaxpr.jaxpr.outvars)]
+    used = [primals[i] for i in split.used_inputs]
+    n_used, n_saved = len(used), len(saved)
 
     def recompute_then_pull_back(*args):
-        ins, out_cts = args[:n_in], args[n_in:]
-        v = vjp_jaxpr(inner, act_in, "checkpoint")
-        res_out = inline_jaxpr(v.forward, (), *ins)[n_out:]
-        r = assemble_residuals(v.res_spec, list(ins), list(res_out))
-        return inline_jaxpr(v.backward, (), *r, *out_cts)
+        return split.pull_back(args[:n_used], args[n_used:n_used + n_saved],
+                               args[n_used + n_saved:])
     body = trace_avals(recompute_then_pull_back,
-                       [aval_of(p) for p in primals] + [aval_of(c) for c in cts],
+                       [aval_of(x) for x in (*used, *saved, *cts)],
                        name="checkpointed backward")
-    return remat_p.bind(*primals, *cts, jaxpr=closed(body), differentiated=True, **params)
+    return remat_p.bind(*used, *saved, *cts, jaxpr=closed(body), differentiated=True,
+                        **params)
+
+
+def _saveable(policy, eqn) -> bool:
+    """JAX's policy protocol: `policy(primitive, *operand avals, **params)`; no policy
+    saves nothing."""
+    if policy is None:
+        return False
+    return bool(policy(eqn.primitive, *[a.aval for a in eqn.invars], **eqn.params))
+
+
+class _PolicySplit:
+    """A checkpointed function's reverse-mode split under its policy.
+
+    `vjp_jaxpr` splits the function into a forward jaxpr (outputs, then residuals: every
+    forward value a backward rule reads) and a backward jaxpr. A residual whose equation the
+    policy calls saveable is *saved* (computed by the inlined forward pass and passed to the
+    backward call); any other is *recomputed* in the backward call from the operands and
+    saved values, which may make further values (its operands' producers) residuals in turn,
+    saved or recomputed by the same rule. Within a nested call (jit, scan, cond, remat2) the
+    policy sees the call as one operation: saving it keeps all its residuals, else it is
+    recomputed whole."""
+
+    def __init__(self, inner, act_in, policy):
+        from .passes.dce import dce_jaxpr
+        from .transforms.vjp import vjp_jaxpr
+        self.vjp = v = vjp_jaxpr(inner, act_in, "checkpoint")
+        forward, n_out = v.forward, len(inner.outvars)
+        self.residual_atoms = [forward.outvars[n_out + k] if kind == "out"
+                               else forward.invars[k] for kind, k in v.res_spec]
+        self.saved, self.recomputed = _choose(forward, self.residual_atoms, policy)
+        read = {a.id for e in self.recomputed for a in e.invars if isinstance(a, Var)}
+        read |= {a.id for a in self.residual_atoms if isinstance(a, Var)}
+        self.used_inputs = [i for i, var in enumerate(forward.invars) if var.id in read]
+        self.known = dce_jaxpr(forward.replace(outvars=forward.outvars[:n_out] +
+                                               tuple(self.saved)))
+
+    def pull_back(self, used_ins, saved, out_cts):
+        """The input cotangents, traced in the backward pass: the recomputation, then the
+        function's backward jaxpr."""
+        forward = self.vjp.forward
+        env = dict(zip(_ids([forward.invars[i] for i in self.used_inputs]), used_ins))
+        env.update(zip(_ids(self.saved), saved))
+        residuals = _replay(self.recomputed, env, self.residual_atoms)
+        return inline_jaxpr(self.vjp.backward, (), *residuals, *out_cts)
+
+
+def _choose(forward, residual_atoms, policy):
+    """(the saved variables, the equations to recompute), each in `forward`'s order: walk
+    back from the residuals, saving what the policy allows and recomputing the rest from
+    its operands."""
+    producer = {var.id: (i, e) for i, e in enumerate(forward.eqns) for var in e.outvars}
+    saved, recomputed = {}, {}
+    pending = [a for a in residual_atoms if isinstance(a, Var)]
+    while pending:
+        var = pending.pop()
+        if var.id not in producer or var.id in saved:
+            continue  # an operand of the call, or already decided
+        i, e = producer[var.id]
+        if i in recomputed:
+            continue
+        if _saveable(policy, e):
+            saved[var.id] = (i, e.outvars.index(var), var)
+        else:
+            recomputed[i] = e
+            pending += [a for a in e.invars if isinstance(a, Var)]
+    return ([var for *_, var in sorted(saved.values(), key=lambda t: t[:2])],
+            [recomputed[i] for i in sorted(recomputed)])
+
+
+def _ids(variables):
+    return [v.id for v in variables]
+
+
+def _replay(eqns, env, outvars):
+    """Bind `eqns` on the values in `env` (var id -> value), each keeping its user line;
+    returns the values of `outvars`."""
+    from .transforms._util import keep_source, read_literal
+
+    def read(atom):
+        return env[atom.id] if isinstance(atom, Var) else read_literal(atom)
+    for e in eqns:
+        with keep_source(e):
+            outs = results(e, e.primitive.bind(*[read(a) for a in e.invars], **e.params))
+        env.update(zip(_ids(e.outvars), outs))
+    return [read(a) for a in outvars]
 
 
 def _register_transformation_rules():
@@ -223,25 +313,24 @@ def _register_transformation_rules():
 _register_transformation_rules()
 
 
-def checkpoint_name(x, name):
-    """`jax.ad_checkpoint.checkpoint_name`: tags `x` for the name-based policies. jitviz's
-    policies save nothing (see the module's note), so the tag changes nothing and `x` is
-    returned as it is (JAX records a `name` equation; jitviz records none)."""
-    if not isinstance(name, str):
-        raise TypeError(f"checkpoint_name: name must be a string, got {type(name).__name__}")
-    return x
-
-
 # --- jax.checkpoint_policies ------------------------------------------------------------------
 
 def _is_dot(prim):
-    return getattr(prim, "name", prim) == "dot_general"
+    from .lax.contractions import dot_general_p
+    return prim is dot_general_p
+
+
+def _has_no_batch_dims(params):
+    (_, (lhs_batch, _)) = params["dimension_numbers"]
+    return not lhs_batch
 
 
 class checkpoint_policies:
     """`jax.checkpoint_policies`: predicates `policy(prim, *avals, **params) -> bool` saying
-    whether an intermediate may be saved. jitviz accepts them and applies none (it recomputes
-    everything, as `nothing_saveable`); the predicates themselves answer as JAX's."""
+    whether a checkpointed function's forward pass may save an equation's outputs for the
+    backward pass (a value is saved only if the backward pass reads it; everything else it
+    reads is recomputed). jitviz runs on one device: the offloading policies save the
+    values they would offload to host memory."""
 
     @staticmethod
     def everything_saveable(*_, **__):
@@ -259,21 +348,27 @@ class checkpoint_policies:
 
     @staticmethod
     def dots_with_no_batch_dims_saveable(prim, *_, **params):
-        if not _is_dot(prim):
-            return False
-        (_, (lhs_batch, _)) = params["dimension_numbers"]
-        return not lhs_batch
+        return _is_dot(prim) and _has_no_batch_dims(params)
 
     checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
 
     @staticmethod
-    def save_only_these_names(*names):
-        """Saves the values named with `checkpoint_name`; jitviz has no names, so none."""
-        return checkpoint_policies.nothing_saveable
+    def save_only_these_names(*names_which_can_be_saved):
+        """The values tagged by `checkpoint_name` with one of these names."""
+        names = _name_set("save_only_these_names", names_which_can_be_saved)
+
+        def policy(prim, *_, **params):
+            return prim is name_p and params["name"] in names
+        return policy
 
     @staticmethod
-    def save_any_names_but_these(*names):
-        return checkpoint_policies.nothing_saveable
+    def save_any_names_but_these(*names_not_to_save):
+        """Every value tagged by `checkpoint_name`, but those with these names."""
+        names = _name_set("save_any_names_but_these", names_not_to_save)
+
+        def policy(prim, *_, **params):
+            return prim is name_p and params["name"] not in names
+        return policy
 
     save_anything_except_these_names = save_any_names_but_these
 
@@ -282,3 +377,192 @@ class checkpoint_policies:
         def policy(prim, *args, **params):
             return policy_1(prim, *args, **params) or policy_2(prim, *args, **params)
         return policy
+
+    @staticmethod
+    def save_and_offload_only_these_names(*, names_which_can_be_saved,
+                                          names_which_can_be_offloaded, offload_src,
+                                          offload_dst):
+        """Saves the named values of both lists: jitviz has one memory space, so the
+        offloaded ones are saved where they are (JAX moves them from `offload_src` to
+        `offload_dst`, e.g. 'device' to 'pinned_host')."""
+        names = _name_set("save_and_offload_only_these_names",
+                          [*names_which_can_be_saved, *names_which_can_be_offloaded])
+
+        def policy(prim, *_, **params):
+            return prim is name_p and params["name"] in names
+        return policy
+
+    @staticmethod
+    def offload_dot_with_no_batch_dims(offload_src, offload_dst):
+        """Saves the dots with no batch dimensions (JAX offloads them from `offload_src` to
+        `offload_dst`; jitviz has one memory space)."""
+        return checkpoint_policies.dots_with_no_batch_dims_saveable
+
+
+def _name_set(policy, names):
+    bad = [n for n in names if not isinstance(n, str)]
+    if bad:
+        raise TypeError(f"checkpoint_policies.{policy}: names are strings (as given to "
+                        f"checkpoint_name), got {bad[0]!r}")
+    return frozenset(names)
+
+
+# --- checkpoint_name --------------------------------------------------------------------------
+
+def _name_rule(x, *, name):
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+# JAX's `name` primitive: the identity, whose equation carries the name a policy selects by
+name_p = primitive("name", kind="elementwise", abstract_eval=_name_rule,
+                   impl=lambda x, *, name: x)
+
+
+def _identity(args, in_dtypes, out_dtype, params):
+    return args[0]
+
+
+register_lowering(name_p, "cpu.expr", _identity)
+register_lowering(name_p, "cuda.expr", _identity)
+
+
+def _register_name_rules():
+    from .transforms import register_batch, register_jvp, register_vjp
+    from .transforms.batching import elementwise_rule
+    # the primal keeps its name; the tangent / cotangent passes through unnamed (JAX's rules)
+    register_jvp(name_p, lambda primals, tangents, *, name: (
+        name_p.bind(primals[0], name=name), tangents[0]))
+    register_vjp(name_p, lambda ct, primals, out, *, name: [ct])
+    register_batch(name_p, elementwise_rule(name_p))
+
+
+_register_name_rules()
+
+
+def checkpoint_name(x, name):
+    """`jax.ad_checkpoint.checkpoint_name`: `x` (a pytree) unchanged, each leaf passed
+    through a `name[name=...]` equation that the name-based policies
+    (`save_only_these_names`, ...) select intermediates by."""
+    from .lax import aval_of
+    from .tree import tree_map
+    if not isinstance(name, str):
+        raise TypeError(f"checkpoint_name: name must be a string, got {type(name).__name__}")
+
+    def tag(leaf):
+        aval_of(leaf)  # a clear error for a leaf that is not an array
+        return name_p.bind(leaf, name=name)
+    return tree_map(tag, x)
+
+
+# --- print_saved_residuals ----------------------------------------------------------------------
+
+def saved_residuals(f, *args, **kwargs) -> list:
+    """`jax.ad_checkpoint.saved_residuals`: `(aval, description)` for each value the forward
+    pass of `vjp(f, *args, **kwargs)` keeps for the backward pass, in JAX's order: literals,
+    constants, the arguments, then the intermediates in the order the forward pass computes
+    them. Checkpointed calls and their policies decide which intermediates these are."""
+    from .transforms._util import trace_flat
+    from .transforms.vjp import vjp_jaxpr
+    named, in_tree = _named_leaves(f, args, kwargs)
+    leaves = [leaf for _, leaf in named]
+
+    def flat_fun(*xs):
+        a, k = tree_unflatten(in_tree, list(xs))
+        return tree_flatten(f(*a, **k))[0]
+    jaxpr, hoisted = trace_flat(flat_fun, leaves, name=function_name(f), known=False)
+    inner = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
+    v = vjp_jaxpr(inner, [False] * len(hoisted) + [True] * len(leaves), function_name(f))
+    forward, n_out = v.forward, len(inner.outvars)
+    atoms = [forward.outvars[n_out + k] if kind == "out" else forward.invars[k]
+             for kind, k in v.res_spec]
+    return _describe(forward, atoms, len(hoisted), [name for name, _ in named])
+
+
+def print_saved_residuals(f, *args, **kwargs) -> None:
+    """`jax.ad_checkpoint.print_saved_residuals`: one line per saved residual, as JAX prints
+    them (`f32[5,4] from the argument W1`, `f32[5] output of sin from file:line:column (g)`,
+    `f32[5] named 'a' from ...`)."""
+    for aval, description in saved_residuals(f, *args, **kwargs):
+        print(f"{aval.str_short()} {description}")
+
+
+def _named_leaves(f, args, kwargs):
+    """[(JAX's name for the argument leaf: `W1`, `params[0]`, `args[1]['w']`, or "" where
+    `f` has no signature), leaf] and the tree of (args, kwargs)."""
+    from .tree import keystr, tree_flatten_with_path
+    pairs, in_tree = tree_flatten_with_path((tuple(args), dict(kwargs)))
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = None
+    named = []
+    for path, leaf in pairs:
+        top = _argument_name(params, path[0].idx == 0, path[1])
+        named.append((top and top + keystr(path[2:]), leaf))
+    return named, in_tree
+
+
+def _argument_name(params, positional, key):
+    """The name of one top-level argument: its parameter's, or the `*args` / `**kwargs`
+    parameter's with the index / key (`args[2]`, `kwargs['lr']`)."""
+    if params is None:
+        return ""
+    kinds = inspect.Parameter
+    if positional:
+        named = [p.name for p in params
+                 if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+        if key.idx < len(named):
+            return named[key.idx]
+        rest = [p.name for p in params if p.kind is kinds.VAR_POSITIONAL]
+        return f"{rest[0]}[{key.idx - len(named)}]" if rest else ""
+    if any(p.name == key.key and p.kind is not kinds.VAR_KEYWORD for p in params):
+        return key.key
+    rest = [p.name for p in params if p.kind is kinds.VAR_KEYWORD]
+    return f"{rest[0]}[{key.key!r}]" if rest else ""
+
+
+def _describe(forward, atoms, n_consts, arg_names):
+    """(aval, JAX's description) per distinct residual of `forward`, in JAX's order."""
+    from .core.ir import Literal
+    seen, found = set(), []
+    for a in atoms:
+        if isinstance(a, Var) and a.id in seen:
+            continue
+        seen.add(getattr(a, "id", id(a)))
+        found.append(a)
+    invar_pos = {v.id: i for i, v in enumerate(forward.invars)}
+    lines = [(a.aval, "from a literal") for a in found if isinstance(a, Literal)]
+    chosen = {a.id for a in found if isinstance(a, Var)}
+    for i, v in enumerate(forward.invars):
+        if v.id not in chosen:
+            continue
+        if i < n_consts:
+            lines.append((v.aval, "from a constant"))
+        else:
+            name = arg_names[i - n_consts]
+            lines.append((v.aval, f"from the argument {name}" if name else
+                          f"from the argument at flattened index {i - n_consts}"))
+    for e in forward.eqns:
+        for v in e.outvars:
+            if v.id in chosen and v.id not in invar_pos:
+                lines.append((v.aval, f"{_made_by(e)} from {_summary(e.source)}"))
+    return lines
+
+
+def _made_by(eqn) -> str:
+    if eqn.primitive is name_p:
+        return f"named {eqn.params['name']!r}"
+    from .lax.control_flow import jit_p
+    if eqn.primitive is jit_p:  # reverse mode names a jitted f's forward `forward(f)`
+        name = eqn.params["name"]
+        name = name[len("forward("):-1] if name.startswith("forward(") else name
+        return f"output of jitted function {name!r}"
+    return f"output of {eqn.primitive.name}"
+
+
+def _summary(source) -> str:
+    """JAX's `file:line:column (function)` for the user's line that made an equation."""
+    if source is None:
+        return ""
+    column = "" if source.column is None else f":{source.column}"
+    return f"{source.file}:{source.line}{column} ({source.qualname or source.function})"

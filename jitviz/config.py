@@ -16,6 +16,14 @@ def _env_bytes(name: str, default: int) -> int:
         raise ValueError(f"${name} must be a whole number of bytes, not {raw!r}") from None
 
 
+# JAX's switches between two of its own implementations of one behaviour (`jax_remat3`, the
+# new scan / remat / custom_vjp machinery; `jax_use_shardy_partitioner`), with JAX's defaults:
+# jitviz has one implementation of each, so they are recorded and change nothing. Switches
+# that change values (`jax_threefry_partitionable`, `jax_softmax_custom_jvp`) are not here.
+_JAX_IMPLEMENTATION_SWITCHES = {"scan3": False, "remat3": False, "custom_vjp3": False,
+                                "use_shardy_partitioner": True}
+
+
 class Config:
     """Named switches. Reading is a plain attribute access, so it is cheap on hot paths."""
 
@@ -58,6 +66,7 @@ class Config:
         "disable_jit": False,
         # the disk kernel cache: least recently used entries are deleted beyond this size
         "kernel_cache_max_bytes": _env_bytes("JITVIZ_CACHE_MAX_BYTES", 256 << 20),
+        **_JAX_IMPLEMENTATION_SWITCHES,
     }
 
     def __init__(self):
@@ -110,7 +119,16 @@ def _check_precision(value):
                          f"{_MATMUL_PRECISIONS[1:]}, got {value!r}")
 
 
-_CHECKS = {"platform_name": _check_platform, "default_matmul_precision": _check_precision}
+def _implementation_switch_check(name):
+    def check(value):
+        if not isinstance(value, (bool, int)) or value not in (0, 1):
+            raise ValueError(f"jax_{name} selects one of JAX's own implementations and takes "
+                             f"True or False, got {value!r}")
+    return check
+
+
+_CHECKS = {"platform_name": _check_platform, "default_matmul_precision": _check_precision,
+           **{name: _implementation_switch_check(name) for name in _JAX_IMPLEMENTATION_SWITCHES}}
 
 config = Config()
 

@@ -238,6 +238,68 @@ def test_a_breakpoint_without_input_continues():
     assert out.getvalue().endswith("(jdb) no more input (EOF): continuing\n")
 
 
+def _saved(fn, *args):
+    import contextlib
+    import io
+    from jitviz.ad_checkpoint import print_saved_residuals
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        print_saved_residuals(fn, *args)
+    return out.getvalue().splitlines()
+
+
+def test_offloading_policies_save_on_the_one_device():
+    """What save_and_offload_only_these_names / offload_dot_with_no_batch_dims would move to
+    host memory is saved where it is: a residual like any other (JAX: `f32<host>[4] output
+    of device_put`)."""
+    from jitviz.ad_checkpoint import checkpoint_name
+    policy = jitviz.checkpoint_policies.save_and_offload_only_these_names(
+        names_which_can_be_saved=["y"], names_which_can_be_offloaded=["z"],
+        offload_src="device", offload_dst="pinned_host")
+
+    def f(x):
+        y = checkpoint_name(jnp.sin(x), "y")
+        z = checkpoint_name(jnp.sin(y), "z")
+        return jnp.sum(checkpoint_name(jnp.sin(z), "w"))
+    lines = _saved(jitviz.checkpoint(f, policy=policy), np.arange(4.0, dtype=F32))
+    assert lines[0] == "f32[4] from the argument x"
+    assert [line.split(" from ")[0] for line in lines[1:]] == \
+        ["f32[4] named 'y'", "f32[4] named 'z'"]
+
+
+def test_jax_remat3_is_recorded_not_followed():
+    """With jax_remat3 on, JAX names a checkpointed function's arguments `args[0]`, ... and
+    saves nothing under the offloading policies; jitviz follows JAX's default implementation
+    whatever the switch says."""
+    layer = jitviz.checkpoint(lambda w, x: jnp.sin(w @ x),
+                              policy=jitviz.checkpoint_policies.dots_saveable)
+    w, x = np.ones((3, 2), F32), np.ones(2, F32)
+    before = jitviz.config.remat3
+    try:
+        jitviz.config.update("jax_remat3", True)
+        lines = _saved(layer, w, x)
+    finally:
+        jitviz.config.update("jax_remat3", before)
+    assert lines == _saved(layer, w, x)
+    assert lines[:2] == ["f32[3,2] from the argument w", "f32[2] from the argument x"]
+
+
+def test_a_checkpointed_function_sees_redefined_globals():
+    """`jax.checkpoint` reuses its trace of a function whose globals changed (a notebook
+    that redefines `predict` after checkpointing `loss`); jitviz traces at each call."""
+    from jitviz.ad_checkpoint import checkpoint_name
+    namespace = {"jnp": jnp, "checkpoint_name": checkpoint_name}
+    exec("def loss(x):\n  return jnp.sum(predict(x))\n"
+         "def predict(x):\n  return jnp.sin(x)\n", namespace)
+    loss, x = namespace["loss"], np.ones(3, F32)
+    policies = jitviz.checkpoint_policies
+    assert _saved(jitviz.checkpoint(loss, policy=policies.dots_saveable), x) == \
+        ["f32[3] from the argument x"]
+    exec("def predict(x):\n  return checkpoint_name(jnp.sin(x), 'a') ** 2\n", namespace)
+    lines = _saved(jitviz.checkpoint(loss, policy=policies.save_any_names_but_these("b")), x)
+    assert lines[0] == "f32[3] from the argument x" and lines[1].startswith("f32[3] named 'a'")
+
+
 def test_the_readme_table_lists_exactly_these_tests():
     readme = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
     section = readme.split("## Where jitviz differs from JAX, deliberately")[1].split("\n## ")[0]

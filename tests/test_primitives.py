@@ -387,6 +387,7 @@ def _other_cases():
         Case("cummin", (I(6),), {"axis": 0, "reverse": False},
              lambda x: np.minimum.accumulate(x)),
         Case("stop_gradient", (X23,), {}, lambda x: x),
+        Case("name", (X23,), {"name": "a"}, lambda x: x),  # ad_checkpoint.checkpoint_name
         *_linalg_cases(),
         Case("sort", (np.array([[3, -0.0, np.nan, 0, -1, 3], [1, 1, 0, -np.inf, 5, 0.5]], f32),),
              {"dimension": 1, "is_stable": True, "num_keys": 1},

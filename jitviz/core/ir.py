@@ -67,9 +67,22 @@ class SourceInfo(NamedTuple):
     line: int
     function: str
     code: str
+    # where on the line the call starts (0-based, Python's co_positions), for JAX's
+    # `file:line:column (function)` summaries; not part of equality: one line is one place
+    column: int | None = None
+    qualname: str | None = None  # the function's `__qualname__` (JAX's summaries print it)
 
     def short(self) -> str:
         return f"{self.file}:{self.line} ({self.function})"
+
+    def __eq__(self, other):
+        return isinstance(other, SourceInfo) and self[:4] == other[:4]
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(self[:4])
 
 
 class ConstOrigin(NamedTuple):

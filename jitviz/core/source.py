@@ -54,14 +54,33 @@ def source_info_of_frame(frame) -> SourceInfo | None:
     if frame is None:
         return None
     code = frame.f_code
-    key = (code.co_filename, frame.f_lineno, code.co_name)
+    key = (code.co_filename, frame.f_lineno, code.co_name, frame.f_lasti)
     info = _cache.get(key)
     if info is None:
         text = linecache.getline(code.co_filename, frame.f_lineno).strip()
-        info = _cache[key] = SourceInfo(code.co_filename, frame.f_lineno, code.co_name, text)
+        info = _cache[key] = SourceInfo(code.co_filename, frame.f_lineno, code.co_name, text,
+                                        _column(code, frame.f_lasti),
+                                        getattr(code, "co_qualname", code.co_name))
         if len(_cache) > 100_000:
             _cache.clear()
     return info
+
+
+_positions: dict = {}  # code object -> its instructions' (line, end, column, end column)
+
+
+def _column(code, lasti):
+    """The column the frame's current instruction starts at (its call's first character),
+    or None where Python does not say."""
+    if not hasattr(code, "co_positions") or lasti < 0:  # Python 3.11+
+        return None
+    positions = _positions.get(code)
+    if positions is None:
+        if len(_positions) > 1000:
+            _positions.clear()
+        positions = _positions[code] = list(code.co_positions())
+    index = lasti // 2  # one position per 2-byte code unit
+    return positions[index][2] if index < len(positions) else None
 
 
 def user_source_info() -> SourceInfo | None:

@@ -8,6 +8,8 @@ transformation) the result is new equations of that trace; with no trace active 
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..core.fused import fused_p
@@ -191,18 +193,33 @@ class keep_source:
     """`with keep_source(eqn):` equations emitted inside carry `eqn`'s user line (so the
     gradient of `y = jnp.exp(x)` points at that line, not at the call of grad)."""
 
+    # each thread's open blocks, innermost last: an equation a nested block gave its line
+    # (an inlined equation of a checkpointed function) keeps that line, not the call's
+    _threads = threading.local()
+
     def __init__(self, eqn):
         self.eqn = eqn
         self.trace = current_trace()
+        self.nested = set()  # ids of the equations nested blocks placed
 
     def __enter__(self):
         self.start = len(self.trace.eqns) if self.trace is not None else 0
+        self.open_blocks = keep_source._threads.__dict__.setdefault("open", [])
+        self.open_blocks.append(self)
         return self
 
     def __exit__(self, *exc):
-        if self.trace is not None and self.eqn.source is not None:
-            for e in self.trace.eqns[self.start:]:
-                e.source = self.eqn.source
+        self.open_blocks.remove(self)
+        if self.trace is None:
+            return False
+        emitted = self.trace.eqns[self.start:]
+        if self.eqn.source is not None:
+            for e in emitted:
+                if id(e) not in self.nested:
+                    e.source = self.eqn.source
+        outer = self.open_blocks[-1] if self.open_blocks else None
+        if outer is not None and outer.trace is self.trace:
+            outer.nested.update(id(e) for e in emitted)
         return False
 
 

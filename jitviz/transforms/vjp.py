@@ -43,10 +43,16 @@ VJP_CALL_RULES: dict[Primitive, tuple] = {}
 
 def _elementwise_vjp(prim):
     def rule(ct, primals, out, **params):
-        ds = partials(prim, primals, out, params)
-        return [None if d is None else unbroadcast(mul(ct, d), aval_of(x))
-                for x, d in zip(primals, ds)]
+        return _through_partials(ct, primals, partials(prim, primals, out, params))
+    # reverse mode computes these partials in the forward pass (`forward_replay`), as JAX
+    # does: the residual is the derivative (cos x for sin x), not the operand
+    rule.partials_in_forward = True
     return rule
+
+
+def _through_partials(ct, primals, ds):
+    return [None if d is None else unbroadcast(mul(ct, d), aval_of(x))
+            for x, d in zip(primals, ds)]
 
 
 for _p in DERIVATIVES:
@@ -398,12 +404,40 @@ def forward_replay(jaxpr, args, active_in):
                 outs, res[eqn] = VJP_CALL_RULES[prim][0](ins, act_in, eqn=eqn, **eqn.params)
             else:
                 outs = results(eqn, prim.bind(*ins, **eqn.params))
+                if act and getattr(VJP_RULES.get(prim), "partials_in_forward", False):
+                    res[eqn] = _forward_partials(eqn, ins, outs[0], active)
         if act and prim not in NON_DIFFERENTIABLE:
             active.update(v.id for v in eqn.outvars if is_float(v.aval))
         return outs
 
     outs, env = run_jaxpr(jaxpr, args, apply_eqn, literal=read_literal)
     return env, active, res, outs
+
+
+def _forward_partials(eqn, ins, out, active):
+    """An elementwise equation's partial derivatives in its active operands, computed in the
+    forward trace (the equations computing the others' are dropped again)."""
+    trace = current_trace()
+    start = len(trace.eqns) if isinstance(trace, JaxprTrace) else None
+    ds = partials(eqn.primitive, ins, out, eqn.params)
+    kept = [d if isinstance(a, Var) and a.id in active else None
+            for a, d in zip(eqn.invars, ds)]
+    if start is not None:
+        _drop_unused(trace, start, kept)
+    return kept
+
+
+def _drop_unused(trace, start, kept):
+    """Remove the equations emitted since `start` that no value in `kept` depends on."""
+    live = {t._var.id for t in kept if getattr(t, "_var", None) is not None}
+    emitted = trace.eqns[start:]
+    needed = []
+    for e in reversed(emitted):
+        if any(v.id in live for v in e.outvars):
+            needed.append(e)
+            live.update(a.id for a in e.invars if isinstance(a, Var))
+    if len(needed) != len(emitted):
+        trace.eqns[start:] = needed[::-1]
 
 
 def backward_pass(jaxpr, env, active, res, out_cts):
@@ -432,6 +466,8 @@ def backward_pass(jaxpr, env, active, res, out_cts):
                 act_in = [isinstance(a, Var) and a.id in active for a in eqn.invars]
                 in_cts = VJP_CALL_RULES[prim][1](res[eqn], outs_ct, primals, act_in, eqn=eqn,
                                                  **eqn.params)
+            elif eqn in res:  # an elementwise equation whose partials the forward pass kept
+                in_cts = _through_partials(outs_ct[0], primals, res[eqn])
             else:
                 rule = VJP_RULES.get(prim)
                 if rule is None:
@@ -505,7 +541,7 @@ def vjp_jaxpr(jaxpr, active_in=None, name="f", defer=False) -> VJPJaxprs:
             finally:
                 deferred, _DEFERRAL.pending = bool(_DEFERRAL.pending), outer
             in_cts = [instantiate(ct, v.aval) for ct, v in zip(in_cts, jaxpr.invars)]
-            bwd_jaxpr, residuals = bwd.finish_hoisted(in_cts)
+            bwd_jaxpr, residuals = _without_unread_residuals(*bwd.finish_hoisted(in_cts))
         arg_pos = {a._var.id: i for i, a in enumerate(args)}
         spec, extra = [], []
         for r in residuals:
@@ -519,6 +555,22 @@ def vjp_jaxpr(jaxpr, active_in=None, name="f", defer=False) -> VJPJaxprs:
     if fwd_hoisted:
         raise AssertionError("internal: the forward jaxpr captured values")
     return VJPJaxprs(fwd_jaxpr, bwd_jaxpr, spec, deferred)
+
+
+def _without_unread_residuals(backward, residuals):
+    """The backward jaxpr without its dead equations, and only the residuals it still
+    reads: a rule may compute a cotangent nobody takes (the partial of `x * 2.0` in its
+    constant), and the forward value that computation read is not worth keeping."""
+    from ..passes.dce import dce_jaxpr
+    backward = dce_jaxpr(backward)
+    read = {a.id for e in backward.eqns for a in e.invars if isinstance(a, Var)}
+    read |= {a.id for a in backward.outvars if isinstance(a, Var)}
+    n = len(residuals)
+    kept = [i for i in range(n) if backward.invars[i].id in read]
+    if len(kept) == n:
+        return backward, residuals
+    invars = [backward.invars[i] for i in kept] + list(backward.invars[n:])
+    return backward.replace(invars=invars), [residuals[i] for i in kept]
 
 
 def assemble_residuals(spec, ins, res_out):
