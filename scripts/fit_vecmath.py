@@ -62,10 +62,6 @@ def main():
             1e-6, float(np.tan(np.pi / 8)) * 1.01, d)
     for name, d in (("ASIN f32", 4), ("ASIN f64", 12)):
         fit(name, np.arcsin, lambda s: s, lambda s: s ** 3, lambda s: s * s, 1e-6, 0.5, d)
-    # float32 tanh below 0.5625, sinh below 1: x + x^3 P(x^2)
-    fit("TANH f32", np.tanh, lambda r: r, lambda r: r ** 3, lambda r: r * r, 1e-6, 0.5625, 4)
-    for name, d in (("SINH f32", 3), ("SINH f64", 6)):
-        fit(name, np.sinh, lambda r: r, lambda r: r ** 3, lambda r: r * r, 1e-6, 1.0, d)
     # cbrt's start: m^(-1/3) on [1, 2] (Newton steps refine it)
     for name, d in (("RCBRT f32", 4), ("RCBRT f64", 6)):
         fit(name, lambda m: 1 / np.cbrt(m), lambda m: 0 * m, lambda m: 1 + 0 * m, lambda m: m,

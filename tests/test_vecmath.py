@@ -44,9 +44,14 @@ FUNCS = {
     "expm1": (jnp.expm1, np.expm1, [k * LN2 / 2 for k in range(-8, 9)] + [88.72, 709.78]),
     "exp2": (jnp.exp2, np.exp2, [0.5, -0.5, 1.5, 127.99, 128.0, -149.5, 1023.9, -1074.5]),
     "logistic": (lax.logistic, _logistic, [0.0, 88.7, -88.7, -103.9, 709.7, -745.0]),
-    "tanh": (jnp.tanh, np.tanh, [0.5, 1.0, -1.0, 9.0, 19.0, 22.0]),
-    "sinh": (jnp.sinh, np.sinh, [1.0, -1.0, 89.41, 89.42, 710.47, 710.48]),
-    "cosh": (jnp.cosh, np.cosh, [1.0, 89.41, 89.42, 710.47, 710.48]),
+    # tanh reduces 2|x| by ln2/2 steps and clamps it at 2 * 9.02 (float32), 2 * 19.1
+    "tanh": (jnp.tanh, np.tanh, [k * LN2 / 4 for k in range(1, 12)]
+             + [0.5, 1.0, -1.0, 9.0, 9.02, 19.0, 19.1, 22.0]),
+    # sinh/cosh: |x| by ln2/2 steps, 2^-2n clamped above n = 32, overflow near 89.4 and 710.5
+    "sinh": (jnp.sinh, np.sinh, [k * LN2 / 2 for k in range(-8, 9)]
+             + [32.5 * LN2, 33.5 * LN2, 89.41, 89.42, 710.47, 710.48]),
+    "cosh": (jnp.cosh, np.cosh, [k * LN2 / 2 for k in range(1, 9)]
+             + [32.5 * LN2, 33.5 * LN2, 89.41, 89.42, 710.47, 710.48]),
     "log": (jnp.log, np.log, [1.0, np.sqrt(0.5), np.sqrt(2.0), 2.0, 0.5]),
     "log1p": (jnp.log1p, np.log1p, [-1.0, np.sqrt(0.5) - 1, np.sqrt(2.0) - 1, 1.0, -0.5]),
     "log2": (jnp.log2, np.log2, [1.0, np.sqrt(0.5), np.sqrt(2.0), 8.0, 0.125]),
@@ -138,10 +143,11 @@ def test_within_4_ulp_everywhere_and_specials_exact(name, dtype):
     assert err <= MAX_ULP, f"{name}({where!r}) is {err:.2f} ulp off"
 
 
-@pytest.mark.parametrize("name", ["tanh", "log", "logistic"])
+@pytest.mark.parametrize("name", ["tanh", "log", "logistic", "sinh", "cosh"])
 def test_kernels_vectorize_without_libm_calls(name):
     """The loop's arithmetic is vector FMAs (zmm on AVX-512, ymm on AVX2) and no libm call
-    remains in the kernel."""
+    remains in the kernel; sinh and cosh get e^-|x| from e^|x|'s polynomial split by parity,
+    without a division."""
     fn = FUNCS[name][0]
     for dtype in (np.float32, np.float64):
         k = _jit(fn).lower(np.ones(1000, dtype)).compile().kernels[0]
@@ -150,6 +156,8 @@ def test_kernels_vectorize_without_libm_calls(name):
         assert "mm" in asm and ("zmm" in asm or "ymm" in asm)
         lib = {"logistic": "exp"}.get(name, name)
         assert f"@{lib}" not in k.llvm_ir() and f"{lib}f@PLT" not in asm
+        if name in ("sinh", "cosh"):
+            assert "vdivp" not in asm and "vdivs" not in asm, (name, dtype)
 
 
 def test_pow_vectorizes_without_libm_calls():
