@@ -346,9 +346,10 @@ def _make_cbrt(c, scale):
         (q = floor((e + 1/2) / 3) is exact for the small integer e; 2^k = (k^2 + k + 2)/2
         exactly). No division: r ~ v^(-1/3) from a polynomial in m times 2^(-k/3), refined
         (float64: 2^-19.9 to 2^-39) by r += r (1 - v r^3) / 3 (quadratic, division-free), then
-        t = v r^2 and a last Newton step t - (t^3 - v) r^2 / 3 on an accurate residual
-        (t^2 = t2 + e2 exactly by an FMA, so t^3 - v is known far below t's last bit and
-        the result rounds once). Scaled by 2^q; subnormals lifted by 2^54 first."""
+        t = v r^2 and a last Newton step t - (t^3 - v) r^2 / 3 (t^3 - v by an FMA on the
+        rounded t^2: its error, t^3 times 2^-mant, moves the result by a third of that, a
+        sixth of an ulp; measured 0.88 ulp float32, 0.73 float64). Scaled by 2^q;
+        subnormals lifted by 2^54 first."""
         a = abs(x)
         sub = a < TINY
         ix = as_int(a * SUB_SCALE if sub else a)
@@ -363,10 +364,7 @@ def _make_cbrt(c, scale):
             r = fma(r * fma(-v, r * r * r, ONE), THIRD, r)
         r2 = r * r
         t = v * r2
-        t2 = t * t
-        e2 = fma(t, t, -t2)
-        res = fma(t2, t, -v) + e2 * t
-        t = fma(-res, r2 * THIRD, t)
+        t = fma(-fma(t * t, t, -v), r2 * THIRD, t)
         y = scale(t, np.int32(q))
         # 0, inf and NaN as given; finite nonzero <=> bits - 1 below the bits of the largest
         # float, unsigned (one compare: LLVM would make two range tests of a < inf, a != 0)
