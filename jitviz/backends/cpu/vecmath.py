@@ -321,8 +321,44 @@ def _make_log_family(c, scale):
         y = y if a != ZERO else a
         return np.copysign(y, x)
 
-    return SimpleNamespace(log=log, log1p=log1p, log2=log2, log10=log10, asinh=asinh,
-                           acosh=acosh, atanh=atanh, log_of=log_of)
+    if c.ATANH is None:
+        return SimpleNamespace(log=log, log1p=log1p, log2=log2, log10=log10, asinh=asinh,
+                               acosh=acosh, atanh=atanh, log_of=log_of)
+    PAT, PAS, ASINH_POLY_MAX = c.ATANH, c.ASINH_SMALL, F(0.53)
+
+    @inline
+    def atanh_f32(x):
+        """float32: a + a^3 P(a^2) below a = 1/2 (fitted), above log((1 + a) / (1 - a)) / 2
+        by a plain log: no log1p correction, since the quotient is at least 3 (its rounding,
+        about 2^-24 relative, is under an ulp of the result, at least 0.549). The
+        correction terms, one_plus and the division of the small form are what float64
+        still needs."""
+        a = abs(x)
+        z = a * a
+        p = fma(a * z, horner(z, PAT), a)
+        y = HALF * log_of((ONE + a) / (ONE - a), ZERO, ZERO, False)  # (never subnormal)
+        y = p if a < HALF else y
+        y = y if a < ONE else (INF if a == ONE else NAN)
+        return np.copysign(y, x)
+
+    @inline
+    def asinh_f32(x):
+        """float32: a + a^3 P(a^2) below a = 0.53 (fitted), above log(a + sqrt(a^2 + 1))
+        by a plain log without a division: the argument is at least 1.6 and the result at
+        least 1/2, so the argument's rounding (about 2^-24 relative) is under an ulp of
+        the result; beyond HUGE log(a) + ln2."""
+        a = abs(x)
+        z = a * a
+        p = fma(a * z, horner(z, PAS), a)
+        huge = a > HUGE
+        u = a if huge else a + np.sqrt(fma(a, a, ONE))
+        y = log_of(u, ZERO, ONE if huge else ZERO, False)  # (u >= 1)
+        y = p if a < ASINH_POLY_MAX else y
+        y = y if a < INF else a  # inf, and NaN
+        return np.copysign(y, x)
+
+    return SimpleNamespace(log=log, log1p=log1p, log2=log2, log10=log10, asinh=asinh_f32,
+                           acosh=acosh, atanh=atanh_f32, log_of=log_of)
 
 
 # --- cbrt, pow --------------------------------------------------------------------------------
