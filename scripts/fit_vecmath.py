@@ -66,6 +66,9 @@ def main():
     fit("ATANH f32", np.arctanh, lambda a: a, lambda a: a ** 3, lambda a: a * a, 1e-6, 0.5, 5)
     fit("ASINH_SMALL f32", np.arcsinh, lambda a: a, lambda a: a ** 3, lambda a: a * a, 1e-6,
         0.53, 4)
+    # float32 acosh(1 + t) = sqrt(2t) (1 + t P(t)) for t in [0, 1]
+    fit("ACOSH_SMALL f32", lambda t: np.arccosh(1 + t) / np.sqrt(2 * t), lambda t: 1 + 0 * t,
+        lambda t: t, lambda t: t, 1e-6, 1.0, 5)
     # cbrt's start: m^(-1/3) on [1, 2] (Newton steps refine it)
     for name, d in (("RCBRT f32", 4), ("RCBRT f64", 6)):
         fit(name, lambda m: 1 / np.cbrt(m), lambda m: 0 * m, lambda m: 1 + 0 * m, lambda m: m,

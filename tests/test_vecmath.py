@@ -57,7 +57,7 @@ FUNCS = {
     "log2": (jnp.log2, np.log2, [1.0, np.sqrt(0.5), np.sqrt(2.0), 8.0, 0.125]),
     "log10": (jnp.log10, np.log10, [1.0, 10.0, 100.0, 1e-3, np.sqrt(2.0)]),
     "asinh": (jnp.arcsinh, np.arcsinh, [0.5, 0.53, -0.53, 2.0, -2.0, 4096.0, 2.0 ** 28]),
-    "acosh": (jnp.arccosh, np.arccosh, [1.0, 2.0, 4096.0, 2.0 ** 28]),
+    "acosh": (jnp.arccosh, np.arccosh, [1.0, 1.5, 2.0, 4096.0, 2.0 ** 28]),
     "atanh": (jnp.arctanh, np.arctanh, [0.5, -0.5, 1.0, -1.0]),
     "atan": (jnp.arctan, np.arctan, [np.tan(np.pi / 8), np.tan(3 * np.pi / 8), 1.0, 1e10]),
     "asin": (jnp.arcsin, np.arcsin, [0.5, -0.5, 1.0, -1.0, 0.975]),

@@ -357,8 +357,24 @@ def _make_log_family(c, scale):
         y = y if a < INF else a  # inf, and NaN
         return np.copysign(y, x)
 
+    PAC = c.ACOSH_SMALL
+
+    @inline
+    def acosh_f32(x):
+        """float32: sqrt(2t) (1 + t P(t)) below x = 2 (t = x - 1 exact; fitted), above
+        log(x + sqrt(x^2 - 1)) by a plain log without a division (the argument is at least
+        3.7: its rounding is under an ulp of the result); beyond HUGE log(x) + ln2."""
+        t = x - ONE
+        p = np.sqrt(t + t) * fma(t, horner(t, PAC), ONE)
+        huge = x > HUGE
+        u = x if huge else x + np.sqrt(fma(x, x, -ONE))
+        y = log_of(u, ZERO, ONE if huge else ZERO, False)  # (u >= 1)
+        y = p if x < TWO else y
+        y = y if x >= ONE else NAN
+        return y if x < INF else x  # inf, and NaN
+
     return SimpleNamespace(log=log, log1p=log1p, log2=log2, log10=log10, asinh=asinh_f32,
-                           acosh=acosh, atanh=atanh_f32, log_of=log_of)
+                           acosh=acosh_f32, atanh=atanh_f32, log_of=log_of)
 
 
 # --- cbrt, pow --------------------------------------------------------------------------------

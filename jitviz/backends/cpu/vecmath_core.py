@@ -177,6 +177,9 @@ F32 = _consts(
            0.05274774754111659, 0.17483277129196356),
     ASINH_SMALL=(-0.16666630156189308, 0.07498047553459088, -0.044303468203347005,
                  0.027751840904383214, -0.012509777399497464),
+    # acosh(1 + t) = sqrt(2t) (1 + t P(t)) for t in [0, 1] (2^-27.8 relative)
+    ACOSH_SMALL=(-0.08333307002619995, 0.0187447873350885, -0.005545175280785409,
+                 0.001786064863599849, -0.0005048884740734308, 8.21441758778883e-05),
     # cbrt's start: m^(-1/3) on [1, 2] (2^-14.5 relative; a Newton step refines it)
     RCBRT=(1.6670206036806772, -1.1644779330871275, 0.6867964505362172, -0.2173245294264269,
            0.027941972984810336),
@@ -208,7 +211,8 @@ F64 = _consts(
     PI_HI=3.141592653589793, PI_LO=1.2246467991473532e-16,
     HUGE=2.0 ** 28,
     TANH_MAX=19.1,  # tanh of float64 above it rounds to 1
-    ATANH=None, ASINH_SMALL=None,  # float64: their polynomials would be long (log1p forms)
+    # float64 atanh/asinh/acosh keep their log1p forms (their polynomials would be long)
+    ATANH=None, ASINH_SMALL=None, ACOSH_SMALL=None,
     LOG_F=None,  # float64 keeps the division: its polynomial in f would need degree 20
     RCBRT=(1.8773027638629172, -1.974897784047575, 1.9587458554798336, -1.2566316920081106,
            0.4934623881158904, -0.10811718728869751, 0.010134622266814742),  # 2^-19.9
