@@ -111,10 +111,11 @@ def _make_exp_family(c, scale):
     @inline
     def exp2(x):
         """2^x = 2^n 2^r, n = rint(x), r = x - n exact, 2^r = e^(r ln2)."""
-        xc = LO2 if x < LO2 else x  # (a NaN passes)
-        xc = HI2 if xc > HI2 else xc
-        n, k = rint_mul(xc, ONE)
-        return scale(expm1_poly((xc - n) * LN2_HI + (xc - n) * LN2_LO) + ONE, k)
+        xc = x if x > LO2 else LO2  # (rint, not rint_mul: with fastmath LLVM would fold
+        xc = xc if xc < HI2 else HI2  # (x + MAGIC) - MAGIC to x, the FMA being x * 1 + MAGIC)
+        n = np.rint(xc)
+        y = scale(expm1_poly((xc - n) * LN2_HI + (xc - n) * LN2_LO) + ONE, np.int32(n))
+        return y if x == x else x
 
     @inline
     def logistic(x):
