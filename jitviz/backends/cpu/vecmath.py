@@ -52,9 +52,28 @@ def _make_scale(c):
     return scale_ldexp if target_has_avx512() else scale_bits
 
 
+def _make_pow2(c):
+    I, MANT, BIAS, ONE = c.I, c.MANT, c.BIAS, c.ONE
+    K_MIN = I(-60)  # 2^k - 1 rounds to -1 below it, in both types
+
+    @inline
+    def pow2_bits(k):
+        """2^k for k <= the largest exponent, as 2^max(k, -60) from exponent bits. Not
+        scale_bits(1, k): with fastmath LLVM would factor its product a b out of
+        p a b + (1 a b - 1), the sum expm1 and tanh form, and cancel."""
+        kc = I(k) if I(k) > K_MIN else K_MIN
+        return as_float(I((kc + BIAS) << MANT))
+
+    @inline
+    def pow2_ldexp(k):
+        return ldexp(ONE, np.int32(k))
+
+    return pow2_ldexp if target_has_avx512() else pow2_bits
+
+
 # --- exp, expm1, exp2, logistic, tanh, sinh, cosh ------------------------------------------
 
-def _make_exp_family(c, scale):
+def _make_exp_family(c, scale, pow2):
     F, P, LOG2E, LN2_HI, LN2_LO = c.F, c.EXPM1, c.LOG2E, c.LN2_HI, c.LN2_LO
     ZERO, HALF, ONE, TWO = c.ZERO, c.HALF, c.ONE, c.TWO
     LO, HI, LO2, HI2 = c.EXP_LO, c.EXP_HI, c.EXP2_LO, c.EXP2_HI
@@ -93,7 +112,7 @@ def _make_exp_family(c, scale):
         """2^k (1 + q) - 1 without cancellation: for k <= 1 as 2^k q + (2^k - 1), where
         2^k - 1 is exact; for larger k as 2^k (1 + q) - 1, which loses nothing (the result
         exceeds 2.8) and does not overflow 2^k early near the largest results."""
-        small = scale(q, k) + (scale(ONE, k) - ONE)
+        small = scale(q, k) + (pow2(k) - ONE)
         big = scale(q + ONE, k) - ONE
         return small if k < 2 else big
 
@@ -140,7 +159,7 @@ def _make_exp_family(c, scale):
         n, k = rint_mul(s, LOG2E)
         r = fma(n, -LN2_HI, s)
         r = fma(n, -LN2_LO, r)
-        t = scale(expm1_poly(r), k) + (scale(ONE, k) - ONE)
+        t = scale(expm1_poly(r), k) + (pow2(k) - ONE)
         return np.copysign(t / (t + TWO), x)
 
     P_ODD, P_EVEN = P[0::2], P[1::2]  # expm1_poly's r^3 P(r), split by parity
@@ -430,7 +449,7 @@ def _make_cbrt(c, scale):
 
 def _build(c):
     scale = _make_scale(c)
-    e = _make_exp_family(c, scale)
+    e = _make_exp_family(c, scale, _make_pow2(c))
     lg = _make_log_family(c, scale)
     trig = TRIG_F32 if c is F32 else TRIG_F64
     return SimpleNamespace(scale=scale, **vars(e), **vars(lg), **vars(trig),
