@@ -4,7 +4,9 @@ function per jitted kernel, 1M values of float32 and of float64.
     python benchmarks/bench_math.py                    # the full table
     python benchmarks/bench_math.py --quick            # fewer, shorter rounds
     python benchmarks/bench_math.py --only tanh,log    # some functions
-    NUMBA_CPU_NAME=haswell python benchmarks/bench_math.py   # an AVX2-only target
+    # an AVX2-only target (the CPU name alone keeps the host's AVX-512 features), NumPy too:
+    NUMBA_CPU_NAME=haswell NUMBA_CPU_FEATURES=-avx512f \
+        NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" python benchmarks/bench_math.py
 
 Each function is timed through `jitviz.jit` (dispatch included), NumPy's ufunc with a
 preallocated output (its SIMD loop alone, no allocation) and jax.jit when installed, in

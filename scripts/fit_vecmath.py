@@ -62,10 +62,13 @@ def main():
             1e-6, float(np.tan(np.pi / 8)) * 1.01, d)
     for name, d in (("ASIN f32", 4), ("ASIN f64", 12)):
         fit(name, np.arcsin, lambda s: s, lambda s: s ** 3, lambda s: s * s, 1e-6, 0.5, d)
-    # float32 tanh below 0.5625, sinh below 1: x + x^3 P(x^2)
-    fit("TANH f32", np.tanh, lambda r: r, lambda r: r ** 3, lambda r: r * r, 1e-6, 0.5625, 4)
-    for name, d in (("SINH f32", 3), ("SINH f64", 6)):
-        fit(name, np.sinh, lambda r: r, lambda r: r ** 3, lambda r: r * r, 1e-6, 1.0, d)
+    # float32 atanh below 1/2 and asinh below 0.53: a + a^3 P(a^2)
+    fit("ATANH f32", np.arctanh, lambda a: a, lambda a: a ** 3, lambda a: a * a, 1e-6, 0.5, 5)
+    fit("ASINH_SMALL f32", np.arcsinh, lambda a: a, lambda a: a ** 3, lambda a: a * a, 1e-6,
+        0.53, 4)
+    # float32 acosh(1 + t) = sqrt(2t) (1 + t P(t)) for t in [0, 1]
+    fit("ACOSH_SMALL f32", lambda t: np.arccosh(1 + t) / np.sqrt(2 * t), lambda t: 1 + 0 * t,
+        lambda t: t, lambda t: t, 1e-6, 1.0, 5)
     # cbrt's start: m^(-1/3) on [1, 2] (Newton steps refine it)
     for name, d in (("RCBRT f32", 4), ("RCBRT f64", 6)):
         fit(name, lambda m: 1 / np.cbrt(m), lambda m: 0 * m, lambda m: 1 + 0 * m, lambda m: m,

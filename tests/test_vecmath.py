@@ -44,15 +44,20 @@ FUNCS = {
     "expm1": (jnp.expm1, np.expm1, [k * LN2 / 2 for k in range(-8, 9)] + [88.72, 709.78]),
     "exp2": (jnp.exp2, np.exp2, [0.5, -0.5, 1.5, 127.99, 128.0, -149.5, 1023.9, -1074.5]),
     "logistic": (lax.logistic, _logistic, [0.0, 88.7, -88.7, -103.9, 709.7, -745.0]),
-    "tanh": (jnp.tanh, np.tanh, [0.5, 1.0, -1.0, 9.0, 19.0, 22.0]),
-    "sinh": (jnp.sinh, np.sinh, [1.0, -1.0, 89.41, 89.42, 710.47, 710.48]),
-    "cosh": (jnp.cosh, np.cosh, [1.0, 89.41, 89.42, 710.47, 710.48]),
+    # tanh reduces 2|x| by ln2/2 steps and clamps it at 2 * 9.02 (float32), 2 * 19.1
+    "tanh": (jnp.tanh, np.tanh, [k * LN2 / 4 for k in range(1, 12)]
+             + [0.5, 1.0, -1.0, 9.0, 9.02, 19.0, 19.1, 22.0]),
+    # sinh/cosh: |x| by ln2/2 steps, 2^-2n clamped above n = 32, overflow near 89.4 and 710.5
+    "sinh": (jnp.sinh, np.sinh, [k * LN2 / 2 for k in range(-8, 9)]
+             + [32.5 * LN2, 33.5 * LN2, 89.41, 89.42, 710.47, 710.48]),
+    "cosh": (jnp.cosh, np.cosh, [k * LN2 / 2 for k in range(1, 9)]
+             + [32.5 * LN2, 33.5 * LN2, 89.41, 89.42, 710.47, 710.48]),
     "log": (jnp.log, np.log, [1.0, np.sqrt(0.5), np.sqrt(2.0), 2.0, 0.5]),
     "log1p": (jnp.log1p, np.log1p, [-1.0, np.sqrt(0.5) - 1, np.sqrt(2.0) - 1, 1.0, -0.5]),
     "log2": (jnp.log2, np.log2, [1.0, np.sqrt(0.5), np.sqrt(2.0), 8.0, 0.125]),
     "log10": (jnp.log10, np.log10, [1.0, 10.0, 100.0, 1e-3, np.sqrt(2.0)]),
-    "asinh": (jnp.arcsinh, np.arcsinh, [2.0, -2.0, 4096.0, 2.0 ** 28]),
-    "acosh": (jnp.arccosh, np.arccosh, [1.0, 2.0, 4096.0, 2.0 ** 28]),
+    "asinh": (jnp.arcsinh, np.arcsinh, [0.5, 0.53, -0.53, 2.0, -2.0, 4096.0, 2.0 ** 28]),
+    "acosh": (jnp.arccosh, np.arccosh, [1.0, 1.5, 2.0, 4096.0, 2.0 ** 28]),
     "atanh": (jnp.arctanh, np.arctanh, [0.5, -0.5, 1.0, -1.0]),
     "atan": (jnp.arctan, np.arctan, [np.tan(np.pi / 8), np.tan(3 * np.pi / 8), 1.0, 1e10]),
     "asin": (jnp.arcsin, np.arcsin, [0.5, -0.5, 1.0, -1.0, 0.975]),
@@ -138,10 +143,11 @@ def test_within_4_ulp_everywhere_and_specials_exact(name, dtype):
     assert err <= MAX_ULP, f"{name}({where!r}) is {err:.2f} ulp off"
 
 
-@pytest.mark.parametrize("name", ["tanh", "log", "logistic"])
+@pytest.mark.parametrize("name", ["tanh", "log", "logistic", "sinh", "cosh"])
 def test_kernels_vectorize_without_libm_calls(name):
     """The loop's arithmetic is vector FMAs (zmm on AVX-512, ymm on AVX2) and no libm call
-    remains in the kernel."""
+    remains in the kernel; sinh and cosh get e^-|x| from e^|x|'s polynomial split by parity,
+    without a division."""
     fn = FUNCS[name][0]
     for dtype in (np.float32, np.float64):
         k = _jit(fn).lower(np.ones(1000, dtype)).compile().kernels[0]
@@ -150,6 +156,8 @@ def test_kernels_vectorize_without_libm_calls(name):
         assert "mm" in asm and ("zmm" in asm or "ymm" in asm)
         lib = {"logistic": "exp"}.get(name, name)
         assert f"@{lib}" not in k.llvm_ir() and f"{lib}f@PLT" not in asm
+        if name in ("sinh", "cosh"):
+            assert "vdivp" not in asm and "vdivs" not in asm, (name, dtype)
 
 
 def test_pow_vectorizes_without_libm_calls():
@@ -236,3 +244,29 @@ def test_atan2_of_the_largest_floats(dtype):
     x = np.array([big, big, big, big * 0.5, -big * 0.9, -big], dtype)
     err, i, finite = _measure(jnp.arctan2, np.arctan2, (y, x), dtype)
     assert finite.all() and err <= MAX_ULP, (y[i], x[i], err)
+
+
+# finite arguments where each result is a normal number: fastmath's nnan/ninf flags make
+# NaN and infinity results undefined, so only accuracy is compared
+FASTMATH_RANGES = {"exp": (-80, 80), "expm1": (-10, 10), "exp2": (-100, 100),
+                   "logistic": (-50, 50), "tanh": (-10, 10), "sinh": (-80, 80),
+                   "cosh": (-80, 80), "cbrt": (-1e6, 1e6)}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(FASTMATH_RANGES))
+def test_fastmath_keeps_the_exp_family_and_cbrt_within_4_ulp(name, dtype):
+    """With fastmath=True LLVM may reassociate. The exp family rounds x log2(e) to an integer
+    by adding 1.5 * 2^mant inside an FMA and reads the integer from the sum's bits; folding
+    (v * m + MAGIC) - MAGIC back to v * m would leave n and that integer disagreeing, and
+    results off by powers of two (as exp2 was, whose FMA x * 1 + MAGIC LLVM turns into an
+    add)."""
+    fn, ref_fn, _ = FUNCS[name]
+    lo, hi = FASTMATH_RANGES[name]
+    x = np.random.default_rng(7).uniform(lo, hi, 100_000).astype(dtype)
+    got = np.asarray(jitviz.jit(fn, fastmath=True)(x)).astype(L)
+    ref = ref_fn(x.astype(L))
+    ulp = np.spacing(np.abs(ref.astype(dtype))).astype(L)
+    err = np.abs(got - ref) / ulp
+    i = int(np.argmax(err))
+    assert err[i] <= MAX_ULP, f"{name}({x[i]!r}) with fastmath is {float(err[i]):.2f} ulp off"

@@ -175,12 +175,16 @@ F32 = _consts(
     PIO2_HI=1.5707963705062866, PIO2_LO=-4.371139000186243e-08,
     PI_HI=3.1415927410125732, PI_LO=-8.742278000372485e-08,
     HUGE=4096.0,
-    # float32 tanh below 0.5625 and sinh below 1: x + x^3 P(x^2) (fewer steps than expm1)
-    TANH=(-0.333333152181899, 0.13332487970708404, -0.05384054673752884,
-          0.021018454016903335, -0.00619339147600203),
     TANH_MAX=9.02,  # tanh of float32 above it rounds to 1
-    SINH=(0.16666666509651987, 0.008333349369871504, 0.0001983627403200106,
-          2.8163716019218874e-06),  # above it, asinh/acosh are log(2x) to within float32 rounding
+    # atanh below 1/2, asinh below 0.53 (where asinh reaches 1/2): a + a^3 P(a^2)
+    # (2^-29.3 and 2^-28.6 relative)
+    ATANH=(0.3333330530928021, 0.20002238701713032, 0.14227719835037178, 0.11784909006968776,
+           0.05274774754111659, 0.17483277129196356),
+    ASINH_SMALL=(-0.16666630156189308, 0.07498047553459088, -0.044303468203347005,
+                 0.027751840904383214, -0.012509777399497464),
+    # acosh(1 + t) = sqrt(2t) (1 + t P(t)) for t in [0, 1] (2^-27.8 relative)
+    ACOSH_SMALL=(-0.08333307002619995, 0.0187447873350885, -0.005545175280785409,
+                 0.001786064863599849, -0.0005048884740734308, 8.21441758778883e-05),
     # cbrt's start: m^(-1/3) on [1, 2] (2^-14.5 relative; a Newton step refines it)
     RCBRT=(1.6670206036806772, -1.1644779330871275, 0.6867964505362172, -0.2173245294264269,
            0.027941972984810336),
@@ -211,11 +215,9 @@ F64 = _consts(
     PIO2_HI=1.5707963267948966, PIO2_LO=6.123233995736766e-17,
     PI_HI=3.141592653589793, PI_LO=1.2246467991473532e-16,
     HUGE=2.0 ** 28,
-    TANH_MAX=None,  # float64 tanh: the expm1 form (its odd polynomial would be long)
-    # sinh below 1: x + x^3 P(x^2) (2^-56.5 relative)
-    SINH=(0.16666666666666669, 0.008333333333333165, 0.0001984126984142095,
-          2.7557319160154692e-06, 2.5052122692280604e-08, 1.6057291543342527e-10,
-          7.757855019966469e-13),
+    TANH_MAX=19.1,  # tanh of float64 above it rounds to 1
+    # float64 atanh/asinh/acosh keep their log1p forms (their polynomials would be long)
+    ATANH=None, ASINH_SMALL=None, ACOSH_SMALL=None,
     LOG_F=None,  # float64 keeps the division: its polynomial in f would need degree 20
     RCBRT=(1.8773027638629172, -1.974897784047575, 1.9587458554798336, -1.2566316920081106,
            0.4934623881158904, -0.10811718728869751, 0.010134622266814742),  # 2^-19.9
