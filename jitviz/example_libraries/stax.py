@@ -74,18 +74,10 @@ def _kernel_shape(rhs_spec, lhs_spec, input_shape, filter_shape, out_chan):
                  else next(spatial) for c in rhs_spec)
 
 
-def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None,  # noqa: N802
-                padding="VALID", W_init=None, b_init=normal(1e-6)):  # noqa: N803
-    """A convolution with layouts `dimension_numbers = (lhs_spec, rhs_spec, out_spec)`,
-    e.g. ('NHWC', 'HWIO', 'NHWC'), plus a bias over the output channels."""
+def _conv_layer(conv, dimension_numbers, out_chan, filter_shape, W_init, b_init):  # noqa: N803
+    """A convolution layer around `conv(inputs, W)`, plus a bias over the output channels."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
     W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))  # noqa: N806
-
-    def conv(x, w):
-        return lax.conv_general_dilated(x, w, strides, padding, one, one,
-                                        dimension_numbers=dimension_numbers)
 
     def init_fun(rng, input_shape):
         kernel_shape = _kernel_shape(rhs_spec, lhs_spec, input_shape, filter_shape, out_chan)
@@ -99,6 +91,19 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None,  # noqa
         W, b = params  # noqa: N806
         return conv(inputs, W) + b
     return init_fun, apply_fun
+
+
+def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None,  # noqa: N802
+                padding="VALID", W_init=None, b_init=normal(1e-6)):  # noqa: N803
+    """A convolution with layouts `dimension_numbers = (lhs_spec, rhs_spec, out_spec)`,
+    e.g. ('NHWC', 'HWIO', 'NHWC'), plus a bias over the output channels."""
+    one = (1,) * len(filter_shape)
+    strides = strides or one
+
+    def conv(x, w):
+        return lax.conv_general_dilated(x, w, strides, padding, one, one,
+                                        dimension_numbers=dimension_numbers)
+    return _conv_layer(conv, dimension_numbers, out_chan, filter_shape, W_init, b_init)
 
 
 Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
@@ -107,26 +112,11 @@ Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
 def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None,  # noqa: N802
                          padding="VALID", W_init=None, b_init=normal(1e-6)):  # noqa: N803
     """A transposed convolution (`lax.conv_transpose`) plus a bias."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))  # noqa: N806
+    strides = strides or (1,) * len(filter_shape)
 
     def conv(x, w):
         return lax.conv_transpose(x, w, strides, padding, dimension_numbers=dimension_numbers)
-
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(rhs_spec, lhs_spec, input_shape, filter_shape, out_chan)
-        output_shape = _output_shape(conv, input_shape, kernel_shape, lhs_spec.index("N"),
-                                     out_spec.index("N"))
-        bias_shape = tuple(out_chan if c == "C" else 1 for c in out_spec)
-        k1, k2 = random.split(rng)
-        return output_shape, (W_init(k1, kernel_shape), b_init(k2, bias_shape))
-
-    def apply_fun(params, inputs, **kwargs):
-        W, b = params  # noqa: N806
-        return conv(inputs, W) + b
-    return init_fun, apply_fun
+    return _conv_layer(conv, dimension_numbers, out_chan, filter_shape, W_init, b_init)
 
 
 Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
