@@ -557,3 +557,12 @@ def test_rearranging_a_weakly_typed_array_keeps_it_weak():
         assert out.weak_type and out.dtype == np.float32
     assert not jnp.asarray(np.float32(2.5)).reshape(1).weak_type
     same(run(lambda: jnp.trunc(2).reshape((1, 1))), [[2]], np.int32, weak=True)
+
+
+@pytest.mark.parametrize("lo, x, hi, expected", [
+    (-0.0, 0.0, 10.0, 0.0), (0.0, -0.0, 10.0, 0.0), (-5.0, -0.0, 0.0, -0.0),
+    (-5.0, 0.0, -0.0, -0.0), (-0.0, -0.0, 0.0, -0.0), (0.0, 0.0, -0.0, -0.0)])
+def test_clamp_orders_zeros_as_max_and_min_do(lo, x, hi, expected):
+    # found by the fuzzer (seed 31005235): the interpreter's clamp(-0.0, 0.0, 10.0) was -0.0
+    out = run(lax.clamp, np.float32(lo), np.float32(x), np.float32(hi))
+    assert np.signbit(out) == np.signbit(expected) and float(out) == expected

@@ -289,6 +289,10 @@ def _clamp_rule(lo, x, hi):
     return ShapedArray(x.shape, x.dtype, lo.weak_type and x.weak_type and hi.weak_type)
 
 
-clamp_p = primitive("clamp", abstract_eval=_clamp_rule,
-                    impl=lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
-                    kind="elementwise")
+def _clamp_impl(lo, x, hi):
+    """min(max(x, lo), hi) with IEEE 754-2019's order of zeros, as XLA's clamp: clamp(-0.0,
+    0.0, 1.0) is 0.0 (NumPy's maximum would keep whichever zero it met first)."""
+    return min_p.impl(max_p.impl(x, lo), hi)
+
+
+clamp_p = primitive("clamp", abstract_eval=_clamp_rule, impl=_clamp_impl, kind="elementwise")
