@@ -566,3 +566,11 @@ def test_clamp_orders_zeros_as_max_and_min_do(lo, x, hi, expected):
     # found by the fuzzer (seed 31005235): the interpreter's clamp(-0.0, 0.0, 10.0) was -0.0
     out = run(lax.clamp, np.float32(lo), np.float32(x), np.float32(hi))
     assert np.signbit(out) == np.signbit(expected) and float(out) == expected
+
+
+def test_mean_with_an_integer_dtype_sums_and_divides_in_integers():
+    # found by the fuzzer (seed 31006246): jitviz went through float32 first, losing the low
+    # bits of a large int32 (-1626598080 became -1626598144)
+    x = np.array([[[-1626598080]], [[7]], [[-3]]], np.int32)
+    same(run(lambda v: jnp.mean(v, axis=(0,), dtype=jnp.int32), x), [[-542199358]], np.int32)
+    same(run(lambda v: jnp.mean(v, dtype=jnp.int32), np.array([1, 2], np.int32)), 1, np.int32)

@@ -146,8 +146,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 
 
 def _inexact_operand(a, dtype):
-    a = _strong(a, inexact=True)
-    return a if dtype is None else to_dtype(a, dtypes.canonical_creation_dtype(dtype))
+    """mean's operand: in the default float, or converted straight to `dtype` (an integer
+    `dtype` sums and divides in integers, as JAX: no trip through float32's 24 bits)."""
+    if dtype is None:
+        return _strong(a, inexact=True)
+    return to_dtype(_strong(a), dtypes.canonical_creation_dtype(dtype))
 
 
 def _count_like(a, axes, ddof=0, dtype=None):
