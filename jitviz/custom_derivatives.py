@@ -222,8 +222,34 @@ def _differentiated_here(operands):
     or vmap inside them) and the call has traced operands: then JAX calls only the rule
     (`jvp`, or `fwd`), never the function itself."""
     from .transforms._util import custom_rule_depth
-    return custom_rule_depth(current_trace()) > 0 and \
-        any(isinstance(x, Tracer) for x in tree_flatten(operands)[0])
+    trace = current_trace()
+    return custom_rule_depth(trace) > 0 and \
+        any(_may_carry_a_tangent(x, trace) for x in tree_flatten(operands)[0])
+
+
+def _may_carry_a_tangent(x, trace) -> bool:
+    """Whether `x` may depend on what `trace` differentiates: a traced value computed from
+    the trace's inputs other than through `stop_gradient` (JAX calls no rule when every
+    tangent is a symbolic zero: `f(stop_gradient(x))` just runs `f`). A value of an
+    enclosing trace counts as one that may."""
+    from .lax.stop_gradient import stop_gradient_p
+    if not isinstance(x, Tracer):
+        return False
+    if x._trace is not trace:
+        return True
+    inputs = {v.id for v in trace.invars}
+    todo, seen = [x._var], set()
+    while todo:
+        var = todo.pop()
+        if not hasattr(var, "id") or var.id in seen:
+            continue
+        seen.add(var.id)
+        if var.id in inputs:
+            return True
+        eqn = trace.producer.get(var.id)
+        if eqn is not None and eqn.primitive is not stop_gradient_p:
+            todo.extend(eqn.invars)
+    return False
 
 
 def _trace_rule(flat_rule, leaves, free_avals, kind, fun):

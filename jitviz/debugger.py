@@ -183,7 +183,7 @@ def _source_span(frame):
 
 
 def _is_live_tracer(x):
-    """A traced value of the trace being built (or one enclosing it): it can be an operand."""
+    """A traced value of the trace under way (or one enclosing it): it can be an operand."""
     from .core.trace import Tracer, current_trace
     if not isinstance(x, Tracer):
         return False

@@ -342,3 +342,24 @@ def test_a_pending_bwd_composes_with_higher_orders_and_jacobians():
     # grad of grad differentiates bwd itself (cos_x * g), as JAX does
     second = jitviz.grad(jitviz.grad(lambda v: f(v) * v))(0.5)
     np.testing.assert_allclose(second, -0.5 * np.sin(0.5) + 2 * np.cos(0.5), rtol=1e-6)
+
+
+def test_a_rule_is_not_called_for_operands_that_carry_no_tangent():
+    # as JAX: every tangent a symbolic zero (stop_gradient), so the function just runs; a
+    # rule that refuses to differentiate (random.gamma's, with respect to its shape) is
+    # not reached
+    calls = []
+
+    @jitviz.custom_jvp
+    def f(x):
+        calls.append("f")
+        return jnp.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        calls.append("f_jvp")
+        return f(primals[0]), jnp.cos(primals[0]) * tangents[0]
+
+    got = jitviz.grad(lambda x: x * f(jitviz.lax.stop_gradient(x)))(2.0)
+    np.testing.assert_allclose(float(got), np.sin(2.0), rtol=1e-6)
+    assert calls == ["f"]
