@@ -574,3 +574,27 @@ def test_mean_with_an_integer_dtype_sums_and_divides_in_integers():
     x = np.array([[[-1626598080]], [[7]], [[-3]]], np.int32)
     same(run(lambda v: jnp.mean(v, axis=(0,), dtype=jnp.int32), x), [[-542199358]], np.int32)
     same(run(lambda v: jnp.mean(v, dtype=jnp.int32), np.array([1, 2], np.int32)), 1, np.int32)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: jnp.sum([1, 2, 3]), lambda: jnp.add([1, 2], 1), lambda: jnp.exp((1.0,)),
+    lambda: jnp.dot([1, 2], [3, 4]), lambda: jnp.percentile(jnp.ones(3), [10, 90]),
+    lambda: jnp.where(True, [1, 2], 0), lambda: jnp.stack([[1], [2]]),
+    lambda: jitviz.jit(lambda x: jnp.maximum(x, [0.0, 1.0]))(jnp.ones(2))])
+def test_a_list_operand_of_a_jnp_function_is_jax_type_error(call):
+    # JAX converts no list or tuple silently (only jnp.array/asarray and sequence-of-arrays
+    # parameters take one); the message names the function and the fix
+    with pytest.raises(TypeError, match=r"requires ndarray or scalar arguments, got <class "
+                                        r"'(list|tuple)'>\. Convert it first: jnp\.asarray"):
+        call()
+
+
+def test_what_takes_sequences_still_does():
+    assert jnp.stack([jnp.ones(2), np.zeros(2)]).shape == (2, 2)
+    assert jnp.concatenate((jnp.ones(2), jnp.zeros(1))).shape == (3,)
+    assert jnp.asarray((1, 2)).tolist() == [1, 2] and jnp.array([[1], [2]]).shape == (2, 1)
+    assert jnp.zeros([2, 3]).shape == (2, 3) and jnp.ones(4).reshape([2, 2]).shape == (2, 2)
+    assert float(jnp.ones((2, 2)).sum(axis=(0, 1))) == 4.0
+    with pytest.warns(DeprecationWarning, match="ndim requires ndarray"):  # as JAX, for now
+        assert jnp.ndim((0, 1, 2)) == 1
+    assert jnp.exp.__name__ == jnp.exp.__code__.co_name == "exp"  # named in messages

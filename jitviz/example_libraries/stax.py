@@ -127,7 +127,7 @@ def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True,  # noqa: N8
               beta_init=zeros, gamma_init=ones):
     """Normalizes over `axis` with the batch's own statistics (no running averages), then
     scales by gamma and shifts by beta, which have the shape of the other axes."""
-    axis = (axis,) if jnp.ndim(axis) == 0 else tuple(axis)
+    axis = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
 
     def init_fun(rng, input_shape):
         shape = tuple(d for k, d in enumerate(input_shape) if k not in axis)

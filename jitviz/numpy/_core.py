@@ -17,11 +17,32 @@ def aval(x):
 
 
 def _scalarize(x):
-    """Lists of Python numbers become arrays (as NumPy does); everything else is kept."""
+    """An operand of a `jnp` function as it is; a list or tuple is JAX's TypeError (only
+    `jnp.array`/`asarray` and the functions taking a sequence of arrays accept one: JAX
+    refuses to convert it silently, element by element, in every other function)."""
     if isinstance(x, (list, tuple)):
-        from .creation import _asarray
-        return _asarray(x)
+        raise TypeError(f"{_public_function()} requires ndarray or scalar arguments, got "
+                        f"{type(x)}. Convert it first: jnp.asarray({_short(x)}) (JAX does not "
+                        "convert lists and tuples passed to its functions)")
     return x
+
+
+def _public_function() -> str:
+    """The name of the `jitviz.numpy` function the user called (the outermost jitviz frame
+    below the caller's), for messages."""
+    import os
+    import sys
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, name = sys._getframe(2), "this jnp function"
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        name = frame.f_code.co_name
+        frame = frame.f_back
+    return name.strip("_") or "this jnp function"
+
+
+def _short(x) -> str:
+    text = repr(x)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def is_traced(x) -> bool:

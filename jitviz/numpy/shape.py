@@ -184,16 +184,28 @@ def fliplr(m):
     return flip(m, 1)
 
 
-def shape(a):
+def _shape_of(a, name):
+    """The shape `shape`/`ndim`/`size` report: of a list or tuple too, NumPy's, with JAX's
+    DeprecationWarning (JAX still answers these three for sequences)."""
+    if isinstance(a, (list, tuple)):
+        import warnings
+        warnings.warn(f"{name} requires ndarray or scalar arguments, got {type(a)} at position "
+                      "0. In a future JAX release this will be an error.", DeprecationWarning,
+                      stacklevel=3)
+        return np.shape(a)
     return aval(a).shape
 
 
+def shape(a):
+    return _shape_of(a, "shape")
+
+
 def ndim(a):
-    return aval(a).ndim
+    return len(_shape_of(a, "ndim"))
 
 
 def size(a, axis=None):
-    s = aval(a).shape
+    s = _shape_of(a, "size")
     return int(np.prod(s, dtype=np.int64)) if axis is None else s[operator.index(axis)]
 
 

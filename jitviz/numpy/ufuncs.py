@@ -9,12 +9,18 @@ from .. import dtypes, lax
 from ._core import _scalarize, aval, broadcast_args, is_traced, promote, to_dtype, wrap_result
 
 
+def _name(f, name):
+    """Name a function made by a factory, its code too (tracebacks and the messages that
+    name the jnp function called, e.g. for a list operand, then say `exp`, not `f`)."""
+    f.__name__ = f.__qualname__ = name
+    f.__code__ = f.__code__.replace(co_name=name, co_qualname=name)
+
+
 def _unary(name, lax_fn, inexact=False, numeric=False):
     def f(x, /):
         (x,) = promote(x, inexact=inexact, numeric=numeric)
         return lax_fn(x)
-    f.__name__ = name
-    f.__qualname__ = name
+    _name(f, name)
     f.__doc__ = f"Elementwise {name}, as numpy.{name} (traced when tracing)."
     return f
 
@@ -26,8 +32,7 @@ def _binary(name, lax_fn, inexact=False, numeric=False, bool_fn=None):
         if bool_fn is not None and aval(a).dtype == np.bool_:
             return bool_fn(a, b)  # NumPy and JAX: on booleans + is `or`, * is `and`
         return lax_fn(a, b)
-    f.__name__ = name
-    f.__qualname__ = name
+    _name(f, name)
     f.__doc__ = f"Elementwise {name}, as numpy.{name} (traced when tracing)."
     return f
 
@@ -380,7 +385,7 @@ def _whole(name, lax_fn):
         if aval(x).dtype.kind in "iub":
             return wrap_result(x)
         return lax_fn(x)
-    f.__name__ = f.__qualname__ = name
+    _name(f, name)
     f.__doc__ = f"Elementwise {name}, as numpy.{name}; integers and booleans unchanged."
     return f
 
