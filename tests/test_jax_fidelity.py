@@ -598,3 +598,17 @@ def test_what_takes_sequences_still_does():
     with pytest.warns(DeprecationWarning, match="ndim requires ndarray"):  # as JAX, for now
         assert jnp.ndim((0, 1, 2)) == 1
     assert jnp.exp.__name__ == jnp.exp.__code__.co_name == "exp"  # named in messages
+
+
+@pytest.mark.parametrize("operand, preferred", [(np.int32, np.int16), (np.uint32, np.uint8),
+                                                (np.int16, np.int8)])
+def test_a_narrower_integer_preferred_element_type_is_jax_type_error(operand, preferred):
+    # found by the fuzzer (seed 31008228): jitviz computed int64 products as int32
+    x = np.ones((2, 2), operand)
+    with pytest.raises(TypeError, match="must not be narrower than the original type"):
+        lax.dot(x, x, preferred_element_type=preferred)
+
+
+def test_a_narrower_float_preferred_element_type_is_allowed_as_in_jax():
+    x = np.ones((2, 2), np.float32)
+    assert lax.dot(x, x, preferred_element_type=np.float16).dtype == np.float16

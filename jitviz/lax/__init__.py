@@ -316,6 +316,11 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
     in_dt = aval_of(lhs).dtype
     pet = np.dtype(preferred_element_type) if preferred_element_type is not None else in_dt
+    if in_dt.kind in "iu" and pet.kind in "iu" and pet.itemsize < in_dt.itemsize:
+        # JAX's rule for integers only (a narrower float accumulation is allowed)
+        raise TypeError(f"`preferred_element_type` must not be narrower than the original "
+                        f"type, got preferred_element_type of {pet.name} for result type of "
+                        f"{in_dt.name}.")
     if in_dt.kind in "fc" and pet.kind in "iub":
         # a float product asked for as integers: computed in floats, then converted as
         # convert_element_type converts (saturating, as XLA does), on every backend
