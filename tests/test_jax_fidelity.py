@@ -612,3 +612,31 @@ def test_a_narrower_integer_preferred_element_type_is_jax_type_error(operand, pr
 def test_a_narrower_float_preferred_element_type_is_allowed_as_in_jax():
     x = np.ones((2, 2), np.float32)
     assert lax.dot(x, x, preferred_element_type=np.float16).dtype == np.float16
+
+
+@pytest.mark.parametrize("precision", [lax.Precision.HIGHEST, "highest", "bfloat16",
+                                       (lax.Precision.HIGH, lax.Precision.HIGHEST),
+                                       ("high", "float32")])
+def test_precision_is_jaxs_enum_and_prints_as_jaxs(precision):
+    text = str(jitviz.make_jaxpr(lambda a: jnp.dot(a, a, precision=precision))(
+        np.ones((2, 2), np.float32)))
+    pair = jitviz.lax.canonicalize_precision(precision)
+    assert f"precision=({pair[0]!r}, {pair[1]!r})" in text
+    assert repr(lax.Precision("highest")) == "Precision.HIGHEST"
+    np.testing.assert_allclose(jitviz.jit(lambda a: jnp.matmul(a, a, precision=precision))(
+        np.eye(2, dtype=np.float32)), np.eye(2))
+    jax = pytest.importorskip("jax")
+
+    def as_jaxs(p):
+        return jax.lax.Precision[p.name] if isinstance(p, lax.Precision) else p
+    theirs_precision = tuple(map(as_jaxs, precision)) if isinstance(precision, tuple) else \
+        as_jaxs(precision)
+    theirs = str(jax.make_jaxpr(lambda a: jax.numpy.dot(a, a, precision=theirs_precision))(
+        np.ones((2, 2), np.float32)))
+    assert text == theirs
+
+
+@pytest.mark.parametrize("precision", ["extreme", (lax.Precision.HIGH, "float32"), (1, 2)])
+def test_an_unknown_precision_is_a_value_error(precision):
+    with pytest.raises(ValueError):  # as JAX (a mixed pair too)
+        lax.dot(np.ones(2), np.ones(2), precision=precision)

@@ -311,7 +311,48 @@ def cummin(x, axis=0, reverse=False):
     return P.cummin_p.bind(x, axis=int(axis), reverse=bool(reverse))
 
 
+class Precision(enum.Enum):
+    """`jax.lax.Precision`: the precision asked of a product's operands (`DEFAULT`, `HIGH`,
+    `HIGHEST`, or the strings JAX takes for them). jitviz's CPU products are float32 or
+    wider whatever is asked; the choice is kept in the program and printed as JAX prints it."""
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        names = {"default": cls.DEFAULT, "fastest": cls.DEFAULT, "bfloat16": cls.DEFAULT,
+                 "high": cls.HIGH, "bfloat16_3x": cls.HIGH, "tensorfloat32": cls.HIGH,
+                 "highest": cls.HIGHEST, "float32": cls.HIGHEST}
+        if isinstance(value, str) and value.lower() in names:
+            return names[value.lower()]
+        return None
+
+    def __repr__(self):
+        return f"Precision.{self.name}"
+
+    def __str__(self):
+        return self.name
+
+
+def canonicalize_precision(precision):
+    """None, or a (lhs, rhs) pair of `Precision`s, as JAX keeps it in a `dot_general`."""
+    if precision is None:
+        return None
+    if isinstance(precision, (str, Precision)):
+        return (Precision(precision),) * 2
+    if isinstance(precision, (tuple, list)) and len(precision) == 2 and (
+            all(isinstance(p, Precision) for p in precision) or
+            all(isinstance(p, str) for p in precision)):  # JAX refuses a mixed pair
+        return tuple(Precision(p) for p in precision)
+    names = [p.name.lower() for p in Precision]
+    raise ValueError(f"Precision argument must be None, a string in {names}, a lax.Precision "
+                     f"value or a tuple of two lax.Precision values or strings; got "
+                     f"{precision!r}.")
+
+
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    precision = canonicalize_precision(precision)
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
     in_dt = aval_of(lhs).dtype

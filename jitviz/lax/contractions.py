@@ -80,6 +80,8 @@ def _dot_pp(params):
     # JAX hides params that are None (lax.dot leaves preferred_element_type unset)
     rest = [(k, params[k]) for k in ("precision", "preferred_element_type")
             if params[k] is not None]
+    rest = [(k, _DimNums("(" + ", ".join(map(repr, v)) + ")") if k == "precision" and
+             isinstance(v, tuple) else v) for k, v in rest]  # (Precision.HIGHEST, ...)
     return [("dimension_numbers", dn)] + rest
 
 
