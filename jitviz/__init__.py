@@ -34,6 +34,7 @@ from .explorer import explore, monitor
 from .transforms import (grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp,
                          vmap)
 jacobian = jacrev  # jax.jacobian
+from .transforms.linear_transpose import linear_transpose
 from . import test_util
 from .custom_derivatives import custom_jvp, custom_vjp
 from . import random
@@ -69,7 +70,7 @@ __all__ = [
     "Annotation",
     # JAX's API
     "lax", "numpy", "random", "nn", "scipy", "grad", "value_and_grad", "jvp", "vjp", "vmap",
-    "jacfwd", "jacrev", "jacobian", "linearize", "hessian", "test_util", "custom_jvp",
+    "jacfwd", "jacrev", "jacobian", "linearize", "linear_transpose", "hessian", "test_util", "custom_jvp",
     "custom_vjp", "pure_callback", "experimental",
     "tree", "tree_util", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map",
     "tree_structure", "register_pytree_node",

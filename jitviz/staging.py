@@ -196,7 +196,12 @@ def make_jaxpr(fun, static_argnums=(), static_argnames=()):
         spec = spec_cache.get("spec")
         if spec is None:
             spec = spec_cache["spec"] = arg_spec(fun, static_argnums, static_argnames)
-        return trace_to_jaxpr(fun, spec, args, kwargs, purpose="jit")
+        split = split_args(spec, args, kwargs)
+        if not any(_struct_aval(leaf) is not None for leaf in split.dyn_leaves):
+            return trace_to_jaxpr(fun, spec, args, kwargs, purpose="jit", split=split)
+        # ShapeDtypeStructs stand for arguments of their type, as in JAX's make_jaxpr
+        return trace_to_jaxpr(fun, spec, args, kwargs, purpose="jit", split=split,
+                              avals=_abstract_avals(split))
 
     make.__name__ = f"make_jaxpr({function_name(fun)})"
     return make
@@ -273,10 +278,8 @@ def eval_shape(fun, *args, **kwargs):
     args, kwargs = _keys_for_key_structs((args, kwargs))
     spec = arg_spec(fun)
     split = split_args(spec, args, kwargs)
-    avals = [_struct_aval(leaf) or aval for leaf, aval in
-             zip(split.dyn_leaves, _avals_or_none(split))]
     closed = trace_to_jaxpr(fun, spec, args, kwargs, purpose="eval_shape", split=split,
-                            avals=avals)
+                            avals=_abstract_avals(split))
     outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
             for a in function_out_avals(closed)]  # (not the final values of Refs it wrote)
     return _key_structs_for_keys(tree_unflatten(closed.out_tree, outs))
@@ -310,6 +313,12 @@ def _struct_aval(leaf):
             or not hasattr(leaf, "shape"):
         return None
     return ShapedArray(leaf.shape, np.dtype(leaf.dtype), bool(getattr(leaf, "weak_type", False)))
+
+
+def _abstract_avals(split):
+    """Each argument leaf's abstract value, a ShapeDtypeStruct-like stand-in's included."""
+    return [_struct_aval(leaf) or aval for leaf, aval in
+            zip(split.dyn_leaves, _avals_or_none(split))]
 
 
 def _avals_or_none(split):
