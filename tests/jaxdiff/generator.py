@@ -2112,6 +2112,9 @@ SKIPPED = {
                                   "compared with JAX in tests/test_lax_windows.py",
     "lax.padtype_to_pads": "a helper computing padding widths, not an operation",
     "lax.ConvDimensionNumbers": "a class, not an operation",
+    "lax.Precision": "an enum, not an operation; `precision=` values are checked against "
+                     "JAX's printing in tests/test_jax_fidelity.py",
+    "lax.canonicalize_precision": "a helper normalizing `precision=`, not an operation",
     "lax.lgamma": "compared with JAX (float32, float64, poles) in tests/test_gamma.py",
     "lax.digamma": "compared with JAX (float32, float64, poles) in tests/test_gamma.py",
     "lax.erf_inv": "compared with JAX and libm in tests/test_erf_special.py: JAX's float32 "
