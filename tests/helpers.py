@@ -284,6 +284,19 @@ def x64_enabled():
 
 
 @contextlib.contextmanager
+def jax_x64_enabled():
+    """Real JAX's 64-bit mode on inside the block (the reference in tests comparing with
+    JAX), the previous setting restored after it."""
+    import jax
+    before = jax.config.read("jax_enable_x64")
+    jax.config.update("jax_enable_x64", True)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_x64", before)
+
+
+@contextlib.contextmanager
 def float64_kept():
     """jitviz's `keep_float64` switch on inside the block: NumPy 64-bit inputs and named
     64-bit dtypes keep their dtype without x64 (for tests about float64 precision)."""

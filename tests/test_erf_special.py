@@ -1,7 +1,6 @@
 """lax.erf_inv (a primitive) and what is built on the erf / erfc primitives — nn.gelu's exact
 form, scipy.special.ndtr / log_ndtr / erfinv, scipy.stats.norm.cdf / logcdf: float32 and
 float64 (accurate under x64), their derivatives, vmap, every backend, compared with JAX."""
-import contextlib
 import math
 
 import numpy as np
@@ -13,6 +12,8 @@ import jitviz.scipy.special as special
 from jitviz import lax, nn
 from jitviz.scipy.stats import norm
 
+from helpers import jax_x64_enabled
+
 # written for NumPy 64-bit operands that stay 64-bit (jitviz's keep_float64 switch);
 # JAX's own 32-bit narrowing is tests/test_array_promotion.py's
 pytestmark = pytest.mark.usefixtures("keep_float64")
@@ -22,14 +23,7 @@ jax = pytest.importorskip("jax")
 INSIDE = np.concatenate([np.linspace(-0.999, 0.999, 801), [0.0, -0.0, 1e-30, 0.5, 0.999999]])
 
 
-@contextlib.contextmanager
-def jax_x64():
-    before = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        jax.config.update("jax_enable_x64", before)
+jax_x64 = jax_x64_enabled  # helpers.py: JAX's x64 on inside the block
 
 
 @pytest.mark.parametrize("backend", ["interpret", "cpu"])

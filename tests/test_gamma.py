@@ -9,6 +9,8 @@ import jitviz
 import jitviz.scipy.special as special
 from jitviz import lax
 
+from helpers import jax_x64_enabled
+
 jax = pytest.importorskip("jax")
 X = np.concatenate([[-2.0, -1.5, -0.5, 0.0, 1e-8, 0.5, 1.0, 1.4616321449683622, 2.5, 10.0,
                      1e6, np.inf, -np.inf, np.nan, -100.3, -7.9, -1e20, 1e300],
@@ -17,10 +19,8 @@ X = np.concatenate([[-2.0, -1.5, -0.5, 0.0, 1e-8, 0.5, 1.0, 1.4616321449683622, 
 
 @pytest.fixture
 def jax_x64():
-    before = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", before)
+    with jax_x64_enabled():
+        yield
 
 
 def _like_jax(got, want, rtol):

@@ -7,6 +7,8 @@ import pytest
 import jitviz
 from jitviz import lax
 
+from helpers import jax_x64_enabled
+
 # written for NumPy 64-bit operands that stay 64-bit (jitviz's keep_float64 switch);
 # JAX's own 32-bit narrowing is tests/test_array_promotion.py's
 pytestmark = pytest.mark.usefixtures("keep_float64")
@@ -18,10 +20,8 @@ rng = np.random.default_rng(5)
 
 @pytest.fixture
 def jax_x64():
-    before = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", before)
+    with jax_x64_enabled():
+        yield
 
 
 def _values(dt):

@@ -13,7 +13,7 @@ import jitviz
 import jitviz.numpy as jnp
 import jitviz.scipy.linalg as jsl
 from jitviz import lax
-from helpers import x64_enabled
+from helpers import jax_x64_enabled, x64_enabled
 
 # written for NumPy 64-bit operands that stay 64-bit (jitviz's keep_float64 switch);
 # JAX's own 32-bit narrowing is tests/test_array_promotion.py's
@@ -532,13 +532,8 @@ COMPILED_AD = {"triangular_solve_a", "triangular_solve_b_with_a_H",
 @pytest.fixture
 def jax_x64():
     """x64 on in both jitviz and JAX for one test."""
-    before = jax.config.read("jax_enable_x64")
-    jax.config.update("jax_enable_x64", True)
-    try:
-        with x64_enabled():
-            yield
-    finally:
-        jax.config.update("jax_enable_x64", before)
+    with jax_x64_enabled(), x64_enabled():
+        yield
 
 
 def _cotangents_like(out):

@@ -5,7 +5,6 @@ JAX's shapes and dtypes, vmapped over keys, JAX's argument errors, and each dist
 mean and variance on a large sample."""
 from __future__ import annotations
 
-import contextlib
 import warnings
 
 import numpy as np
@@ -14,6 +13,8 @@ import pytest
 import jitviz
 import jitviz.numpy as jnp
 from jitviz import random
+
+from helpers import jax_x64_enabled
 
 jax = pytest.importorskip("jax")
 jr = jax.random
@@ -29,14 +30,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore::jitviz.errors.RetraceWarning")
               pytest.mark.filterwarnings("ignore::jitviz.errors.UnrolledLoopWarning")]
 
 
-@contextlib.contextmanager
-def jax_x64():
-    before = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        jax.config.update("jax_enable_x64", before)
+jax_x64 = jax_x64_enabled  # helpers.py: JAX's x64 on inside the block
 
 
 def both(name, seed, *args, **kwargs):
