@@ -31,7 +31,7 @@ from . import state
 from .core.interpreter import eval_jaxpr, inline_jaxpr, results
 from .core.ir import ClosedJaxpr, ShapedArray, Var
 from .core.registry import lowering_rule, primitive, register_lowering
-from .core.source import function_name
+from .core.source import argument_positions, function_name
 from .tree import tree_flatten, tree_unflatten
 
 
@@ -108,16 +108,8 @@ def _positional(fun, args, kwargs):
 
 
 def _static_positions(fun, static_argnums, static_argnames):
-    nums = {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
-    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-    if names:
-        params = list(inspect.signature(fun).parameters)
-        for name in names:
-            if name not in params:
-                raise ValueError(f"checkpoint: static_argnames names {name!r}, which is not a "
-                                 f"parameter of {function_name(fun)} ({', '.join(params)})")
-            nums.add(params.index(name))
-    return frozenset(nums)
+    return frozenset(argument_positions(fun, static_argnums, static_argnames,
+                                        "checkpoint's static_argnames"))
 
 
 def _bind(fun, args, statics, *, prevent_cse, policy):

@@ -36,7 +36,7 @@ import operator
 from .core.interpreter import eval_jaxpr, inline_jaxpr
 from .core.ir import ClosedJaxpr
 from .core.registry import lowering_rule, primitive, register_lowering
-from .core.source import function_name
+from .core.source import argument_positions, function_name
 from .core.trace import JaxprTrace, Tracer, current_trace, push_trace
 from .errors import UnexpectedTracerError
 from .tree import tree_flatten, tree_map, tree_unflatten
@@ -131,15 +131,7 @@ def _positional(fun, args, kwargs, kind):
 def _nondiff_positions(fun, nondiff_argnums, nondiff_argnames):
     """The sorted positions of the non-differentiable arguments (names looked up in `fun`'s
     signature, as JAX's `nondiff_argnames`)."""
-    nums = {nondiff_argnums} if isinstance(nondiff_argnums, int) else set(nondiff_argnums)
-    names = (nondiff_argnames,) if isinstance(nondiff_argnames, str) else nondiff_argnames
-    if names:
-        params = list(inspect.signature(fun).parameters)
-        for name in names:
-            if name not in params:
-                raise ValueError(f"nondiff_argnames: {function_name(fun)} has no parameter "
-                                 f"{name!r} (its parameters: {', '.join(params)})")
-            nums.add(params.index(name))
+    nums = argument_positions(fun, nondiff_argnums, nondiff_argnames, "nondiff_argnames")
     for i in nums:
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
             raise TypeError(f"nondiff_argnums must be non-negative integer positions, got {i!r}")

@@ -110,3 +110,20 @@ def notebook_cell_of(filename: str, shell=None) -> int | None:
         shell = get_ipython()
     fmap = getattr(getattr(shell, "compile", None), "_filename_map", None) or {}
     return fmap.get(filename)
+
+
+def argument_positions(fun, argnums, argnames, option: str) -> set:
+    """The positions `argnums` (an int or ints) and `argnames` (a name or names, looked up in
+    `fun`'s signature) select, for options such as `static_argnames` or `nondiff_argnames`;
+    a name `fun` does not have is a ValueError naming the option and `fun`'s parameters."""
+    import inspect
+    nums = {argnums} if isinstance(argnums, int) else set(argnums)
+    names = (argnames,) if isinstance(argnames, str) else tuple(argnames)
+    if names:
+        params = list(inspect.signature(fun).parameters)
+        for name in names:
+            if name not in params:
+                raise ValueError(f"{option}: {function_name(fun)} has no parameter {name!r} "
+                                 f"(its parameters: {', '.join(params)})")
+            nums.add(params.index(name))
+    return nums
