@@ -206,21 +206,24 @@ for _f, _what in [(fft, "the discrete Fourier transform along `axis`"),
     _f.__doc__ = f"`jnp.fft.{_f.__name__}`: {_what} (`norm`: 'backward', 'ortho', 'forward')."
 
 
-def _freq_dtype(dtype):
-    return dtypes.default_float() if dtype is None else np.dtype(dtype)
+def _freq_setup(name, n, d, dtype):
+    """(result dtype, computation dtype) of fftfreq/rfftfreq, after JAX's checks that `n`
+    and `d` are single values."""
+    if isinstance(n, (list, tuple)):
+        raise ValueError(f"The n argument of jax.numpy.fft.{name} only takes an int. Got n "
+                         f"= {list(n)}.")
+    if isinstance(d, (list, tuple)):
+        raise ValueError(f"The d argument of jax.numpy.fft.{name} only takes a single value. "
+                         f"Got d = {list(d)}.")
+    out_dtype = dtypes.default_float() if dtype is None else np.dtype(dtype)
+    return out_dtype, np.finfo(out_dtype if out_dtype.kind in "fc" else
+                               dtypes.default_float()).dtype
 
 
 def fftfreq(n, d=1.0, *, dtype=None, device=None):
     """`jnp.fft.fftfreq`: the sample frequencies [0, 1, ..., -2, -1] / (d n)."""
     jnp = _jnp()
-    if isinstance(n, (list, tuple)):
-        raise ValueError("The n argument of jax.numpy.fft.fftfreq only takes an int. Got n "
-                         f"= {list(n)}.")
-    if isinstance(d, (list, tuple)):
-        raise ValueError("The d argument of jax.numpy.fft.fftfreq only takes a single value. "
-                         f"Got d = {list(d)}.")
-    out_dtype = _freq_dtype(dtype)
-    dtype = np.finfo(out_dtype if out_dtype.kind in "fc" else dtypes.default_float()).dtype
+    out_dtype, dtype = _freq_setup("fftfreq", n, d, dtype)
     i = jnp.arange(n, dtype=dtype)
     k = (i + n // 2) % n - n // 2
     return (k / jnp.asarray(d * n, dtype=dtype)).astype(out_dtype)
@@ -229,14 +232,7 @@ def fftfreq(n, d=1.0, *, dtype=None, device=None):
 def rfftfreq(n, d=1.0, *, dtype=None, device=None):
     """`jnp.fft.rfftfreq`: the non-negative sample frequencies [0, 1, ..., n // 2] / (d n)."""
     jnp = _jnp()
-    if isinstance(n, (list, tuple)):
-        raise ValueError("The n argument of jax.numpy.fft.rfftfreq only takes an int. Got n "
-                         f"= {list(n)}.")
-    if isinstance(d, (list, tuple)):
-        raise ValueError("The d argument of jax.numpy.fft.rfftfreq only takes a single value."
-                         f" Got d = {list(d)}.")
-    out_dtype = _freq_dtype(dtype)
-    dtype = np.finfo(out_dtype if out_dtype.kind in "fc" else dtypes.default_float()).dtype
+    out_dtype, dtype = _freq_setup("rfftfreq", n, d, dtype)
     k = jnp.arange(0, n // 2 + 1, dtype=dtype)
     return (k / jnp.asarray(d * n, dtype=dtype)).astype(out_dtype)
 
