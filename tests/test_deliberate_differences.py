@@ -2,7 +2,7 @@
 deliberately") has one test here, named in the table's last column; the last test checks that
 the table and this file name the same differences, so neither can drift from the other.
 
-The five differences that change what a jitted program computes are also known to the JAX
+The six differences that change what a jitted program computes are also known to the JAX
 differential fuzzer (tests/jaxdiff/known.py), which checks each on its own example against
 JAX itself."""
 import math
@@ -315,6 +315,19 @@ def test_float32_math_is_within_ulps_of_xlas_not_bit_identical():
     exact = F32(np.sin(np.float64(1.0)))
     assert abs(int(np.asarray(got).view(np.int32)) - int(exact.view(np.int32))) <= 1
     np.testing.assert_allclose(got, exact, rtol=2e-7)
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_a_division_by_a_constant_is_correctly_rounded(backend):
+    # XLA's algebraic simplifier computes x / 100 as x * 0.01: 0.099999994 for float32 10
+    # (the fuzzer's seed 31005432 met it inside jnp.nanpercentile's q / 100); jitviz divides
+    tens = np.full(4, 10.0, F32)
+    got = jitviz.jit(lambda x: x / 100, backend=backend)(tens)
+    np.testing.assert_array_equal(got, tens / F32(100))
+    assert got[0] != tens[0] * (F32(1) / F32(100))  # the rewrite would give this
+    q = jitviz.jit(lambda a, q: jnp.percentile(a, q, axis=1), backend=backend)(
+        np.array([[0.0, 1.0]], F32), np.array([10.0, 90.0], F32))
+    assert q[0, 0] == F32(0.1)
 
 
 def test_unordered_debug_prints_come_in_program_order():

@@ -18,12 +18,18 @@ from __future__ import annotations
 import dataclasses
 import linecache
 import math
+import os
+import pickle
 import re
 import signal
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 import traceback
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -341,6 +347,7 @@ class Mismatch:
     nan_sign_only: bool = False    # the culprit agrees once its NaN operands are positive
     subnormal_only: bool = False   # ... once its subnormal operands are flushed to zero
     bool_product_only: bool = False  # ... once its boolean operands are float 0/1
+    algsimp_only: bool = False     # JAX agrees with XLA's algebraic simplifier off
     reference_quirk: str | None = None  # JAX disagrees with itself (jit vs op by op)
     amplified: str | None = None   # the culprit agrees when fed JAX's operands: upstream
     #                                rounding (within tolerance) grew through it
@@ -471,6 +478,9 @@ def check(program: G.Program, backends=BACKENDS, do_localize=True) -> Result:
                     m.subnormal_only = not m.nan_sign_only and subnormal_only(program, m)
                     m.bool_product_only = not (m.nan_sign_only or m.subnormal_only) and \
                         bool_product_only(program, m)
+                    m.algsimp_only = not (m.nan_sign_only or m.subnormal_only or
+                                          m.bool_product_only) and \
+                        jax_agrees_without_algsimp(program, got)
             if tolerated(m):
                 continue
         mismatches.append(m)
@@ -567,6 +577,44 @@ def bool_product_only(program, m):
     0/1 arrays? XLA rewrites a product with a converted boolean as a select, so x * False
     is 0 for x = inf (IEEE, JAX op by op and jitviz: NaN)."""
     return _agrees_with_operands(program, m, _bools_as_floats)
+
+
+# XLA's algebraic simplifier rewrites a division by a constant, x / c, as x * (1 / c): not
+# correctly rounded (jnp.array([10., 10.]) / 100 is 0.099999994, also op by op), where jitviz
+# divides as NumPy does. The pass can only be switched off when XLA starts, so JAX runs the
+# program again in a child process with it off; only programs that divide are tried.
+NO_ALGSIMP_FLAGS = "--xla_disable_hlo_passes=algsimp"
+_DIVIDES = re.compile(r" / |divide|percentile|quantile|median|mean|average|\bvar\b|\bstd\b")
+_REPO = Path(__file__).resolve().parents[2]
+
+
+def jax_agrees_without_algsimp(program, got: Outcome) -> bool:
+    """Does JAX, with XLA's algebraic simplifier off, give jitviz's outcome `got`?"""
+    if not got.ok or not _DIVIDES.search(program.source()):
+        return False
+    ref = _run_jax_in_child(program, NO_ALGSIMP_FLAGS)
+    return ref is not None and ref.ok and compare(ref, got) is None
+
+
+def _run_jax_in_child(program, xla_flags):
+    """`_run(program, "jax")` in a fresh process with `xla_flags` added (None if it fails)."""
+    env = dict(os.environ, XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} {xla_flags}".strip(),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(_REPO), str(_REPO / "tests"),
+                                                        os.environ.get("PYTHONPATH")])))
+    with tempfile.TemporaryDirectory(prefix="jaxdiff-") as d:
+        inp, out = Path(d) / "program.pkl", Path(d) / "outcome.pkl"
+        inp.write_bytes(pickle.dumps(program))
+        try:
+            # the child imports this module under this process's name for it, so that
+            # the pickled classes are the same on both sides
+            code = f"from {__package__} import runner; runner._child({str(inp)!r}, {str(out)!r})"
+            proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=_REPO,
+                                  capture_output=True, timeout=TIMEOUT_S + 60)
+        except subprocess.TimeoutExpired:
+            return None
+        if proc.returncode != 0 or not out.exists():
+            return None
+        return pickle.loads(out.read_bytes())
 
 
 def _bools_as_floats(v):
@@ -807,3 +855,9 @@ def _outcome_text(o: Outcome):
     if not o.ok:
         return f"{o.error}: {o.message[:300]}"
     return "; ".join(_desc(x) for x in o.leaves)[:600]
+
+
+def _child(program_file, outcome_file):
+    """The child process of _run_jax_in_child: program.pkl -> outcome.pkl."""
+    program = pickle.loads(Path(program_file).read_bytes())
+    Path(outcome_file).write_bytes(pickle.dumps(_run(program, "jax")))
