@@ -251,3 +251,91 @@ def test_sum_blocks_vectorize_without_fastmath():
     src = exe.kernels[0].source
     assert "fastmath=False" in src and "rt.add_reassoc(" in src
     assert_same(exe(x)[0], (x * f32(3) + f32(1)).sum(axis=1), rtol=1e-6, atol=1e-5)
+
+
+# --- threaded reductions over every axis: chunks combined in order -------------------------
+
+def _chunks(n):
+    from jitviz.backends.cpu import runtime as rt
+    return max(1, min(rt.REDUCE_CHUNKS_MAX, n // rt.REDUCE_CHUNK_MIN))
+
+
+def _threaded(f, x):
+    exe, _ = compile_cpu(f, x, parallel=True)
+    return exe
+
+
+def _with_threads(n, exe, x):
+    import numba
+    old = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        return [np.asarray(a) for a in exe(*leaves(x))]
+    finally:
+        numba.set_num_threads(old)
+
+
+FULL_N = 3 * 65536 + 77  # three chunks, the last one with a tail that is not a full block
+
+
+@pytest.mark.parametrize("dtype", [f32, f64, np.int32])
+def test_a_threaded_full_reduction_is_chunked_and_exact(dtype):
+    """A reduction over every axis of a threaded kernel: its outer axis cut into chunks
+    (prange), max/min bit for bit NumPy's, sum within tolerance, NaN and signed zeros in a
+    later chunk honoured; the same bits on one thread as on all (the chunks come from the
+    size alone)."""
+    assert _chunks(FULL_N) == 3
+    x = (rng.standard_normal(FULL_N) * 100).astype(dtype)
+
+    def f(x):
+        return jnp.sum(x), jnp.max(x), jnp.min(x)
+    exe = _threaded(f, x)
+    src = "\n".join(k.source for k in exe.kernels)
+    assert "nch = rt.reduce_chunks(n0)" in src and "for ch in prange(nch)" in src, src
+    one, every = _with_threads(1, exe, x), _with_threads(2, exe, x)
+    for a, b in zip(one, every):
+        assert a.tobytes() == b.tobytes()
+    assert_same(every[0], np.sum(x, dtype=dtype) if dtype != np.int32 else np.int32(x.sum()),
+                rtol=1e-5 if dtype == f32 else 1e-12)
+    assert_bits(every[1], np.max(x))
+    assert_bits(every[2], np.min(x))
+    if dtype != np.int32:
+        for value, where in ((np.nan, FULL_N - 5), (np.nan, 70000), (np.inf, 140000)):
+            y = x.copy()
+            y[where] = value
+            got = _with_threads(2, exe, y)
+            assert_bits(got[1], np.max(y))
+            assert_bits(got[2], np.min(y))
+        zeros = np.zeros(FULL_N, dtype)
+        zeros[150000] = -0.0  # a lone -0.0 in the third chunk: max is +0.0, min -0.0
+        got = _with_threads(2, exe, zeros)
+        assert_bits(got[1], np.max(zeros))
+        assert_bits(got[2], np.min(zeros))
+        neg = -np.zeros(FULL_N, dtype)  # all -0.0: the sum is -0.0 as on one chunk
+        assert_bits(_with_threads(2, exe, neg)[0], np.array(-0.0, dtype))
+
+
+def test_a_threaded_full_reduction_of_a_matrix_and_beside_elementwise_work():
+    """Rank 2: the chunks split the outer axis; an elementwise output of the same loop
+    nest is written by its chunk (every element once)."""
+    x = rng.standard_normal((2 * 65536 + 3, 3)).astype(f32)
+
+    def f(x):
+        y = x * 2.0 + 1.0
+        return y, jnp.sum(y), jnp.max(y)
+    exe = _threaded(f, x)
+    assert "for ch in prange(nch)" in "\n".join(k.source for k in exe.kernels)
+    got, ref = exe(*leaves(x)), run_interpret(f, x)
+    assert_bits(got[0], np.asarray(ref[0]))
+    assert_same(got[1], ref[1], rtol=1e-5)
+    assert_bits(got[2], np.asarray(ref[2]))
+    assert _with_threads(1, exe, x)[1].tobytes() == _with_threads(2, exe, x)[1].tobytes()
+
+
+def test_a_small_threaded_reduction_is_one_chunk_and_partial_reductions_are_not_chunked():
+    x = rng.standard_normal(1000).astype(f32)
+    exe = _threaded(lambda x: jnp.sum(x), x)
+    assert_same(exe(*leaves(x))[0], np.sum(x), rtol=1e-5)  # one chunk: nch = 1
+    m = rng.standard_normal((300, 400)).astype(f32)
+    src = "\n".join(k.source for k in _threaded(lambda m: jnp.sum(m, axis=0), m).kernels)
+    assert "reduce_chunks" not in src

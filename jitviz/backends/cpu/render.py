@@ -257,10 +257,15 @@ class FusedRenderer:
         blocked = rank > 0 and any(self._blocked(e) for e in nest.roots)
         self.depth = 1 + rank + blocked
         hooks = _Hooks()
+        chunked = self._chunked(nest, rank)
+        partials = []  # chunked: (reduction, its storage, the chunk's partial result)
         for eqn in nest.roots:
             v = eqn.outvars[0]
             st = self.storage[v.id]
             if _is_reduction(eqn):
+                if chunked:
+                    partials.append((eqn, st, f"{st}c"))
+                    st = f"{st}c"
                 self._reduction(eqn, st, idx, hooks, blocked)
                 continue
             val = self._compute(eqn, idx)  # a root is computed here, not loaded
@@ -285,8 +290,16 @@ class FusedRenderer:
         self.block = []
         for d, s in enumerate(sizes):
             self.emit(1, f"n{d} = {s}")
+        # a chunk's reductions need their own scratch (cascade stacks, lanes)
+        local = [item for item in hooks.setup if chunked and _is_reduction(item[2])]
         for item in hooks.setup:
-            self.emit(*item)
+            if not any(item is it for it in local):
+                self.emit(*item)
+        span = ("0", "n0")
+        if chunked:
+            start, span = self._chunk_header(partials), ("lo", "hi")
+            for item in local:
+                self.emit(*item)
         for d in range(rank):
             for line in hooks.pre.get(d, []):
                 self.emit(1 + d, *line)
@@ -294,9 +307,10 @@ class FusedRenderer:
                 break
             loop = "prange" if (d == 0 and prange_ok) else "range"
             self.uses_prange |= loop == "prange"
-            self.emit(1 + d, f"for i{d} in {loop}(n{d}):")
+            bounds = f"{span[0]}, {span[1]}" if d == 0 and chunked else f"n{d}"
+            self.emit(1 + d, f"for i{d} in {loop}({bounds}):")
         if blocked:
-            self._blocked_loops(rank - 1, body, hooks)
+            self._blocked_loops(rank - 1, body, hooks, *(span if rank == 1 else ("0", None)))
         elif guarded:
             self._guarded_loops(rank - 1, body)
         else:
@@ -304,7 +318,47 @@ class FusedRenderer:
         for d in range(rank - 1, -1, -1):
             for line in hooks.post.get(d, []):
                 self.emit(1 + d, *line)
+        if chunked:
+            self._chunk_footer(start, partials)
         return self.block
+
+    # -- reductions over every axis, in chunks on every core ----------------------------------
+    def _chunked(self, nest, rank) -> bool:
+        """A threaded nest whose reductions all reduce every axis (a scalar each): its outer
+        axis is cut into chunks (their number from the size alone, `rt.reduce_chunks`),
+        each reduced by one thread, and the chunks' results combined in order after the
+        loop, so the result depends on the input only, not on the thread count."""
+        reds = [e for e in nest.roots if _is_reduction(e)]
+        return bool(self.parallel and rank > 0 and reds and all(
+            len({a % rank for a in e.params["axes"]}) == rank for e in reds))
+
+    def _chunk_header(self, partials) -> int:
+        """The chunk loop's first lines; returns where its body starts in the block."""
+        self.emit(1, "nch = rt.reduce_chunks(n0)")
+        for eqn, _, part in partials:
+            dt = ctor(compute_dtype(eqn.outvars[0].aval.dtype))
+            self.emit(1, f"{part}s = np.empty(nch, {dt})", eqn)
+        self.emit(1, "for ch in prange(nch):  # chunks of the reduced axis, combined in "
+                     "order below")
+        self.uses_prange = True
+        start = len(self.block)
+        self.emit(1, "lo = rt.nonneg(ch * n0 // nch)")
+        self.emit(1, "hi = (ch + 1) * n0 // nch")
+        return start
+
+    def _chunk_footer(self, start, partials):
+        """Each chunk stores its results; the loop's body moves one level in; after it,
+        each reduction combines its chunks' results in chunk order."""
+        for eqn, _, part in partials:
+            self.emit(1, f"{part}s[ch] = {part}", eqn)
+        self.block[start:] = [(d + 1, text, eqn) for d, text, eqn in self.block[start:]]
+        for eqn, st, part in partials:
+            dt = eqn.outvars[0].aval.dtype
+            monoid = _reduction(eqn).monoids[dt.kind]
+            self.emit(1, f"{st} = {typed_const(monoid.identity(dt), dt)}", eqn)
+            self.emit(1, "for ch in range(nch):", eqn)
+            self.emit(2, f"{st} = {cast_text(dt, monoid.combine(CPU, st, f'{part}s[ch]', dt))}",
+                      eqn)
 
     def _innermost(self, depth, body, hooks):
         """The loop body, with the hooks of a reduction over no axes around it."""
@@ -314,21 +368,25 @@ class FusedRenderer:
         for line in hooks.post.get("inner", []):
             self.emit(depth, *line)
 
-    def _blocked_loops(self, k, body, hooks):
-        """The innermost loop in blocks: full blocks (a constant trip count, so LLVM
-        vectorizes them), then the tail; the body appears in both. Max/min lanes need a
-        vectorized tail too (a short row is all tail): it runs a full block's width, the
-        body (every root) only where `j < m`, and lanes past the end see the identity."""
+    def _blocked_loops(self, k, body, hooks, lo="0", hi=None):
+        """The innermost loop, over lo..hi (0..n), in blocks: full blocks (a constant trip
+        count, so LLVM vectorizes them), then the tail; the body appears in both. Max/min
+        lanes need a vectorized tail too (a short row is all tail): it runs a full block's
+        width, the body (every root) only where `j < m`, and lanes past the end see the
+        identity."""
         size, lanes = hooks.pre["block"], hooks.pre.get("lanes", [])
-        self.emit(1 + k, f"f{k} = n{k} - n{k} % {size}")
-        self.emit(1 + k, f"for b{k} in range(0, f{k}, {size}):")
+        hi = hi or f"n{k}"
+        length = hi if lo == "0" else f"({hi} - {lo})"
+        self.emit(1 + k, f"f{k} = {hi} - {length} % {size}")
+        self.emit(1 + k, f"for b{k} in range({lo}, f{k}, {size}):")
         self.emit(2 + k, f"for j{k} in range({size}):")
-        self.emit(3 + k, f"i{k} = b{k} + j{k}")
+        # from a chunk's start LLVM cannot tell b + j >= 0 either
+        self.emit(3 + k, f"i{k} = b{k} + j{k}" if lo == "0" else f"i{k} = rt.nonneg(b{k} + j{k})")
         self._innermost(3 + k, body, hooks)
         for full, _, eqn in hooks.after_block:
             self.emit(2 + k, full, eqn)
-        self.emit(1 + k, f"if f{k} < n{k}:")
-        self.emit(2 + k, f"m{k} = n{k} - f{k}")
+        self.emit(1 + k, f"if f{k} < {hi}:")
+        self.emit(2 + k, f"m{k} = {hi} - f{k}")
         # f + j >= 0, but LLVM cannot tell: rt.nonneg spares the wrap-around (gathers)
         index = f"i{k} = rt.nonneg(f{k} + j{k})"
         if not lanes:
