@@ -137,6 +137,20 @@ def test_float_base_with_an_integer_exponent_keeps_its_type():
     same(run(lambda x, i: lax.pow(x, i), F[1], I[:3]), [-8.0, 1 / 3, 1.0], np.float32)
 
 
+def test_a_concrete_exponent_is_integer_pow_only_where_operator_index_takes_it():
+    """JAX asks `operator.index`: Python ints and bools and 0-d integer arrays become
+    `integer_pow`; a NumPy bool (no index in NumPy 2), a concrete bool Array (the fuzzer's
+    seed 32001984: `jnp.isneginf` of a bool, folded to a constant) and a float are `pow`."""
+    text = str(jitviz.make_jaxpr(lambda x, b: (
+        x ** True, x ** np.int32(2), jnp.power(x, np.array(3)), jnp.power(x, np.bool_(True)),
+        jnp.power(x, jnp.isneginf(b.min()))))(np.float32(2), np.array([False])))
+    assert "integer_pow[y=1]" in text and "integer_pow[y=2]" in text and \
+        "integer_pow[y=3]" in text
+    assert "pow a 1.0:f32[]" in text and "pow a 0.0:f32[]" in text, text
+    same(run(lambda x, b: jnp.power(x, jnp.isneginf(b.min())), F[1], np.array([False])),
+         [1.0, 1.0, 1.0], np.float32)
+
+
 # --- accepted inputs ------------------------------------------------------------------------
 
 def test_lax_conj_of_a_real_array_is_complex():

@@ -139,7 +139,7 @@ def _full_like(v, x):
 
 def power(x1, x2, /):
     """`x1 ** x2` in JAX's cases: a concrete integer exponent (anything `operator.index`
-    takes, True included) becomes `integer_pow`; integer and boolean bases compute in the
+    takes, Python's True included, NumPy's not) becomes `integer_pow`; integer and boolean bases compute in the
     promoted integer type; a float base keeps its type with an integer exponent array (no
     promotion: a weak float ** int32 is not weak); the rest promotes."""
     n = _concrete_index(x2)
@@ -158,11 +158,15 @@ def power(x1, x2, /):
 
 
 def _concrete_index(x):
-    """The Python int of a concrete integer (or bool) scalar, else None."""
-    if is_traced(x) or np.ndim(x) != 0 or np.asarray(x).dtype.kind not in "iub":
+    """The Python int of a concrete exponent that `operator.index` takes (as JAX asks it):
+    an integer scalar or 0-d integer array, or a Python bool; None for anything else,
+    a NumPy bool included (NumPy 2 has no index of a bool: JAX then computes `pow`)."""
+    if is_traced(x):
         return None
-    x = x[()] if isinstance(x, np.ndarray) else x
-    return int(x) if isinstance(x, (bool, np.bool_)) else operator.index(x)
+    try:
+        return operator.index(x)
+    except TypeError:
+        return None
 
 
 def _integer_power(x, n):
