@@ -2,7 +2,7 @@
 deliberately") has one test here, named in the table's last column; the last test checks that
 the table and this file name the same differences, so neither can drift from the other.
 
-The six differences that change what a jitted program computes are also known to the JAX
+The seven differences that change what a jitted program computes are also known to the JAX
 differential fuzzer (tests/jaxdiff/known.py), which checks each on its own example against
 JAX itself."""
 import math
@@ -315,6 +315,17 @@ def test_float32_math_is_within_ulps_of_xlas_not_bit_identical():
     exact = F32(np.sin(np.float64(1.0)))
     assert abs(int(np.asarray(got).view(np.int32)) - int(exact.view(np.int32))) <= 1
     np.testing.assert_allclose(got, exact, rtol=2e-7)
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_whether_a_dot_product_rounds_its_products_is_not_specified(backend):
+    # 1e30 * -1e30 overflows float32 when rounded (-inf, and inf + -inf is NaN), not inside
+    # an FMA (inf): the fuzzer's seed 32003143. jitviz's products are NumPy's: its 2x2 BLAS
+    # kernel uses FMAs, its vector dot and a 1x2 @ 2x1 do not (JAX: the other way round)
+    a, b = np.array([np.inf, 1e30], F32), np.array([np.inf, -1e30], F32)
+    m, n = np.array([[np.inf, 1e30], [1, 0]], F32), np.array([[np.inf, 0], [-1e30, 0]], F32)
+    vec, mat = jitviz.jit(lambda a, b, m, n: (jnp.dot(a, b), m @ n), backend=backend)(a, b, m, n)
+    assert np.isnan(vec) and mat[0, 0] == np.inf
 
 
 @pytest.mark.parametrize("backend", ["interpret", "cpu"])

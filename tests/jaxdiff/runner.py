@@ -348,6 +348,7 @@ class Mismatch:
     subnormal_only: bool = False   # ... once its subnormal operands are flushed to zero
     bool_product_only: bool = False  # ... once its boolean operands are float 0/1
     algsimp_only: bool = False     # JAX agrees with XLA's algebraic simplifier off
+    unrounded_products_only: bool = False  # a dot: one side added its products unrounded
     reference_quirk: str | None = None  # JAX disagrees with itself (jit vs op by op)
     amplified: str | None = None   # the culprit agrees when fed JAX's operands: upstream
     #                                rounding (within tolerance) grew through it
@@ -478,8 +479,12 @@ def check(program: G.Program, backends=BACKENDS, do_localize=True) -> Result:
                     m.subnormal_only = not m.nan_sign_only and subnormal_only(program, m)
                     m.bool_product_only = not (m.nan_sign_only or m.subnormal_only) and \
                         bool_product_only(program, m)
+                    m.unrounded_products_only = not (
+                        m.nan_sign_only or m.subnormal_only or m.bool_product_only) and \
+                        unrounded_products_only(program, m)
                     m.algsimp_only = not (m.nan_sign_only or m.subnormal_only or
-                                          m.bool_product_only) and \
+                                          m.bool_product_only or
+                                          m.unrounded_products_only) and \
                         jax_agrees_without_algsimp(program, got)
             if tolerated(m):
                 continue
@@ -615,6 +620,37 @@ def _run_jax_in_child(program, xla_flags):
         if proc.returncode != 0 or not out.exists():
             return None
         return pickle.loads(out.read_bytes())
+
+
+DOT_OPS = {"jnp.dot", "jnp.matmul", "op.__matmul__", "method.dot", "jnp.inner", "jnp.vdot",
+           "jnp.tensordot", "jnp.einsum", "lax.dot", "lax.dot_general"}
+
+
+def unrounded_products_only(program, m):
+    """Is a dot product's difference whether its products are rounded before they are
+    added (an FMA adds one exactly)? The statement alone, computed by JAX from the same
+    float32 operands in float64 (every product exact and finite) and rounded back, agrees
+    with one side: with jitviz's where BLAS's FMAs add [inf, 1e30] . [inf, -1e30] to inf
+    and XLA rounds 1e30 * -1e30 to -inf first (NaN), with JAX's where it is the other way
+    round (both choose by shape)."""
+    if m.op not in DOT_OPS:
+        return False
+    q = _culprit_alone(program, m)
+    if q is None:
+        return False
+    got, ref = _run(q, m.backend), _run(q, "jax")
+    wide = _run(q.replace(args=[(n, _as_float64(v)) for n, v in q.args], x64=True), "jax")
+    if not (got.ok and ref.ok and wide.ok) or compare(ref, got) is None or \
+            len(got.leaves) != len(wide.leaves):
+        return False
+    rounded = Outcome(leaves=[dataclasses.replace(w, value=np.asarray(w.value).astype(g.dtype),
+                                                  dtype=g.dtype)
+                              for w, g in zip(wide.leaves, got.leaves)])
+    return compare(rounded, got) is None or compare(rounded, ref) is None
+
+
+def _as_float64(v):
+    return v.astype(np.float64) if isinstance(v, np.ndarray) and v.dtype == np.float32 else v
 
 
 def _bools_as_floats(v):
