@@ -153,6 +153,22 @@ def test_a_concrete_exponent_is_integer_pow_only_where_operator_index_takes_it()
 
 # --- accepted inputs ------------------------------------------------------------------------
 
+def test_a_list_of_floats_into_an_integer_dtype_converts_each_number_as_numpy_does():
+    """JAX converts the numbers with NumPy: NaN is a ValueError, an infinity or a number
+    beyond int32 an OverflowError (seed 32004103: jitviz cast them to INT_MIN); a float
+    array is cast (INT_MIN, as JAX) and finite floats truncate."""
+    for bad, error in (([np.nan, np.inf], ValueError), ([1.0, np.inf], OverflowError),
+                       ([[1e10]], OverflowError), ((np.float32(np.nan),), ValueError)):
+        with pytest.raises(error):
+            jnp.array(bad, dtype=jnp.int32)
+        with pytest.raises(error):
+            jitviz.jit(lambda: jnp.array(bad, dtype=jnp.int32))()
+    same(jnp.array([1.5, -2.7], dtype=jnp.int32), [1, -2], np.int32)
+    with np.errstate(invalid="ignore"):
+        same(jnp.array(np.array([np.nan]), dtype=jnp.int32), [np.iinfo(np.int32).min],
+             np.int32)
+
+
 def test_lax_conj_of_a_real_array_is_complex():
     out = run(lambda x: lax.conj(x), F[1])
     same(out, [-2, 3, 0.5], np.complex64)

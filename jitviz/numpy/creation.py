@@ -95,6 +95,11 @@ def _array(object, dtype=None, copy=True, ndmin=0):
         return _array(np.asarray(object), dtype, copy, ndmin)
     elif isinstance(object, (list, tuple)):
         arr = _from_python(object, dtype)
+        if dtype is not None and np.dtype(dtype).kind in "iu":
+            # NumPy's (and JAX's) conversion of the numbers themselves: a NaN is a
+            # ValueError, an infinity or a number out of range an OverflowError (a cast of
+            # the float array would give INT_MIN silently)
+            np.array(object, dtype=dtype)
         out = as_array(arr if dtype is None else arr.astype(dtype))
     elif isinstance(object, str):
         raise TypeError(f"jnp.array cannot hold strings: {object!r}. jitviz arrays hold numbers.")
