@@ -106,10 +106,10 @@ def _jit(fn, backend="cpu"):
     return _JITTED[key]
 
 
-def _measure(fn, ref_fn, args, dtype):
-    """(max ulp error over the finite results, its index among them, their mask); asserts
-    that the special results equal the interpreter's exactly."""
-    got = np.asarray(_jit(fn)(*args))
+def _measure(fn, ref_fn, args, dtype, backend="cpu"):
+    """(max ulp error over the finite results, its index among them, their mask) of
+    `backend`'s results; asserts that the special results equal the interpreter's exactly."""
+    got = np.asarray(_jit(fn, backend)(*args))
     assert got.dtype == dtype
     with np.errstate(all="ignore"):
         ref = ref_fn(*(a.astype(L) for a in args))
