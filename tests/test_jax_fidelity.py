@@ -118,6 +118,19 @@ def test_var_std_dtype_argument():
         jitviz.jit(lambda i: jnp.std(i, dtype=jnp.int32))(I)
 
 
+def test_a_64_bit_preferred_element_type_without_x64_is_32_bit_with_a_warning():
+    """As JAX (seed 32007971: jitviz returned float64): canonicalized, and the warning
+    names dot."""
+    x = np.array([[1, 2]], np.int32)
+    for pet, want in ((np.float64, np.float32), (np.int64, np.int32)):
+        with pytest.warns(UserWarning, match="requested in dot is not available"):
+            out = jitviz.jit(lambda x: lax.dot(x, x.T, preferred_element_type=pet))(x)
+        same(out, [[5]], want)
+    with x64_enabled():
+        out = jitviz.jit(lambda x: lax.dot(x, x.T, preferred_element_type=np.float64))(x)
+    same(out, [[5]], np.float64)
+
+
 # --- power ----------------------------------------------------------------------------------
 
 def test_integer_power_with_an_array_exponent():

@@ -356,7 +356,9 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
     in_dt = aval_of(lhs).dtype
-    pet = np.dtype(preferred_element_type) if preferred_element_type is not None else in_dt
+    # a 64-bit type without x64 is its 32-bit one, with JAX's warning naming `dot`
+    pet = (_requested(preferred_element_type, "dot") if preferred_element_type is not None
+           else in_dt)
     if in_dt.kind in "iu" and pet.kind in "iu" and pet.itemsize < in_dt.itemsize:
         # JAX's rule for integers only (a narrower float accumulation is allowed)
         raise TypeError(f"`preferred_element_type` must not be narrower than the original "
