@@ -45,10 +45,6 @@ def arrays():
     ]
 
 
-
-
-
-
 def same(got, want, op) -> bool:
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape or got.dtype != want.dtype:
@@ -58,10 +54,6 @@ def same(got, want, op) -> bool:
         return bool(np.allclose(got, want, rtol=1e-4, atol=1e-5 * scale))
     # max/min: bit-identical (NaNs, and -0.0 vs 0.0, included)
     return got.tobytes() == want.tobytes()
-
-
-
-
 
 
 def run_table(rounds, budget):
@@ -96,6 +88,11 @@ def main():
     p.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
     args = p.parse_args()
     rounds, budget = (3, 0.02) if args.quick else (7, 0.05)
+    # the float64 rows compute in float64 on all three (without x64 jitviz and JAX would
+    # compute them in float32, and `ok` would compare float32 results with NumPy's float64)
+    jitviz.config.update("enable_x64", True)
+    if jax is not None:
+        jax.config.update("jax_enable_x64", True)
     print(f"NumPy {np.__version__}; jax {jax.__version__ if jax else 'not installed'}; "
           f"best of {rounds} interleaved rounds; NumPy/jitviz > 1 means jitviz is faster\n")
     print_table(run_table(rounds, budget))

@@ -339,3 +339,33 @@ def test_a_small_threaded_reduction_is_one_chunk_and_partial_reductions_are_not_
     m = rng.standard_normal((300, 400)).astype(f32)
     src = "\n".join(k.source for k in _threaded(lambda m: jnp.sum(m, axis=0), m).kernels)
     assert "reduce_chunks" not in src
+
+
+@pytest.mark.parametrize("dtype", [f32, f64])
+def test_threaded_row_reductions_give_each_thread_its_own_scratch(dtype):
+    """Blocked reductions over rows (max/min lanes, a sum's cascade) split the rows across
+    threads: each row's lanes and cascade stack are allocated inside the threaded loop (on
+    that thread's stack), so rows cannot share them; the same bits on one thread as on all,
+    max/min NumPy's bit for bit."""
+    x = rng.standard_normal((301, 1000)).astype(dtype)
+    x[7, 500], x[150, 3] = np.nan, -0.0
+
+    def f(x):
+        e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
+        return jnp.max(x, axis=-1), jnp.min(x, axis=-1), jnp.sum(x, axis=-1), e / e.sum(
+            axis=-1, keepdims=True)
+    exe = _threaded(f, x)
+    src = "\n".join(k.source for k in exe.kernels)
+    assert src.count("in prange(n0):") >= 2, src
+    for scratch in ("lane", "stk"):
+        line = next(l for l in src.splitlines() if f"{scratch}" in l and "stack_array" in l)
+        assert line.startswith(" " * 8), line  # inside the threaded loop
+    one, every = _with_threads(1, exe, x), _with_threads(2, exe, x)
+    for a, b in zip(one, every):
+        assert a.tobytes() == b.tobytes()
+    assert_bits(every[0], np.max(x, axis=-1))
+    assert_bits(every[1], np.min(x, axis=-1))
+    ref = run_interpret(f, x)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == f32 else dict(rtol=1e-10, atol=1e-10)
+    assert_same(every[2], ref[2], **tol)  # (sums of 1000 normal values: cancellation)
+    assert_same(every[3], ref[3], **tol)

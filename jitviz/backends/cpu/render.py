@@ -88,6 +88,7 @@ class _Hooks:
 
     def __init__(self):
         self.setup: list = []
+        self.scratch: list = []  # a blocked reduction's lanes and cascade: one per thread
         self.pre: dict[int, list] = {}
         self.post: dict[int, list] = {}
         self.after_block: list = []
@@ -282,23 +283,27 @@ class FusedRenderer:
                    and not any(_is_reduction(e) for e in nest.roots)
                    and any(GUARDED.search(text) for _, text, _ in body))
         # a one-axis nest of blockwise sin/cos/tan stays on one thread: its blocks under
-        # prange did not vectorize (measured 2-3x slower than one thread)
-        prange_ok = self.parallel and rank > 0 and not blocked and not any(
+        # prange did not vectorize (measured 2-3x slower than one thread); a blocked row
+        # reduction splits its rows, each thread with its own scratch (hooks.scratch)
+        prange_ok = self.parallel and rank > 0 and not (blocked and rank == 1) and not any(
             _is_reduction(e) and 0 in e.params["axes"] for e in nest.roots) \
             and not (guarded and rank == 1)
         sizes = [self.size_src.get(d, str(nest.shape[d])) for d in range(rank)]
         self.block = []
         for d, s in enumerate(sizes):
             self.emit(1, f"n{d} = {s}")
-        # a chunk's reductions need their own scratch (cascade stacks, lanes)
-        local = [item for item in hooks.setup if chunked and _is_reduction(item[2])]
         for item in hooks.setup:
-            if not any(item is it for it in local):
+            self.emit(*item)
+        # reductions' scratch (cascade stacks, lanes): one per thread, so inside a chunk or
+        # a threaded row; on one thread, once
+        threaded_rows = prange_ok and not chunked and rank > 1
+        if not (chunked or threaded_rows):
+            for item in hooks.scratch:
                 self.emit(*item)
         span = ("0", "n0")
         if chunked:
             start, span = self._chunk_header(partials), ("lo", "hi")
-            for item in local:
+            for item in hooks.scratch:
                 self.emit(*item)
         for d in range(rank):
             for line in hooks.pre.get(d, []):
@@ -309,6 +314,9 @@ class FusedRenderer:
             self.uses_prange |= loop == "prange"
             bounds = f"{span[0]}, {span[1]}" if d == 0 and chunked else f"n{d}"
             self.emit(1 + d, f"for i{d} in {loop}({bounds}):")
+            if d == 0 and threaded_rows:
+                for _, text, eqn in hooks.scratch:
+                    self.emit(2, text, eqn)
         if blocked:
             self._blocked_loops(rank - 1, body, hooks, *(span if rank == 1 else ("0", None)))
         elif guarded:
@@ -508,8 +516,8 @@ class FusedRenderer:
         hooks.pre["block"] = size
         if not cascade:  # max/min: exact in any order; per-lane updates vectorize
             lanes, nans = self.fresh("lane"), self.fresh("nan")
-            hooks.setup.append((1, f"{lanes} = rt.stack_array({size}, {dt})", eqn))
-            hooks.setup.append((1, f"{nans} = rt.stack_array({size}, np.uint8)", eqn))
+            hooks.scratch.append((1, f"{lanes} = rt.stack_array({size}, {dt})", eqn))
+            hooks.scratch.append((1, f"{nans} = rt.stack_array({size}, np.uint8)", eqn))
             hooks.pre.setdefault(r, []).append((f"rt.lanes_fill({lanes}, {init})", eqn))
             hooks.pre.setdefault(r, []).append((f"rt.lanes_fill({nans}, np.uint8(0))", eqn))
             def update(value):  # the lane update statement, of any value
@@ -529,8 +537,8 @@ class FusedRenderer:
             step = red.monoids["c"].combine(CPU, part, val, eqn.outvars[0].aval.dtype)
         self.emit(self.depth, f"{part} = {step}", eqn)
         stack, levels, top = self.fresh("stk"), self.fresh("lvl"), self.fresh("top")
-        hooks.setup.append((1, f"{stack} = np.empty(64, {dt})", eqn))
-        hooks.setup.append((1, f"{levels} = np.empty(64, np.int64)", eqn))
+        hooks.scratch.append((1, f"{stack} = rt.stack_array(64, {dt})", eqn))
+        hooks.scratch.append((1, f"{levels} = rt.stack_array(64, np.int64)", eqn))
         hooks.pre.setdefault(r, []).append((f"{top} = 0", eqn))
         hooks.pre.setdefault(r, []).append((f"{part} = {init}", eqn))
         push = f"{top} = rt.cascade_push_{op}({stack}, {levels}, {top}, {part})"
