@@ -6,6 +6,8 @@ from __future__ import annotations
 import glob
 import os
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -578,6 +580,33 @@ def test_stack_array_stores_and_reads_every_dtype(dtype):
     np.testing.assert_array_equal(roundtrip(x), x)
 
 
+def test_an_elementary_function_weighs_what_it_costs():
+    """The work estimate that picks threads counts a vectorized elementary function as the
+    operations it costs (rules.COST); every primitive whose float32 kernel code calls a
+    vecmath function (rt.<name>_f32) has such a weight."""
+    from jitviz.backends.cpu import rules
+    from jitviz.core.registry import PRIMITIVES
+    k = jitviz.jit(lambda x: jnp.tanh(x) + 1).lower(np.ones(1000, np.float32)).compile()
+    assert k.kernels[0].cost.flops == 1000 * (3 + 1)
+    unweighted, vectorized = [], set()
+    for prim in PRIMITIVES.values():
+        rule = rules.expr_rule(prim) if prim.kind == "elementwise" else None
+        if rule is None:
+            continue
+        for arity in (1, 2):
+            try:
+                text = rule(["a", "b"][:arity], [np.dtype(np.float32)] * arity,
+                            np.dtype(np.float32), {})
+            except Exception:  # noqa: BLE001 - a rule that needs params or other arity
+                continue
+            if re.search(r"rt\.\w+_f32\(", text):
+                vectorized.add(prim.name)
+                if rules.operations_per_element(prim) < 2:
+                    unweighted.append(prim.name)
+    assert {"tanh", "log", "sin", "pow", "atan2", "cbrt"} <= vectorized, vectorized
+    assert not unweighted, f"vectorized functions without a weight in rules.COST: {unweighted}"
+
+
 def test_threads_are_chosen_per_kernel_from_its_size(monkeypatch):
     """parallel=None: a kernel with parallel_min_ops operations or more runs its outer loop on
     every core (prange), a smaller one on one; the kernel's source says which and why, and the
@@ -595,9 +624,9 @@ def test_threads_are_chosen_per_kernel_from_its_size(monkeypatch):
 
     small, big = np.ones(100, np.float32), np.ones(4096, np.float32)
     line, threaded = head(f, small)
-    assert not threaded and "threads: one (200 operations < " in line
+    assert not threaded and "threads: one (400 operations < " in line  # tanh: 3 (COST)
     line, threaded = head(f, big)
-    assert threaded and "threads: all 2 cores (8,192 operations >= " in line
+    assert threaded and "threads: all 2 cores (16,384 operations >= " in line
     line, threaded = head(f, big, parallel=False)
     assert not threaded and line == "# threads: one (parallel=False)"
     line, threaded = head(f, small, parallel=True)

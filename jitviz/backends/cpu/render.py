@@ -34,7 +34,8 @@ from ...core.registry import has_lowering, lowering_rule
 from ...core.ir import literal_key
 from ..base import Cost
 from ..numba_text import compute_dtype, ctor, is_half, typed_const
-from .rules import CPU, GENERATE, INDEX, REDUCE, cast_text, expr_rule
+from .rules import (CPU, GENERATE, INDEX, REDUCE, cast_text, expr_rule,
+                    operations_per_element)
 
 
 class KernelCode(NamedTuple):
@@ -580,14 +581,15 @@ class FusedRenderer:
 
 
 def kernel_cost(body: Jaxpr) -> Cost:
-    """Flops: one per element per elementwise op, one per element reduced. Bytes: what the
-    kernel reads and writes in memory (its inputs and outputs, once)."""
+    """Flops: per element, one per elementwise op (an elementary function its measured
+    weight, rules.COST), one per element reduced. Bytes: what the kernel reads and writes
+    in memory (its inputs and outputs, once)."""
     flops = 0
     for e in body.eqns:
         if _is_reduction(e):
             flops += e.invars[0].aval.size
         elif not _is_index_map(e):
-            flops += e.outvars[0].aval.size
+            flops += e.outvars[0].aval.size * operations_per_element(e.primitive)
     nbytes = sum(v.aval.size * v.aval.dtype.itemsize for v in body.invars)
     nbytes += sum(v.aval.size * v.aval.dtype.itemsize for v in body.outvars
                   if isinstance(v, Var))
