@@ -2,7 +2,7 @@
 deliberately") has one test here, named in the table's last column; the last test checks that
 the table and this file name the same differences, so neither can drift from the other.
 
-The seven differences that change what a jitted program computes are also known to the JAX
+The eight differences that change what a jitted program computes are also known to the JAX
 differential fuzzer (tests/jaxdiff/known.py), which checks each on its own example against
 JAX itself."""
 import math
@@ -315,6 +315,17 @@ def test_float32_math_is_within_ulps_of_xlas_not_bit_identical():
     exact = F32(np.sin(np.float64(1.0)))
     assert abs(int(np.asarray(got).view(np.int32)) - int(exact.view(np.int32))) <= 1
     np.testing.assert_allclose(got, exact, rtol=2e-7)
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_a_float_sum_adds_pairwise(backend):
+    # 1e30 and -1e30 meet first in the pairwise order (0.0, NumPy's sum too), -144.71 is lost
+    # into -1e30 first in a sequence (XLA's order for a short row: -144.71); the fuzzer's
+    # seed 33002578 branched on such a sum
+    x = np.array([0, 0, 0, 1e30, 0, -1e30, 0, -144.71, 0, 0], F32)
+    got = jitviz.jit(jnp.sum, backend=backend)(x)
+    assert got == 0.0 and np.sum(x) == 0.0
+    assert math.fsum(x.tolist()) != 0.0  # neither order is exact here
 
 
 @pytest.mark.parametrize("backend", ["interpret", "cpu"])

@@ -131,6 +131,18 @@ def test_a_64_bit_preferred_element_type_without_x64_is_32_bit_with_a_warning():
     same(out, [[5]], np.float64)
 
 
+def test_size_along_axes_as_jax():
+    """An int or a tuple of axes (their product); an axis beyond the rank is JAX's
+    ValueError (seed 33002383: jitviz raised IndexError)."""
+    m = np.ones((2, 3))
+    assert jnp.size(m, 1) == 3 and jnp.size(m, -2) == 2 and jnp.size(m, (0, 1)) == 6
+    for bad in (2, -3, (0, 2)):
+        with pytest.raises(ValueError, match="out of bounds for array of dimension 2"):
+            jnp.size(m, bad)
+    with pytest.raises(ValueError, match="axis 1 is out of bounds"):
+        jitviz.jit(lambda v: v + jnp.size(v, 1))(np.array([False]))
+
+
 # --- power ----------------------------------------------------------------------------------
 
 def test_integer_power_with_an_array_exponent():

@@ -205,8 +205,18 @@ def ndim(a):
 
 
 def size(a, axis=None):
+    """The number of elements, or along `axis` (an int or a tuple of them: their product),
+    as JAX: an axis beyond the array's rank is JAX's ValueError."""
     s = _shape_of(a, "size")
-    return int(np.prod(s, dtype=np.int64)) if axis is None else s[operator.index(axis)]
+    if axis is None:
+        return int(np.prod(s, dtype=np.int64))
+    total = 1
+    for ax in (axis if isinstance(axis, (tuple, list)) else (axis,)):
+        ax = operator.index(ax)
+        if not -len(s) <= ax < len(s):
+            raise ValueError(f"axis {ax} is out of bounds for array of dimension {len(s)}")
+        total *= s[ax]
+    return total
 
 
 def tile(A, reps):

@@ -349,6 +349,7 @@ class Mismatch:
     bool_product_only: bool = False  # ... once its boolean operands are float 0/1
     algsimp_only: bool = False     # JAX agrees with XLA's algebraic simplifier off
     unrounded_products_only: bool = False  # a dot: one side added its products unrounded
+    sum_order_only: bool = False   # agrees once jitviz's interpreter adds its sums in sequence
     reference_quirk: str | None = None  # JAX disagrees with itself (jit vs op by op)
     amplified: str | None = None   # the culprit agrees when fed JAX's operands: upstream
     #                                rounding (within tolerance) grew through it
@@ -482,9 +483,13 @@ def check(program: G.Program, backends=BACKENDS, do_localize=True) -> Result:
                     m.unrounded_products_only = not (
                         m.nan_sign_only or m.subnormal_only or m.bool_product_only) and \
                         unrounded_products_only(program, m)
+                    m.sum_order_only = not (
+                        m.nan_sign_only or m.subnormal_only or m.bool_product_only or
+                        m.unrounded_products_only) and sum_order_only(program, m)
                     m.algsimp_only = not (m.nan_sign_only or m.subnormal_only or
                                           m.bool_product_only or
-                                          m.unrounded_products_only) and \
+                                          m.unrounded_products_only or
+                                          m.sum_order_only) and \
                         jax_agrees_without_algsimp(program, got)
             if tolerated(m):
                 continue
@@ -647,6 +652,42 @@ def unrounded_products_only(program, m):
                                                   dtype=g.dtype)
                               for w, g in zip(wide.leaves, got.leaves)])
     return compare(rounded, got) is None or compare(rounded, ref) is None
+
+
+def sum_order_only(program, m):
+    """Is the difference the order of a float sum's additions? The statement alone, fed
+    JAX's values of its operands, agrees with JAX once jitviz's interpreter adds each float
+    sum in sequence (XLA's order for a short row) instead of NumPy's pairwise blocks: with
+    cancellation, 1e30 + 0 + -1e30 + -144.71 is -144.71 in sequence and 0.0 pairwise."""
+    q = _culprit_alone(program, m)
+    if q is None:
+        return False
+    if m.backend != "interpret" and compare(_run(q, "interpret"), _run(q, m.backend)):
+        return False  # the backend differs from the oracle itself: not this
+    from jitviz.lax import reductions
+    prim = reductions.reduce_sum_p
+    pairwise = prim.impl
+    prim.impl = _sequential_sum(pairwise)
+    try:
+        in_sequence = _run(q, "interpret")
+    finally:
+        prim.impl = pairwise
+    ref = _run(q, "jax")
+    return in_sequence.ok and ref.ok and compare(ref, in_sequence) is None
+
+
+def _sequential_sum(pairwise):
+    def impl(x, *, axes, **params):
+        out = np.asarray(pairwise(x, axes=axes, **params))
+        x = np.asarray(x)
+        if x.dtype.kind not in "fc" or not axes or x.size == 0:
+            return out
+        rows = np.moveaxis(x, tuple(axes), tuple(range(-len(axes), 0)))
+        rows = rows.reshape(rows.shape[:x.ndim - len(axes)] + (-1,))
+        with np.errstate(all="ignore"):
+            total = np.cumsum(rows, axis=-1, dtype=out.dtype)[..., -1]  # (in sequence)
+        return total.reshape(out.shape).astype(out.dtype)
+    return impl
 
 
 def _as_float64(v):
