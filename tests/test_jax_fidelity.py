@@ -176,6 +176,20 @@ def test_a_concrete_exponent_is_integer_pow_only_where_operator_index_takes_it()
          [1.0, 1.0, 1.0], np.float32)
 
 
+def test_an_integer_rounded_inside_jit_is_not_a_concrete_exponent():
+    """JAX's ceil/floor/trunc/round of a Python int convert it with a primitive: inside jit
+    a tracer, so `power` computes `pow` (seed 33007720: jitviz took the folded constant
+    -2**31 for integer_pow's exponent and raised); outside jit they stay concrete."""
+    def f():
+        v = jnp.ceil(-2147483648)
+        return jnp.pow(v, v)
+    same(jitviz.jit(f)(), 1, np.int32)  # JAX's value: the low bits of an even exponent
+    for fn in (jnp.floor, jnp.trunc, jnp.round, jnp.positive):
+        assert "integer_pow" not in str(jitviz.make_jaxpr(lambda x: x ** fn(2))(np.float32(2)))
+    assert "integer_pow[y=2]" in str(jitviz.make_jaxpr(lambda x: x ** 2)(np.float32(2)))
+    assert int(jnp.ceil(3)) == 3 and jnp.power(2.0, jnp.ceil(3)) == 8.0  # concrete outside
+
+
 # --- accepted inputs ------------------------------------------------------------------------
 
 def test_a_list_of_floats_into_an_integer_dtype_converts_each_number_as_numpy_does():

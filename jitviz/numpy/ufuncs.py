@@ -6,7 +6,9 @@ import operator
 import numpy as np
 
 from .. import dtypes, lax
-from ._core import _scalarize, aval, broadcast_args, is_traced, promote, to_dtype, wrap_result
+from ..core.trace import stage
+from ._core import (Array, _scalarize, aval, broadcast_args, is_traced, promote, to_dtype,
+                    wrap_result)
 
 
 def _name(f, name):
@@ -93,16 +95,26 @@ def _zeros_like(x):
                                             aval(x).shape, ()))
 
 
+def _unchanged(x, original):
+    """The operand `x` (promoted from `original`) returned unchanged, as JAX's `lax.asarray`
+    returns it: an Array (concrete or traced) as it is; anything else (a Python scalar, a
+    NumPy array) JAX converts with a primitive, so inside a trace the result is a tracer:
+    inside jit, `jnp.ceil(-2**31)` is not a concrete exponent for `jnp.power` (seed
+    33007720: jitviz raised integer_pow's error where JAX computes `pow`)."""
+    out = wrap_result(x)
+    return out if isinstance(original, Array) or is_traced(original) else stage(out)
+
+
 def positive(x, /):
-    (x,) = promote(x)
-    return wrap_result(x)
+    (y,) = promote(x)
+    return _unchanged(y, x)
 
 
 def absolute(x, /):
-    (x,) = promote(x)
-    if aval(x).dtype.kind in "ub":
-        return wrap_result(x)
-    return lax.abs(x)
+    (y,) = promote(x)
+    if aval(y).dtype.kind in "ub":
+        return _unchanged(y, x)
+    return lax.abs(y)
 
 
 abs = absolute
@@ -385,10 +397,10 @@ def _whole(name, lax_fn):
     """floor/ceil: integers and booleans are whole already and come back unchanged (dtype
     and weak type: JAX's ceil(True) is True), floats are rounded."""
     def f(x, /):
-        (x,) = promote(x)
-        if aval(x).dtype.kind in "iub":
-            return wrap_result(x)
-        return lax_fn(x)
+        (y,) = promote(x)
+        if aval(y).dtype.kind in "iub":
+            return _unchanged(y, x)
+        return lax_fn(y)
     _name(f, name)
     f.__doc__ = f"Elementwise {name}, as numpy.{name}; integers and booleans unchanged."
     return f
@@ -401,13 +413,13 @@ ceil = _whole("ceil", lax.ceil)
 def round(a, decimals=0):
     """Round half to even, as NumPy and JAX; `decimals` may be negative. Integers come back
     unchanged; booleans are rejected, as JAX rejects them."""
-    (a,) = promote(a)
+    original, (a,) = a, promote(a)
     if aval(a).dtype == np.bool_:
         raise ValueError("jnp.round does not accept booleans: data type bool is not inexact")
     if aval(a).dtype.kind in "iu":
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
-        return wrap_result(a)
+        return _unchanged(a, original)
     if decimals == 0:
         return lax.round(a, 1)
     f = _scalar_like(10.0 ** decimals, a)
@@ -428,10 +440,10 @@ def rint(x, /):
 
 
 def trunc(x, /):
-    (x,) = promote(x)
-    if aval(x).dtype.kind in "iub":
-        return wrap_result(x)
-    return lax.select(lax.lt(x, _scalar_like(0, x)), lax.ceil(x), lax.floor(x))
+    (y,) = promote(x)
+    if aval(y).dtype.kind in "iub":
+        return _unchanged(y, x)
+    return lax.select(lax.lt(y, _scalar_like(0, y)), lax.ceil(y), lax.floor(y))
 
 
 fix = trunc
