@@ -639,3 +639,24 @@ def test_threads_are_chosen_per_kernel_from_its_size(monkeypatch):
     g = lambda x: jnp.sum(jnp.exp(x), axis=1) + x[:, 0]  # noqa: E731
     np.testing.assert_array_equal(np.asarray(jitviz.jit(g)(x)),
                                   np.asarray(jitviz.jit(g, parallel=False)(x)))
+
+
+def test_a_large_integer_power_is_a_loop_in_xlas_order():
+    """integer_pow beyond 32: rt.ipow's loop, not inline text that doubles with each bit
+    of the exponent (x ** (2**31 - 1) used to exhaust memory rendering 2**31 copies of x);
+    the same products in the same order as XLA's repeated squaring, so the same bits."""
+    def squaring(x, n):  # from the highest bit, as XLA: float32 products, each rounded
+        r = x.copy()
+        for bit in bin(n)[3:]:
+            r = r * r
+            if bit == "1":
+                r = r * x
+        return r
+    x = np.random.default_rng(3).uniform(-1.05, 1.05, 1000).astype(np.float32)
+    x[:4] = [-2.0, -0.0, np.inf, np.nan]
+    for n in (33, 47, 64, 1000, 2**31 - 1):
+        c = jitviz.jit(lambda v, n=n: v ** n).lower(x).compile()
+        assert f"rt.ipow(" in c.kernels[0].source and len(c.kernels[0].source) < 5000
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(np.asarray(c(x)), squaring(x, n))
+    assert np.asarray(jitviz.jit(lambda v: v ** (2**31 - 1))(np.float32([-2.0])))[0] == -np.inf

@@ -190,6 +190,17 @@ def test_an_integer_rounded_inside_jit_is_not_a_concrete_exponent():
     assert int(jnp.ceil(3)) == 3 and jnp.power(2.0, jnp.ceil(3)) == 8.0  # concrete outside
 
 
+def test_an_odd_integer_power_beyond_float32_keeps_its_parity():
+    """(-2.0) ** (2**31 - 1) is -inf (seed 33009450: the interpreter's NumPy rounded the
+    exponent to float32, 2**31, even, and gave inf); -0.0 and negative powers too."""
+    x = np.array([-2.0, -0.0, -0.5, 2.0], np.float32)
+    for backend in ("interpret", "cpu"):
+        got = jitviz.jit(lambda v: (v ** (2**31 - 1), v ** -(2**31 - 1)), backend=backend)(x)
+        np.testing.assert_array_equal(got[0], np.float32([-np.inf, -0.0, -0.0, np.inf]))
+        np.testing.assert_array_equal(got[1], np.float32([-0.0, -np.inf, -np.inf, 0.0]))
+        assert np.signbit(got[0][1]) and np.signbit(got[1][0])
+
+
 # --- accepted inputs ------------------------------------------------------------------------
 
 def test_a_list_of_floats_into_an_integer_dtype_converts_each_number_as_numpy_does():

@@ -115,9 +115,15 @@ def _round_half_away(x):
 def _integer_pow(x, *, y):
     if y == 0:
         return np.ones_like(x)
-    if y < 0:
-        return np.power(x, y) if x.dtype.kind in "fc" else 1 // np.power(x, -y)
-    return np.power(x, y)
+    if x.dtype.kind in "iu":
+        return 1 // np.power(x, -y) if y < 0 else np.power(x, y)
+    # NumPy would round a Python int exponent to x's type: 2**31 - 1 is 2**31 in float32, an
+    # odd power turned even ((-2.0) ** (2**31 - 1) would be inf, not -inf). The exponent as
+    # a float64 (exact below 2**53) and, for reals, the sign from its parity
+    if x.dtype.kind == "c":
+        return np.power(x.astype(np.complex128), float(y)).astype(x.dtype)
+    mag = np.power(np.abs(x).astype(np.float64), float(y)).astype(x.dtype)
+    return np.where(np.signbit(x) & (y % 2 == 1), -mag, mag)
 
 
 neg_p = unary("neg", np.negative, NUMERIC)

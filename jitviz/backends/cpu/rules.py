@@ -200,8 +200,15 @@ def _round(a, ins, out, params):
     return f"np.copysign({t} + np.sign({x}) if abs({x} - {t}) >= {half} else {t}, {x})"
 
 
+INLINE_POWER_MAX = 32  # beyond, rt.ipow: the inline text doubles with each bit of n
+
+
 def _power_text(x, n):
-    """x**n for n >= 1 by repeated squaring (what XLA emits for integer_pow)."""
+    """x**n for n >= 1 by repeated squaring (what XLA emits for integer_pow): inline
+    products for a small n, rt.ipow's loop (the same order) for a large one, whose inline
+    text would grow like n (x ** (2**31 - 1) was 2**31 copies of x)."""
+    if n > INLINE_POWER_MAX:
+        return f"rt.ipow({x}, {n})"
     if n == 1:
         return x
     half = _power_text(x, n // 2)

@@ -555,6 +555,24 @@ def reduce_chunks(n):
 
 
 @_inline
+def ipow(x, n):
+    """x**n for a constant n >= 1 by repeated squaring from the exponent's highest bit: the
+    order of XLA's integer_pow (and of the kernels' inline form for small n), in a loop of
+    about log2(n) steps, which LLVM unrolls for the constant n."""
+    r = x
+    bit = 62
+    while bit >= 0 and not (n >> bit) & 1:
+        bit -= 1
+    bit -= 1
+    while bit >= 0:
+        r = r * r
+        if (n >> bit) & 1:
+            r = r * x
+        bit -= 1
+    return r
+
+
+@_inline
 def lanes_fill(lanes, identity):
     for j in range(lanes.shape[0]):
         lanes[j] = identity
