@@ -48,14 +48,15 @@ def main(argv=None):
                     help="run the cpu backend on every k-th program (cold Numba compiles)")
     ap.add_argument("--time-budget", type=float, default=None, help="stop after SECONDS")
     ap.add_argument("--jsonl", default=None, help="records, one a line (default: next to "
-                                                  "--report, or jaxdiff.jsonl)")
+                                                  "--report, or in the run's temporary "
+                                                  "folder)")
     ap.add_argument("--report", default=None, help="JSON report")
     ap.add_argument("--markdown", default=None, help="Markdown report")
     a = ap.parse_args(argv)
     cases = driver.plan(a.n, a.seed, a.x64, a.cpu_every, tuple(a.backends.split(",")))
-    jsonl = a.jsonl or ((a.report + "l") if a.report and a.report.endswith(".json")
-                        else "jaxdiff.jsonl")
     work = Path(tempfile.mkdtemp(prefix="jaxdiff-"))
+    jsonl = a.jsonl or ((a.report + "l") if a.report and a.report.endswith(".json")
+                        else str(work / "jaxdiff.jsonl"))
     t0 = time.perf_counter()
     counts = {}
     with open(jsonl, "w") as out:
