@@ -329,7 +329,7 @@ def test_a_float_sum_adds_pairwise(backend):
 
 
 @pytest.mark.parametrize("backend", ["interpret", "cpu"])
-def test_whether_a_dot_product_rounds_its_products_is_not_specified(backend):
+def test_how_a_dot_product_rounds_is_not_specified(backend):
     # 1e30 * -1e30 overflows float32 when rounded (-inf, and inf + -inf is NaN), not inside
     # an FMA (inf): the fuzzer's seed 32003143. jitviz's products are NumPy's: its 2x2 BLAS
     # kernel uses FMAs, its vector dot and a 1x2 @ 2x1 do not (JAX: the other way round)
@@ -337,6 +337,12 @@ def test_whether_a_dot_product_rounds_its_products_is_not_specified(backend):
     m, n = np.array([[np.inf, 1e30], [1, 0]], F32), np.array([[np.inf, 0], [-1e30, 0]], F32)
     vec, mat = jitviz.jit(lambda a, b, m, n: (jnp.dot(a, b), m @ n), backend=backend)(a, b, m, n)
     assert np.isnan(vec) and mat[0, 0] == np.inf
+    # products that cancel (seed 34009821): exactly 1, within the error bound either way
+    c = np.array([2.8211098e12, 0, 0, 2.8211098e12, 1], F32)
+    d = np.array([-12, 0, 0, 12, 1], F32)
+    got = float(jitviz.jit(jnp.inner, backend=backend)(c[None], d[None, None]).item())
+    bound = 2 * 5 * np.finfo(F32).eps / 2 * float(np.abs(c.astype(float)) @ np.abs(d.astype(float)))
+    assert abs(got - 1.0) <= bound and got == {"interpret": 0.0, "cpu": 1.0}[backend]
 
 
 @pytest.mark.parametrize("backend", ["interpret", "cpu"])

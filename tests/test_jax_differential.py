@@ -154,6 +154,23 @@ def test_a_wider_result_is_compared_at_its_narrower_operands_precision():
     assert runner._narrower_operand_float("float64[3], int32[]") is None
 
 
+def test_a_dot_product_is_judged_against_its_error_bound():
+    """Seed 34009821: [2.82e12, 0, 0, 2.82e12, 1] . [-12, 0, 0, 12, 1] is exactly 1; the
+    interpreter's additions give 0.0, JAX's 1.0: both within 2 n u sum|a b| (about 4e7),
+    where 1e8 would not be."""
+    q = generator.Program(0, False, [
+        ("x0", np.array([2.8211098e12, 0, 0, 2.8211098e12, 1], np.float32)),
+        ("x1", np.array([-12, 0, 0, 12, 1], np.float32))],
+        [generator.Stmt(("v0",), "jnp.inner(x0, x1)", "jnp.inner")], returns_override=("v0",))
+    def out(v):
+        return runner.Outcome(leaves=[runner.Leaf(np.float32(v), "float32", False, (),
+                                                  "Array")])
+    if not HAVE_JAX:
+        pytest.skip("JAX is not installed")
+    assert runner.within_dot_error_bound(q, out(1.0), out(0.0))
+    assert not runner.within_dot_error_bound(q, out(1.0), out(1e8))
+
+
 def test_jit_rewrites_are_judged_output_by_output():
     """Seed 33006581: XLA's fusion overflows one output to inf where JAX op by op and jitviz
     agree, while another output's last bits follow jit, not op by op: each output where

@@ -10,8 +10,8 @@ fails the suite.
 Of README's list, eight change what a jitted program computes: "the sign of a NaN is not
 read", "subnormal numbers are kept", "a product with a boolean is IEEE's", "the sign of a
 zero sum is not specified", "a float sum adds pairwise", "an index beyond int32 clamps", "a
-division by a constant is correctly rounded" and "whether a dot product rounds its products
-is not specified". The others are about jaxpr
+division by a constant is correctly rounded" and "how a dot product rounds is not
+specified". The others are about jaxpr
 text, tracer reprs, message wording, jitviz's own `lax.gather`/`lax.scatter` API (not
 generated, see generator.SKIPPED), the `keep_float64` switch (off, as the fuzzer runs: with it
 off, 64-bit inputs and named dtypes are 32-bit without x64, as in JAX) and the ndarray
@@ -126,10 +126,11 @@ KNOWN_DIFFERENCES = [
            "args = (np.array([0, 1], dtype=np.int64), np.array([4611686018427387904], "
            "dtype=np.int64))", True)),
     Entry("dot-products-rounding",
-          "README 'Whether a dot product rounds its products is not specified': an FMA adds a "
-          "product unrounded, so [inf, 1e30] . [inf, -1e30] is inf with one and NaN without "
-          "(1e30 * -1e30 rounds to -inf); BLAS (jitviz's matrix products) and XLA (JAX's "
-          "vector dot) use them. JAX computing the statement in float64 agrees with one side",
+          "README 'How a dot product rounds is not specified': an FMA adds a product "
+          "unrounded, so [inf, 1e30] . [inf, -1e30] is inf with one and NaN without (1e30 * "
+          "-1e30 rounds to -inf), and the order of the additions is the kernel's; BLAS "
+          "(jitviz) and XLA choose by shape. JAX computing the statement in float64 agrees "
+          "with one side, or the two differ within the dot's error bound 2 n u sum|a b|",
           lambda m: bool(m.unrounded_products_only),
           # the fuzzer's seed 32003143 (XLA's choice depends on its flags as well: the
           # fuzzer's, driver.FAST_XLA_FLAGS, round this product)
