@@ -171,6 +171,13 @@ def test_a_dot_product_is_judged_against_its_error_bound():
     assert not runner.within_dot_error_bound(q, out(1.0), out(1e8))
 
 
+@needs_jax
+def test_the_generator_skips_an_operation_with_no_variable_that_fits():
+    """Seed 35000062: every value had the largest rank when broadcast_to wanted a smaller
+    one (`pick` found none); the operation is skipped, not the program."""
+    assert generator.generate(35000062, True).stmts
+
+
 def test_jit_rewrites_are_judged_output_by_output():
     """Seed 33006581: XLA's fusion overflows one output to inf where JAX op by op and jitviz
     agree, while another output's last bits follow jit, not op by op: each output where

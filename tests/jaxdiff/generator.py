@@ -2243,7 +2243,9 @@ def generate(seed: int, x64: bool = False, *, n_ops: int | None = None,
             name = rng.choices(names, w)[0]
             try:
                 made = CATALOG[name][1](g)
-            except (ValueError, IndexError, TypeError, ZeroDivisionError):
+            except (ValueError, IndexError, TypeError, ZeroDivisionError, AttributeError):
+                # (AttributeError: `g.pick` found no variable that fits, None; seed 35000062,
+                # where every value had the largest rank and broadcast_to wanted a smaller one)
                 made = None
             if made is None:
                 continue
