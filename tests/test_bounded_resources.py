@@ -56,11 +56,17 @@ def test_many_jits_of_closures_do_not_grow_memory():
             # retrace-churn warnings, and what earlier tests in this process left) fill up;
             # replacing them is then traced both ways: what is measured is the steady state
             _jit_closures(700, alive)
-            gc.collect()
-            before = tracemalloc.get_traced_memory()[0]
-            _jit_closures(400)  # a captured array kept alive here would add 80 kB each
-            gc.collect()
-            grown = tracemalloc.get_traced_memory()[0] - before
+            # two batches of 400: a leak grows in both; a bounded record that earlier tests
+            # in this xdist worker left part-full may still grow in the first (CI once
+            # measured 230 kB there, the test alone measures under 100 kB)
+            grown = None
+            for _ in range(2):
+                gc.collect()
+                before = tracemalloc.get_traced_memory()[0]
+                _jit_closures(400)  # a captured array kept alive here would add 80 kB each
+                gc.collect()
+                batch = tracemalloc.get_traced_memory()[0] - before
+                grown = batch if grown is None else min(grown, batch)
         finally:
             tracemalloc.stop()
     assert not [r for r in alive if r() is not None], "a captured array outlived its jit"
