@@ -70,8 +70,8 @@ __all__ = [
     "Annotation",
     # JAX's API
     "lax", "numpy", "random", "nn", "scipy", "grad", "value_and_grad", "jvp", "vjp", "vmap",
-    "jacfwd", "jacrev", "jacobian", "linearize", "linear_transpose", "hessian", "test_util", "custom_jvp",
-    "custom_vjp", "pure_callback", "experimental",
+    "jacfwd", "jacrev", "jacobian", "linearize", "linear_transpose", "hessian", "test_util",
+    "custom_jvp", "custom_vjp", "pure_callback", "experimental",
     "tree", "tree_util", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_map",
     "tree_structure", "register_pytree_node",
     "Device", "default_backend", "device_count", "device_get", "device_put", "devices",

@@ -255,9 +255,9 @@ def test_sum_blocks_vectorize_without_fastmath():
 
 # --- threaded reductions over every axis: chunks combined in order -------------------------
 
-def _chunks(n):
+def _chunks(n0, size):
     from jitviz.backends.cpu import runtime as rt
-    return max(1, min(rt.REDUCE_CHUNKS_MAX, n // rt.REDUCE_CHUNK_MIN))
+    return max(1, min(rt.REDUCE_CHUNKS_MAX, n0, size // rt.REDUCE_CHUNK_MIN))
 
 
 def _threaded(f, x):
@@ -284,14 +284,14 @@ def test_a_threaded_full_reduction_is_chunked_and_exact(dtype):
     (prange), max/min bit for bit NumPy's, sum within tolerance, NaN and signed zeros in a
     later chunk honoured; the same bits on one thread as on all (the chunks come from the
     size alone)."""
-    assert _chunks(FULL_N) == 3
+    assert _chunks(FULL_N, FULL_N) == 3
     x = (rng.standard_normal(FULL_N) * 100).astype(dtype)
 
     def f(x):
         return jnp.sum(x), jnp.max(x), jnp.min(x)
     exe = _threaded(f, x)
     src = "\n".join(k.source for k in exe.kernels)
-    assert "nch = rt.reduce_chunks(n0)" in src and "for ch in prange(nch)" in src, src
+    assert "nch = rt.reduce_chunks(n0, n0)" in src and "for ch in prange(nch)" in src, src
     one, every = _with_threads(1, exe, x), _with_threads(2, exe, x)
     for a, b in zip(one, every):
         assert a.tobytes() == b.tobytes()
@@ -316,20 +316,23 @@ def test_a_threaded_full_reduction_is_chunked_and_exact(dtype):
 
 
 def test_a_threaded_full_reduction_of_a_matrix_and_beside_elementwise_work():
-    """Rank 2: the chunks split the outer axis; an elementwise output of the same loop
-    nest is written by its chunk (every element once)."""
-    x = rng.standard_normal((2 * 65536 + 3, 3)).astype(f32)
-
+    """Rank 2: the chunks split the outer axis, as many as the values allow (a long axis of
+    short rows, or a short axis of long rows: 9 rows of 131077 are 9 chunks, not one); an
+    elementwise output of the same loop nest is written by its chunk (every element once)."""
     def f(x):
         y = x * 2.0 + 1.0
         return y, jnp.sum(y), jnp.max(y)
-    exe = _threaded(f, x)
-    assert "for ch in prange(nch)" in "\n".join(k.source for k in exe.kernels)
-    got, ref = exe(*leaves(x)), run_interpret(f, x)
-    assert_bits(got[0], np.asarray(ref[0]))
-    assert_same(got[1], ref[1], rtol=1e-5)
-    assert_bits(got[2], np.asarray(ref[2]))
-    assert _with_threads(1, exe, x)[1].tobytes() == _with_threads(2, exe, x)[1].tobytes()
+    for shape, chunks in (((2 * 65536 + 3, 3), 6), ((9, 2 * 65536 + 5), 9)):
+        assert _chunks(shape[0], shape[0] * shape[1]) == chunks
+        x = rng.standard_normal(shape).astype(f32)
+        exe = _threaded(f, x)
+        src = "\n".join(k.source for k in exe.kernels)
+        assert "rt.reduce_chunks(n0, n0 * n1)" in src and "for ch in prange(nch)" in src
+        got, ref = exe(*leaves(x)), run_interpret(f, x)
+        assert_bits(got[0], np.asarray(ref[0]))
+        assert_same(got[1], ref[1], rtol=1e-5, atol=1e-3)
+        assert_bits(got[2], np.asarray(ref[2]))
+        assert _with_threads(1, exe, x)[1].tobytes() == _with_threads(2, exe, x)[1].tobytes()
 
 
 def test_a_small_threaded_reduction_is_one_chunk_and_partial_reductions_are_not_chunked():

@@ -13,8 +13,8 @@ A = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
 
 
 def test_the_transpose_of_a_matrix_product_is_the_transposed_matrix():
-    (ct,) = jitviz.linear_transpose(lambda x: jnp.dot(A, x), jnp.ones(3))(np.arange(4.0,
-                                                                                  dtype=np.float32))
+    transpose = jitviz.linear_transpose(lambda x: jnp.dot(A, x), jnp.ones(3))
+    (ct,) = transpose(np.arange(4.0, dtype=np.float32))
     np.testing.assert_allclose(ct, A.T @ np.arange(4.0), rtol=1e-5)
 
 

@@ -151,9 +151,9 @@ def _full_like(v, x):
 
 def power(x1, x2, /):
     """`x1 ** x2` in JAX's cases: a concrete integer exponent (anything `operator.index`
-    takes, Python's True included, NumPy's not) becomes `integer_pow`; integer and boolean bases compute in the
-    promoted integer type; a float base keeps its type with an integer exponent array (no
-    promotion: a weak float ** int32 is not weak); the rest promotes."""
+    takes, Python's True included, NumPy's not) becomes `integer_pow`; integer and boolean
+    bases compute in the promoted integer type; a float base keeps its type with an integer
+    exponent array (no promotion: a weak float ** int32 is not weak); the rest promotes."""
     n = _concrete_index(x2)
     if n is not None:
         (x,) = promote(x1, numeric=True)  # a boolean base computes in int32, as in JAX

@@ -158,10 +158,22 @@ def linear_jvp(prim, linear_args=None):
     return rule
 
 
+# primitive -> the operands it is linear in (None: all), for those whose JVP is linear_jvp:
+# the one record of which primitives are linear (linear_transpose checks functions with it)
+LINEAR_IN: dict[Primitive, tuple | None] = {}
+
+
+def register_linear(prim, linear_args=None):
+    """`prim` is linear in the operands at `linear_args` (all by default): its JVP applies it
+    to the tangents."""
+    JVP_RULES[prim] = linear_jvp(prim, linear_args)
+    LINEAR_IN[prim] = None if linear_args is None else tuple(linear_args)
+
+
 for _p in (P.neg_p, P.add_p, P.sub_p, P.real_p, P.imag_p, P.conj_p, P.broadcast_in_dim_p,
            P.reshape_p, P.transpose_p, P.squeeze_p, P.rev_p, P.concatenate_p, P.stack_p,
            P.slice_p, P.reduce_sum_p, P.cumsum_p):
-    JVP_RULES[_p] = linear_jvp(_p)
+    register_linear(_p)
 def _abs_jvp(primals, tangents):
     """|x|' for complex x is Re(conj(sign x) t), a real tangent (JAX's rule); real x: the
     elementwise rule (sign x times t)."""
@@ -175,9 +187,9 @@ def _abs_jvp(primals, tangents):
 
 
 JVP_RULES[P.abs_p] = _abs_jvp
-JVP_RULES[P.dynamic_slice_p] = linear_jvp(P.dynamic_slice_p, [0])
-JVP_RULES[P.dynamic_update_slice_p] = linear_jvp(P.dynamic_update_slice_p, [0, 1])
-JVP_RULES[P.gather_p] = linear_jvp(P.gather_p, [0])
+register_linear(P.dynamic_slice_p, [0])
+register_linear(P.dynamic_update_slice_p, [0, 1])
+register_linear(P.gather_p, [0])
 JVP_RULES[P.select_n_p] = lambda primals, tangents: (
     P.select_n_p.bind(*primals),
     None if all(t is None for t in tangents[1:]) else P.select_n_p.bind(

@@ -18,14 +18,12 @@ from ..core.ir import Var
 from ..lax import primitives as P
 from ..tree import tree_flatten, tree_unflatten
 
-# operands (by position; None: all) through which a value may flow linearly
-_LINEAR_IN = {
-    **{prim: None for prim in (
-        P.add_p, P.sub_p, P.neg_p, P.reduce_sum_p, P.broadcast_in_dim_p, P.reshape_p,
-        P.squeeze_p, P.transpose_p, P.rev_p, P.slice_p, P.concatenate_p, P.stack_p,
-        P.conj_p, P.real_p, P.imag_p, P.cumsum_p, P.convert_element_type_p)},
-    P.gather_p: (0,), P.dynamic_slice_p: (0,), P.div_p: (0,), P.select_n_p: "cases",
-    P.dynamic_update_slice_p: (0, 1), P.scatter_p: (0, 1),
+# operands (by position; None: all) through which a value may flow linearly: the primitives
+# whose JVP is jvp.linear_jvp (jvp.LINEAR_IN), and these, linear too though their JVP rules
+# are written by hand
+_ALSO_LINEAR_IN = {
+    P.convert_element_type_p: None, P.div_p: (0,), P.select_n_p: "cases",
+    P.scatter_p: (0, 1),
 }
 # bilinear: linear in any one operand as long as the others are not computed from the inputs
 _BILINEAR = (P.mul_p, P.dot_general_p)
@@ -42,7 +40,8 @@ def _linear_outputs(jaxpr, linear_in: list[bool]) -> list[bool]:
     """Which outputs of `jaxpr` depend (linearly) on the inputs flagged in `linear_in`;
     raises JAX's NotImplementedError at the first equation that is not linear in them."""
     from ..lax.stop_gradient import stop_gradient_p
-    table = {**_LINEAR_IN, **_extra_linear()}
+    from .jvp import LINEAR_IN
+    table = {**LINEAR_IN, **_ALSO_LINEAR_IN, **_extra_linear()}
     linear = {v.id for v, flag in zip(jaxpr.invars, linear_in) if flag}
     for eqn in jaxpr.eqns:
         flags = [isinstance(a, Var) and a.id in linear for a in eqn.invars]

@@ -303,7 +303,7 @@ class FusedRenderer:
                 self.emit(*item)
         span = ("0", "n0")
         if chunked:
-            start, span = self._chunk_header(partials), ("lo", "hi")
+            start, span = self._chunk_header(partials, rank), ("lo", "hi")
             for item in hooks.scratch:
                 self.emit(*item)
         for d in range(rank):
@@ -334,16 +334,17 @@ class FusedRenderer:
     # -- reductions over every axis, in chunks on every core ----------------------------------
     def _chunked(self, nest, rank) -> bool:
         """A threaded nest whose reductions all reduce every axis (a scalar each): its outer
-        axis is cut into chunks (their number from the size alone, `rt.reduce_chunks`),
+        axis is cut into chunks (their number from the shape alone, `rt.reduce_chunks`),
         each reduced by one thread, and the chunks' results combined in order after the
         loop, so the result depends on the input only, not on the thread count."""
         reds = [e for e in nest.roots if _is_reduction(e)]
         return bool(self.parallel and rank > 0 and reds and all(
             len({a % rank for a in e.params["axes"]}) == rank for e in reds))
 
-    def _chunk_header(self, partials) -> int:
+    def _chunk_header(self, partials, rank) -> int:
         """The chunk loop's first lines; returns where its body starts in the block."""
-        self.emit(1, "nch = rt.reduce_chunks(n0)")
+        size = " * ".join(f"n{d}" for d in range(rank))
+        self.emit(1, f"nch = rt.reduce_chunks(n0, {size})")
         for eqn, _, part in partials:
             dt = ctor(compute_dtype(eqn.outvars[0].aval.dtype))
             self.emit(1, f"{part}s = np.empty(nch, {dt})", eqn)
@@ -390,7 +391,8 @@ class FusedRenderer:
         self.emit(1 + k, f"for b{k} in range({lo}, f{k}, {size}):")
         self.emit(2 + k, f"for j{k} in range({size}):")
         # from a chunk's start LLVM cannot tell b + j >= 0 either
-        self.emit(3 + k, f"i{k} = b{k} + j{k}" if lo == "0" else f"i{k} = rt.nonneg(b{k} + j{k})")
+        self.emit(3 + k, f"i{k} = b{k} + j{k}" if lo == "0" else
+                  f"i{k} = rt.nonneg(b{k} + j{k})")
         self._innermost(3 + k, body, hooks)
         for full, _, eqn in hooks.after_block:
             self.emit(2 + k, full, eqn)

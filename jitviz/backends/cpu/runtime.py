@@ -541,17 +541,18 @@ def _lanes_min(m, v):
     return m if (m < v) | (m != m) else v
 
 
-# A threaded reduction over every axis cuts its outer axis into chunks, one thread each, and
-# combines their results in order: the chunk count comes from the size alone, so the result
-# does not depend on the number of threads. 2^16 values at least per chunk (below that the
-# wake-up costs more than the chunk), 64 at most (more than any core count it targets, and
-# few results to combine in order).
+# A threaded reduction over every axis cuts its outer axis (n0 long, `size` values in all)
+# into chunks, one thread each, and combines their results in order: the chunk count comes
+# from the shape alone, so the result does not depend on the number of threads. 2^16 values
+# at least per chunk (below that the wake-up costs more than the chunk), 64 chunks at most
+# (more than any core count it targets, and few results to combine in order), and no more
+# chunks than the outer axis has entries.
 REDUCE_CHUNK_MIN, REDUCE_CHUNKS_MAX = 65536, 64
 
 
 @_inline
-def reduce_chunks(n):
-    return max(1, min(REDUCE_CHUNKS_MAX, n // REDUCE_CHUNK_MIN))
+def reduce_chunks(n0, size):
+    return max(1, min(REDUCE_CHUNKS_MAX, n0, size // REDUCE_CHUNK_MIN))
 
 
 @_inline
