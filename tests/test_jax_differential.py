@@ -200,3 +200,15 @@ def test_a_float32_rounding_promoted_into_float64_is_not_a_mismatch(tmp_path):
     rec = driver.run_in_children([case], tmp_path)[case.id]
     verdict, fails, knowns = driver.verdict(rec)
     assert not fails and knowns, verdict
+
+
+@needs_jax
+def test_jax_failing_at_run_time_where_op_by_op_computes_is_a_quirk(tmp_path):
+    """Seed 35008769: under the fuzzer's XLA flags, XLA makes `jnp.clip` of booleans (min
+    of max) a Clamp, which its CPU backend lacks: `jax.jit` raises JaxRuntimeError where JAX
+    op by op computes what jitviz computes."""
+    (case,) = driver.plan(1, 35008769, "off", 1)
+    rec = driver.run_in_children([case], tmp_path)[case.id]
+    verdict, fails, knowns = driver.verdict(rec)
+    assert verdict == "quirk" and not fails, verdict
+    assert any(m.kind == "jitviz-runs" and "Clamp" in m.jax for m in knowns)

@@ -190,6 +190,20 @@ def test_an_integer_rounded_inside_jit_is_not_a_concrete_exponent():
     assert int(jnp.ceil(3)) == 3 and jnp.power(2.0, jnp.ceil(3)) == 8.0  # concrete outside
 
 
+def test_a_lax_full_inside_jit_is_not_a_concrete_exponent():
+    """`lax.full` (and `lax.full_like`) is traced inside jit, as jnp.full is: seed 35005449's
+    `v = lax.full((), -8); jnp.pow(v, v)` is `pow` (JAX: 0 for int32), where a folded
+    constant made jitviz raise integer_pow's negative-exponent TypeError."""
+    def f():
+        v = lax.full((), -8)
+        return jnp.pow(v, v)
+    same(jitviz.jit(f)(), 0, np.int32)
+    for full in (lambda x: lax.full((), 2), lambda x: lax.full_like(x, 2)):
+        text = str(jitviz.make_jaxpr(lambda x: x ** full(x))(np.float32(2)))
+        assert "integer_pow" not in text and "pow" in text, text
+    assert int(lax.full((), 3)) == 3  # concrete outside a trace
+
+
 def test_an_odd_integer_power_beyond_float32_keeps_its_parity():
     """(-2.0) ** (2**31 - 1) is -inf (seed 33009450: the interpreter's NumPy rounded the
     exponent to float32, 2**31, even, and gave inf); -0.0 and negative powers too."""

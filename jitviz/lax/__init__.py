@@ -11,7 +11,7 @@ import enum
 import numpy as np
 
 from ..core.ir import ShapedArray
-from ..core.trace import Tracer
+from ..core.trace import Tracer, stage
 from . import primitives as P
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401
 from .control_flow import map  # noqa: F401,A004  (lax.map, as in JAX)
@@ -255,7 +255,10 @@ def full(shape, fill_value, dtype=None):
     elif not isinstance(fill_value, Tracer):
         dt, weak = aval_of(fill_value).dtype, aval_of(fill_value).weak_type
         fill_value = convert_element_type(fill_value, dt, weak)
-    return broadcast_in_dim(fill_value, shape, ())
+    # staged, as jnp.full: inside a trace JAX's result is a tracer even for a constant fill,
+    # so `jnp.pow(v, v)` of `v = lax.full((), -8)` is `pow`, not a static negative exponent
+    # for integer_pow (jaxdiff seed 35005449)
+    return stage(broadcast_in_dim(fill_value, shape, ()))
 
 
 def _reducer(prim):
