@@ -346,7 +346,7 @@ def test_how_a_dot_product_rounds_is_not_specified(backend):
 
 
 @pytest.mark.parametrize("backend", ["interpret", "cpu"])
-def test_a_division_by_a_constant_is_correctly_rounded(backend):
+def test_a_division_is_correctly_rounded(backend):
     # XLA's algebraic simplifier computes x / 100 as x * 0.01: 0.099999994 for float32 10
     # (the fuzzer's seed 31005432 met it inside jnp.nanpercentile's q / 100); jitviz divides
     tens = np.full(4, 10.0, F32)
@@ -356,6 +356,12 @@ def test_a_division_by_a_constant_is_correctly_rounded(backend):
     q = jitviz.jit(lambda a, q: jnp.percentile(a, q, axis=1), backend=backend)(
         np.array([[0.0, 1.0]], F32), np.array([10.0, 90.0], F32))
     assert q[0, 0] == F32(0.1)
+    # by a scalar whose reciprocal is subnormal (seed 36003451): XLA's x * (1 / s) flushes
+    # 1 / 3e38 to zero and gives [0, 0, 0]; -inf times the quotient is -inf, not NaN
+    x, s = np.array([3.0, 3e38, 7.0], F32), F32(3e38)
+    got = jitviz.jit(lambda x, s: (x / s, -np.inf * (x / s)), backend=backend)(x, s)
+    np.testing.assert_array_equal(got[0], x / s)
+    assert got[0][1] == 1.0 and (got[1] == -np.inf).all()
 
 
 def test_unordered_debug_prints_come_in_program_order():

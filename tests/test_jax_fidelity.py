@@ -75,6 +75,18 @@ def test_dot_of_int_and_python_float_is_weak():
 def test_product_of_weak_booleans_is_strong():
     w = lambda s: jnp.broadcast_to(s > 1, (2,))  # noqa: E731
     same(run(lambda s: jnp.vdot(w(s), w(s)), 2.5), True, np.bool_)
+    for product in (jnp.dot, jnp.matmul, jnp.inner, lambda a, b: jnp.einsum("i,i", a, b),
+                    jnp.convolve, lambda a, b: jnp.tensordot(a, b, 1)):
+        assert not bool(run(lambda s: product(w(s), w(s)), 2.5).weak_type)
+
+
+def test_lax_dot_of_weak_booleans_stays_weak():
+    """lax.dot_general types its result by JAX's standard rule, weak when both operands
+    are, booleans included (seed 36001921); only jnp's products promote to a strong bool."""
+    w = lambda s: jnp.broadcast_to(s > 1, (2,))  # noqa: E731
+    same(run(lambda s: lax.dot(w(s), w(s)), 2.5), True, np.bool_, weak=True)
+    same(run(lambda s: lax.dot_general(w(s), w(s), (((0,), (0,)), ((), ()))), 2.5), True,
+         np.bool_, weak=True)
 
 
 def test_max_min_initial_takes_the_operand_dtype():
@@ -202,6 +214,54 @@ def test_a_lax_full_inside_jit_is_not_a_concrete_exponent():
         text = str(jitviz.make_jaxpr(lambda x: x ** full(x))(np.float32(2)))
         assert "integer_pow" not in text and "pow" in text, text
     assert int(lax.full((), 3)) == 3  # concrete outside a trace
+
+
+
+def test_a_constant_answer_of_a_traced_operand_is_traced():
+    """`jnp.isneginf` of an int (JAX: `full_like(x, False)`) is a traced value inside jit,
+    so indexing with it is JAX's NonConcreteBooleanIndexError (seed 36000829: jitviz folded
+    it to a constant False and selected nothing); isfinite/isinf/imag alike."""
+    with pytest.raises(jitviz.errors.NonConcreteBooleanIndexError):
+        jitviz.jit(lambda i, y: y[jnp.isneginf(i)])(np.int32(0), np.int32([[0]]))
+    for fn in (jnp.isneginf, jnp.isposinf, jnp.isinf, jnp.isfinite, jnp.imag):
+        with pytest.raises(jitviz.errors.TracerArrayConversionError):
+            jitviz.jit(lambda i: bool(np.asarray(fn(i))))(np.int32(3))
+
+
+# functions JAX 0.10 wraps in `jit` (or that convert): inside a trace their result is a
+# tracer even when they return their operand unchanged, a constant included
+PASS_THROUGH = {
+    "real": jnp.real, "conj": jnp.conj, "squeeze": jnp.squeeze, "atleast_1d": jnp.atleast_1d,
+    "atleast_2d": lambda c: jnp.atleast_2d(np.ones((1, 1), np.int32) * c),
+    "nan_to_num": jnp.nan_to_num, "clip": jnp.clip, "pad": lambda c: jnp.pad(c, 0),
+    "rint": jnp.rint, "astype": lambda c: jnp.astype(c, jnp.float32),
+    "stop_gradient": lax.stop_gradient, "positive": jnp.positive, "ceil": jnp.ceil,
+    "broadcast_arrays": lambda c: jnp.broadcast_arrays(c, c)[1],
+    "convert_element_type": lambda c: lax.convert_element_type(c, jnp.float32),
+    "tril_indices": lambda c: jnp.tril_indices(2)[0] + c,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PASS_THROUGH))
+@pytest.mark.parametrize("constant", [3, np.int32(3), jnp.asarray(3)], ids=["python", "numpy",
+                                                                         "Array"])
+def test_a_jitted_jnp_function_of_a_constant_is_traced(name, constant):
+    fn = PASS_THROUGH[name]
+    # np.asarray reads a concrete value (JAX's too), and refuses a tracer
+    with pytest.raises(jitviz.errors.TracerArrayConversionError):
+        jitviz.jit(lambda: int(np.asarray(fn(constant)).ravel()[0]))()
+    assert int(np.ravel(fn(constant))[0]) in (3, 1)  # concrete outside a trace
+
+
+def test_asarray_and_an_identity_transpose_of_an_array_keep_it_concrete():
+    """JAX returns a concrete Array itself from `jnp.asarray` and `lax.transpose` with the
+    identity permutation, even inside jit: it stays usable as a static value."""
+    table = jnp.asarray([2, 3])
+    f = jitviz.jit(lambda x: x * int(np.asarray(jnp.asarray(table))[1])
+                   * int(np.asarray(table.T)[0]))
+    same(f(np.float32(1)), 6.0, np.float32)
+    with pytest.raises(jitviz.errors.TracerArrayConversionError):  # a copy is traced
+        jitviz.jit(lambda x: x * int(np.asarray(jnp.array(table))[1]))(np.float32(1))
 
 
 def test_an_odd_integer_power_beyond_float32_keeps_its_parity():

@@ -10,8 +10,8 @@ import enum
 
 import numpy as np
 
-from ..core.ir import ShapedArray
-from ..core.trace import Tracer, stage
+from ..core.ir import Literal as _Literal, ShapedArray
+from ..core.trace import Tracer, stage as _stage
 from . import primitives as P
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401
 from .control_flow import map  # noqa: F401,A004  (lax.map, as in JAX)
@@ -115,11 +115,16 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
     new_dtype = _requested(new_dtype, "convert_element_type")
     if not isinstance(x, Tracer):
         from ..array import as_array
-        # the primitive's own impl: saturating float -> int, as under jit (not NumPy's wrap)
-        return as_array(P.convert_element_type_p.impl(np.asarray(x), new_dtype=new_dtype,
-                                                      weak_type=bool(weak_type)), weak_type)
+        # the primitive's own impl: saturating float -> int, as under jit (not NumPy's wrap);
+        # staged inside a trace, as JAX binds the primitive there even for a constant
+        return _stage(as_array(P.convert_element_type_p.impl(
+            np.asarray(x), new_dtype=new_dtype, weak_type=bool(weak_type)), weak_type))
     if x.dtype == new_dtype and x.weak_type == weak_type:
         return x
+    if isinstance(x._var, _Literal):
+        # a literal converts to a literal, as JAX's constant folding of this primitive
+        # does: `x ** jnp.isneginf(b)` of a bool b prints `pow a 0.0:f32[]`
+        return convert_element_type(x._var.val, new_dtype, weak_type)
     return P.convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 
@@ -173,8 +178,9 @@ def reshape(x, new_sizes, dimensions=None):
 
 def transpose(x, permutation):
     permutation = tuple(int(p) for p in permutation)
-    if isinstance(x, Tracer) and permutation == tuple(range(x.ndim)):
-        return x
+    from ..array import Array
+    if isinstance(x, (Tracer, Array)) and permutation == tuple(range(x.ndim)):
+        return x  # as JAX: an Array, even a constant inside a trace, is its own transpose
     return P.transpose_p.bind(x, permutation=permutation)
 
 
@@ -258,7 +264,7 @@ def full(shape, fill_value, dtype=None):
     # staged, as jnp.full: inside a trace JAX's result is a tracer even for a constant fill,
     # so `jnp.pow(v, v)` of `v = lax.full((), -8)` is `pow`, not a static negative exponent
     # for integer_pow (jaxdiff seed 35005449)
-    return stage(broadcast_in_dim(fill_value, shape, ()))
+    return _stage(broadcast_in_dim(fill_value, shape, ()))
 
 
 def _reducer(prim):

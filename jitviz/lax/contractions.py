@@ -26,9 +26,9 @@ def _dot_rule(lhs, rhs, *, dimension_numbers, precision, preferred_element_type)
     lfree = [d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb]
     rfree = [d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb]
     dt = preferred_element_type or lhs.dtype
-    # weak when both operands are, except for booleans (JAX: a product of weak booleans,
-    # like their logical ops, is strong)
-    weak = lhs.weak_type and rhs.weak_type and np.dtype(dt).kind != "b"
+    # weak when both operands are, booleans too (JAX's standard rule for lax.dot_general;
+    # jnp's products of weak booleans are strong: jitviz.numpy.linalg.contract)
+    weak = lhs.weak_type and rhs.weak_type
     return ShapedArray(batch + lfree + rfree, dt, weak)
 
 

@@ -44,5 +44,9 @@ def stop_gradient(x):
     from . import aval_of
 
     def stop(leaf):
-        return stop_gradient_p.bind(leaf) if aval_of(leaf).dtype.kind in "fc" else leaf
+        if aval_of(leaf).dtype.kind in "fc":
+            return stop_gradient_p.bind(leaf)
+        # JAX converts a non-Array leaf (a Python int, a NumPy array): a tracer in a trace
+        from ..numpy._core import unchanged, wrap_result
+        return unchanged(wrap_result(leaf), leaf)
     return tree_map(stop, x)

@@ -134,8 +134,8 @@ def result_type(*args):
 
 
 def astype(x, dtype, copy=False):
-    from ._core import to_dtype
-    return to_dtype(x, _dtypes.canonical_creation_dtype(dtype, "astype"))
+    from ._core import converted, to_dtype
+    return converted(to_dtype(x, _dtypes.canonical_creation_dtype(dtype, "astype")), x)
 
 
 def copy(a):

@@ -58,8 +58,10 @@ def array(object, dtype=None, copy=True, order=None, ndmin=0):
 
 
 def asarray(a, dtype=None, order=None, copy=None):
-    """Like `array`, without copying concrete jitviz arrays of the right dtype."""
-    return stage(_asarray(a, dtype))
+    """Like `array`, without copying concrete jitviz arrays of the right dtype: as in JAX,
+    such an Array is returned itself, concrete even inside a trace."""
+    out = _asarray(a, dtype)
+    return out if out is a else stage(out)
 
 
 def _array(object, dtype=None, copy=True, ndmin=0):

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import lax
 from ._core import aval, promote
-from .linalg import _dot_operands
+from .linalg import _dot_operands, _product
 from .shape import broadcast_to, transpose
 
 
@@ -130,7 +130,7 @@ def _contract(a, ta, b, tb, keep, precision, preferred_element_type):
     a, b = _dot_operands(a, b)
     dn = ((tuple(ta.index(c) for c in contract), tuple(tb.index(c) for c in contract)),
           (tuple(ta.index(c) for c in batch), tuple(tb.index(c) for c in batch)))
-    out = lax.dot_general(a, b, dn, precision, preferred_element_type)
+    out = _product(a, b, dn, precision, preferred_element_type)
     term = "".join(batch) + "".join(c for c in ta if c not in shared) + \
         "".join(c for c in tb if c not in shared)
     return out, term

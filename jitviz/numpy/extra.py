@@ -12,7 +12,8 @@ import numpy as np
 from .. import dtypes, lax
 from ..array import as_array
 from ..core import explain
-from ._core import aval, canonical_axes, canonical_axis, is_traced, promote, to_dtype
+from ..core.trace import stage
+from ._core import aval, canonical_axes, canonical_axis, is_traced, promote, to_dtype, unchanged
 from .creation import asarray, full, zeros, zeros_like
 from .indexing import take, where
 from .shape import concatenate, expand_dims, flip, moveaxis, ravel, reshape, stack, transpose
@@ -162,7 +163,12 @@ def pad(array, pad_width, mode="constant", **kwargs):
     indices come from NumPy padding `arange(n)` with the same mode. Not supported (a
     NotImplementedError): linear_ramp, maximum, mean, median, minimum, empty, a callable
     mode and reflect_type='odd'."""
-    (array,) = promote(array)
+    (y,) = promote(array)
+    out = _pad(y, pad_width, mode, kwargs)
+    return unchanged(out, array) if out is y else out  # nothing padded: `array` itself
+
+
+def _pad(array, pad_width, mode, kwargs):
     nd = aval(array).ndim
     widths = _pad_widths(pad_width, nd)
     if callable(mode) or mode in _PAD_UNSUPPORTED:
@@ -337,14 +343,14 @@ def triu(m, k=0):
 
 
 def tril_indices(n, k=0, m=None):
-    """`jnp.tril_indices` (static, computed by NumPy)."""
-    return tuple(_int_array(i) for i in np.tril_indices(_static_int(n, "n"),
+    """`jnp.tril_indices` (computed by NumPy; traced values inside a trace, as JAX's)."""
+    return tuple(stage(_int_array(i)) for i in np.tril_indices(_static_int(n, "n"),
                                                         _static_int(k, "k"), m))
 
 
 def triu_indices(n, k=0, m=None):
-    """`jnp.triu_indices` (static, computed by NumPy)."""
-    return tuple(_int_array(i) for i in np.triu_indices(_static_int(n, "n"),
+    """`jnp.triu_indices` (computed by NumPy; traced values inside a trace, as JAX's)."""
+    return tuple(stage(_int_array(i)) for i in np.triu_indices(_static_int(n, "n"),
                                                         _static_int(k, "k"), m))
 
 
@@ -413,7 +419,7 @@ def diag_indices(n, ndim=2):
         raise ValueError(f"n argument to diag_indices must be nonnegative, got {n}")
     if ndim < 0:
         raise ValueError(f"ndim argument to diag_indices must be nonnegative, got {ndim}")
-    return (_int_array(np.arange(n)),) * ndim
+    return (stage(_int_array(np.arange(n))),) * ndim
 
 
 def diag_indices_from(arr):
@@ -681,10 +687,10 @@ def atleast_3d(*arys):
     several arguments."""
     out = []
     for a in arys:
-        (a,) = promote(a)
-        s = aval(a).shape
+        (y,) = promote(a)
+        s = aval(y).shape
         new = {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}.get(len(s), s)
-        out.append(reshape(a, new) if new != s else a)
+        out.append(reshape(y, new) if new != s else unchanged(y, a))
     return out[0] if len(out) == 1 else out
 
 

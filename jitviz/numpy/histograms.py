@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes, lax
 from ..core import explain
-from ._core import aval, is_traced, promote, to_dtype
+from ._core import aval, converted, is_traced, promote, to_dtype
 from .creation import asarray, linspace, ones_like, zeros
 from .indexing import where
 from .shape import concatenate, ravel, reshape
@@ -147,7 +147,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     a = ravel(_operand(a))
     dtype = aval(a).dtype
     if np.ndim(bins) == 1 or (is_traced(bins) and aval(bins).ndim == 1):
-        return to_dtype(_operand(bins), dtype)
+        return converted(to_dtype(_operand(bins), dtype), bins)
     bins = operator.index(explain.concrete_or_error(
         bins, "The error occurred in the bins argument of histogram_bin_edges, which must be "
               "a static integer or an array of edges."))

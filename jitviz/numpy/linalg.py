@@ -8,6 +8,16 @@ from ..core import explain
 from ._core import aval, promote
 
 
+def _product(a, b, dimension_numbers, precision=None, preferred_element_type=None):
+    """`lax.dot_general` as jnp's products call it: JAX types their result by promotion,
+    where a boolean is never weak (`jnp.vdot` of weak booleans is strong; `lax.dot` keeps
+    the weak type)."""
+    out = lax.dot_general(a, b, dimension_numbers, precision, preferred_element_type)
+    if aval(out).weak_type and aval(out).dtype == np.bool_:
+        return lax.convert_element_type(out, np.bool_, False)
+    return out
+
+
 def _dot_operands(a, b):
     """The operands of a product, in one dtype. JAX hands mixed dtypes to dot_general with
     preferred_element_type; jitviz's dot_general takes one dtype, so only an operand of
@@ -30,7 +40,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
         contract = ((), ())
     else:
         contract = ((na - 1,), (0 if nb == 1 else nb - 2,))
-    return lax.dot_general(a, b, (contract, ((), ())), precision, preferred_element_type)
+    return _product(a, b, (contract, ((), ())), precision, preferred_element_type)
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None):
@@ -59,7 +69,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     a = lax.squeeze(a, a_sq) if a_sq else a
     b = lax.squeeze(b, b_sq) if b_sq else b
     contract = ((aval(a).ndim - 1,), (aval(b).ndim - 1 - b_mat,))
-    out = lax.dot_general(a, b, (contract, (tuple(a_bd), tuple(b_bd))), precision,
+    out = _product(a, b, (contract, (tuple(a_bd), tuple(b_bd))), precision,
                           preferred_element_type)
     out = lax.transpose(out, perm)
     return lax.expand_dims(out, tuple(both_sq)) if both_sq else out
@@ -105,7 +115,7 @@ def inner(a, b):
     if na == 0 or nb == 0:
         from .ufuncs import multiply
         return multiply(a, b)
-    return lax.dot_general(a, b, (((na - 1,), (nb - 1,)), ((), ())))
+    return _product(a, b, (((na - 1,), (nb - 1,)), ((), ())))
 
 
 def outer(a, b):
@@ -124,7 +134,7 @@ def tensordot(a, b, axes=2):
         ca, cb = axes
         ca = (ca,) if isinstance(ca, int) else tuple(ca)
         cb = (cb,) if isinstance(cb, int) else tuple(cb)
-    return lax.dot_general(a, b, ((ca, cb), ((), ())))
+    return _product(a, b, ((ca, cb), ((), ())))
 
 
 def trace(a, offset=0, axis1=0, axis2=1):

@@ -8,8 +8,9 @@ import numpy as np
 
 from .. import lax
 from ..core import explain
+from ..core.trace import stage
 from ._core import aval, broadcast_to_shape, canonical_axes, canonical_axis, concrete_shape, \
-    promote
+    promote, unchanged
 
 
 def reshape(a, *args, order="C", newshape=None, shape=None):
@@ -84,6 +85,7 @@ def expand_dims(a, axis):
 
 
 def squeeze(a, axis=None):
+    original = a
     (a,) = promote(a)
     shape = aval(a).shape
     if axis is None:
@@ -94,7 +96,7 @@ def squeeze(a, axis=None):
             if shape[d] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not "
                                  "equal to one")
-    return lax.squeeze(a, dims) if dims else a
+    return lax.squeeze(a, dims) if dims else unchanged(a, original)
 
 
 def broadcast_to(array, shape):
@@ -106,7 +108,9 @@ def broadcast_arrays(*args):
     """Each operand keeps its own dtype and weak type (no promotion, as in JAX); a Python
     scalar becomes a weakly typed array."""
     from ._core import _scalarize, broadcast_args, wrap_result
-    return broadcast_args(*[wrap_result(_scalarize(a)) for a in args], keep_scalars=False)
+    outs = broadcast_args(*[wrap_result(_scalarize(a)) for a in args], keep_scalars=False)
+    return [unchanged(out, a) if np.shape(a) == aval(out).shape else stage(out)
+            for out, a in zip(outs, args)]
 
 
 def concatenate(arrays, axis=0, dtype=None):
@@ -161,14 +165,14 @@ def column_stack(tup):
 
 
 def atleast_1d(a):
-    (a,) = promote(a)
-    return reshape(a, (1,)) if aval(a).ndim == 0 else a
+    (y,) = promote(a)
+    return reshape(y, (1,)) if aval(y).ndim == 0 else unchanged(y, a)
 
 
 def atleast_2d(a):
-    (a,) = promote(a)
-    nd = aval(a).ndim
-    return reshape(a, (1,) * (2 - nd) + aval(a).shape) if nd < 2 else a
+    (y,) = promote(a)
+    nd = aval(y).ndim
+    return reshape(y, (1,) * (2 - nd) + aval(y).shape) if nd < 2 else unchanged(y, a)
 
 
 def flip(m, axis=None):

@@ -7,8 +7,8 @@ import numpy as np
 
 from .. import dtypes, lax
 from ..core.trace import stage
-from ._core import (Array, _scalarize, aval, broadcast_args, is_traced, promote, to_dtype,
-                    wrap_result)
+from ._core import (Array, _scalarize, aval, broadcast_args, converted, is_traced, promote,
+                    to_dtype, unchanged, wrap_result)
 
 
 def _name(f, name):
@@ -81,39 +81,40 @@ arcsinh = _unary("arcsinh", lax.asinh, inexact=True)
 arccosh = _unary("arccosh", lax.acosh, inexact=True)
 arctanh = _unary("arctanh", lax.atanh, inexact=True)
 square = _unary("square", lax.square, numeric=True)  # square(bool) is int32, as in JAX
-real = _unary("real", lambda x: lax.real(x) if aval(x).dtype.kind == "c" else wrap_result(x))
 imag = _unary("imag", lambda x: lax.imag(x) if aval(x).dtype.kind == "c" else _zeros_like(x))
-conjugate = conj = _unary("conjugate", lambda x: lax.conj(x) if aval(x).dtype.kind == "c"
-                          else wrap_result(x))
+
+
+def _complex_only(name, lax_fn):
+    """real/conj: `lax_fn` of a complex operand; any other operand unchanged."""
+    def f(x, /):
+        (y,) = promote(x)
+        return lax_fn(y) if aval(y).dtype.kind == "c" else unchanged(y, x)
+    _name(f, name)
+    f.__doc__ = f"Elementwise {name}, as numpy.{name} (traced when tracing)."
+    return f
+
+
+real = _complex_only("real", lax.real)
+conjugate = conj = _complex_only("conjugate", lax.conj)
 asin, acos, atan, asinh, acosh, atanh, atan2 = (arcsin, arccos, arctan, arcsinh, arccosh,
                                                  arctanh, arctan2)
 
 
 def _zeros_like(x):
     """Zeros of x's type (JAX's `lax.full_like(x, 0)`: weak if x is), whatever x holds."""
-    return wrap_result(lax.broadcast_in_dim(to_dtype(0, aval(x).dtype, aval(x).weak_type),
-                                            aval(x).shape, ()))
-
-
-def _unchanged(x, original):
-    """The operand `x` (promoted from `original`) returned unchanged, as JAX's `lax.asarray`
-    returns it: an Array (concrete or traced) as it is; anything else (a Python scalar, a
-    NumPy array) JAX converts with a primitive, so inside a trace the result is a tracer:
-    inside jit, `jnp.ceil(-2**31)` is not a concrete exponent for `jnp.power` (seed
-    33007720: jitviz raised integer_pow's error where JAX computes `pow`)."""
-    out = wrap_result(x)
-    return out if isinstance(original, Array) or is_traced(original) else stage(out)
+    return stage(wrap_result(lax.broadcast_in_dim(
+        to_dtype(0, aval(x).dtype, aval(x).weak_type), aval(x).shape, ())))
 
 
 def positive(x, /):
     (y,) = promote(x)
-    return _unchanged(y, x)
+    return unchanged(y, x)
 
 
 def absolute(x, /):
     (y,) = promote(x)
     if aval(y).dtype.kind in "ub":
-        return _unchanged(y, x)
+        return unchanged(y, x)
     return lax.abs(y)
 
 
@@ -337,12 +338,14 @@ def _constant_like(v, x):
 
 def _all_false(x):
     # wrapped: for a 0-d x the "broadcast" is the NumPy scalar itself, whose methods and
-    # operators are NumPy's (x.argmax() would be int64)
-    return wrap_result(lax.broadcast_in_dim(np.bool_(False), aval(x).shape, ()))
+    # operators are NumPy's (x.argmax() would be int64). Staged: JAX's `lax.full_like` is a
+    # tracer inside a trace, so `y[jnp.isneginf(i)]` of an int `i` is JAX's
+    # NonConcreteBooleanIndexError there, not a concrete empty selection (seed 36000829)
+    return stage(wrap_result(lax.broadcast_in_dim(np.bool_(False), aval(x).shape, ())))
 
 
 def _all_true(x):
-    return wrap_result(lax.broadcast_in_dim(np.bool_(True), aval(x).shape, ()))
+    return stage(wrap_result(lax.broadcast_in_dim(np.bool_(True), aval(x).shape, ())))
 
 
 def isfinite(x, /):
@@ -399,7 +402,7 @@ def _whole(name, lax_fn):
     def f(x, /):
         (y,) = promote(x)
         if aval(y).dtype.kind in "iub":
-            return _unchanged(y, x)
+            return unchanged(y, x)
         return lax_fn(y)
     _name(f, name)
     f.__doc__ = f"Elementwise {name}, as numpy.{name}; integers and booleans unchanged."
@@ -419,7 +422,7 @@ def round(a, decimals=0):
     if aval(a).dtype.kind in "iu":
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
-        return _unchanged(a, original)
+        return unchanged(a, original)
     if decimals == 0:
         return lax.round(a, 1)
     f = _scalar_like(10.0 ** decimals, a)
@@ -435,14 +438,15 @@ def rint(x, /):
     (x,) = promote(x)
     dt = aval(x).dtype
     if dt.kind in "iub":
-        return to_dtype(x, dtypes.float64 if dt.itemsize >= 8 else dtypes.default_float())
+        return converted(to_dtype(x, dtypes.float64 if dt.itemsize >= 8
+                                  else dtypes.default_float()), x)
     return lax.round(x, 1)
 
 
 def trunc(x, /):
     (y,) = promote(x)
     if aval(y).dtype.kind in "iub":
-        return _unchanged(y, x)
+        return unchanged(y, x)
     return lax.select(lax.lt(y, _scalar_like(0, y)), lax.ceil(y), lax.floor(y))
 
 
@@ -453,6 +457,9 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
     """`minimum(maximum(a, a_min), a_max)`; either bound may be None."""
     lo = a_min if min is None else min
     hi = a_max if max is None else max
+    if lo is None and hi is None:
+        (y,) = promote(a)
+        return unchanged(y, a)
     if lo is not None:
         a = maximum(a, lo)
     if hi is not None:

@@ -469,6 +469,11 @@ def check(program: G.Program, backends=BACKENDS, do_localize=True) -> Result:
                                      "jitviz matches: an XLA whole-program rewrite")
         if do_localize:
             _localize_into(program, m, d)
+            if m.kind in VALUE_KINDS and not m.localized and not m.reference_quirk:
+                # a difference no statement shows alone: XLA rewrote across statements
+                # (seed 36003451: -inf * (a / broadcast(b)) as -inf * a * (1 / b), 1 / b
+                # subnormal and flushed to zero)
+                m.algsimp_only = jax_agrees_without_algsimp(program, got)
             if m.kind in VALUE_KINDS and m.localized and not m.reference_quirk:
                 if statement_agrees_op_by_op(program, m):
                     m.reference_quirk = ("the statement alone: JAX's jit result differs from "
@@ -602,7 +607,9 @@ def nan_sign_only(program, m):
 def subnormal_only(program, m):
     """Does the culprit statement alone agree once its subnormal operands are flushed to
     zero, as XLA's CPU code reads them? README: jitviz keeps subnormal numbers."""
-    return _agrees_with_operands(program, m, _flushed_subnormals)
+    # a Python float operand is weak: float32 without x64, so 1e-45 is subnormal there
+    python_float = np.float64 if program.x64 else np.float32
+    return _agrees_with_operands(program, m, lambda v: _flushed_subnormals(v, python_float))
 
 
 def bool_product_only(program, m):
@@ -612,7 +619,8 @@ def bool_product_only(program, m):
     return _agrees_with_operands(program, m, _bools_as_floats)
 
 
-# XLA's algebraic simplifier rewrites a division by a constant, x / c, as x * (1 / c): not
+# XLA's algebraic simplifier rewrites a division by a constant or a broadcast operand,
+# x / c, as x * (1 / c) (zero where 1 / c is subnormal: XLA's CPU code flushes it): not
 # correctly rounded (jnp.array([10., 10.]) / 100 is 0.099999994, also op by op), where jitviz
 # divides as NumPy does. The pass can only be switched off when XLA starts, so JAX runs the
 # program again in a child process with it off; only programs that divide are tried.
@@ -772,10 +780,10 @@ def _agrees_with_operands(program, m, fix):
     return ref.ok and compare(ref, _run(q, m.backend)) is None
 
 
-def _fixed_floats(v, bad, fixed):
+def _fixed_floats(v, bad, fixed, python_float=np.float64):
     """`v` with the elements `bad` selects replaced by `fixed` of them; `v` itself when no
-    element is bad (or it is not a float)."""
-    a = np.asarray(v)
+    element is bad (or it is not a float). A Python float is judged as `python_float`."""
+    a = np.asarray(v, python_float) if type(v) is float else np.asarray(v)
     if a.dtype.kind != "f":
         return v
     with np.errstate(all="ignore"):
@@ -790,9 +798,9 @@ def _positive_nans(v):
     return _fixed_floats(v, lambda a: np.isnan(a) & np.signbit(a), np.abs)
 
 
-def _flushed_subnormals(v):
+def _flushed_subnormals(v, python_float=np.float64):
     return _fixed_floats(v, lambda a: (a != 0) & (np.abs(a) < np.finfo(a.dtype).tiny),
-                         lambda a: np.copysign(np.zeros_like(a), a))
+                         lambda a: np.copysign(np.zeros_like(a), a), python_float)
 
 
 def _raising_statement(program, backend):
