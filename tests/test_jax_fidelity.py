@@ -794,3 +794,31 @@ def test_precision_is_jaxs_enum_and_prints_as_jaxs(precision):
 def test_an_unknown_precision_is_a_value_error(precision):
     with pytest.raises(ValueError):  # as JAX (a mixed pair too)
         lax.dot(np.ones(2), np.ones(2), precision=precision)
+
+
+def test_angle_of_a_weak_float_array_stays_weak():
+    """JAX's angle converts to the strong default float only an operand that is not inexact
+    or a 0-d float: a weak float array stays weak, angle(1.0) and angle(2) are strong."""
+    same(run(lambda: jnp.angle(lax.broadcast(2.5, (3,)))), [0.0] * 3, np.float32, weak=True)
+    same(run(lambda: jnp.angle(1.0)), 0.0, np.float32)
+    same(run(lambda: jnp.angle(2)), 0.0, np.float32)
+
+
+def test_iota_of_booleans_is_a_type_error():
+    """`jnp.arange(True)` asks iota for booleans: JAX's TypeError; a bool bound promoted
+    with an int (`arange(0, True)`) is int32."""
+    with pytest.raises(TypeError, match="iota does not accept dtype bool"):
+        jitviz.jit(lambda: jnp.arange(True))()
+    with pytest.raises(TypeError, match="iota does not accept dtype bool"):
+        lax.iota(np.bool_, 3)
+    same(run(lambda: jnp.arange(0, True)), [0], np.int32)
+
+
+@pytest.mark.parametrize("window", ["bartlett", "blackman", "hamming", "hanning", "kaiser"])
+def test_a_window_size_is_truncated_to_an_int(window):
+    """JAX takes `int(M)`: a float size truncates, `hamming(3.7)` has 3 points."""
+    fn = getattr(jnp, window)
+    make = (lambda M: fn(M, 2.0)) if window == "kaiser" else fn
+    got = run(lambda: make(3.7))
+    np.testing.assert_allclose(got, run(lambda: make(3)), rtol=1e-6)
+    assert got.shape == (3,) and run(lambda: make(1.5)).shape == (1,)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core.ir import ShapedArray
 from ..core.registry import primitive
+from .dtype_kinds import NUMERIC, _check_kind
 
 
 def _bid_rule(x, *, shape, broadcast_dimensions):
@@ -291,6 +292,7 @@ scatter_p = primitive("scatter", abstract_eval=_scatter_rule, impl=_scatter_impl
 
 
 def _iota_rule(*, dtype, shape, dimension):
+    _check_kind("iota", np.dtype(dtype), NUMERIC)  # JAX's TypeError for bool (arange(True))
     return ShapedArray(shape, dtype, False)
 
 

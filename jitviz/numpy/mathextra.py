@@ -284,9 +284,11 @@ def angle(z, deg=False):
     `deg`."""
     (z,) = promote(z)
     re, im = real(z), imag(z)
-    dt = aval(re).dtype if aval(re).dtype.kind == "f" else dtypes.default_float()
-    # JAX converts both parts to a strong dtype first: angle(1.0) is not weakly typed
-    out = arctan2(to_dtype(im, dt), to_dtype(re, dt))
+    # JAX converts both parts to the strong default float where z is not inexact or is a
+    # 0-d float (angle(1.0) is not weakly typed); a weak float array stays weak
+    if aval(re).dtype.kind != "f" or (aval(z).dtype.kind == "f" and aval(z).ndim == 0):
+        re, im = (to_dtype(v, dtypes.default_float()) for v in (re, im))
+    out = arctan2(im, re)
     if deg:
         from .ufuncs import degrees
         return degrees(out)

@@ -15,6 +15,7 @@ import operator
 import numpy as np
 
 from .. import dtypes, lax
+from ..core import explain
 from ._core import aval, canonical_axis, is_traced, promote, to_dtype
 from .creation import arange, asarray, ones, zeros
 from .indexing import where
@@ -263,7 +264,9 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
 # --- windows ------------------------------------------------------------------------------------
 
 def _window_points(M, name):
-    M = operator.index(M)
+    # int(M), as JAX's concrete_or_error(int, M): a float size truncates (bartlett(2.5) has
+    # 2 points); a traced one is a ConcretizationTypeError
+    M = int(explain.concrete_or_error(M, f"The error arose in the M argument of jnp.{name}."))
     return M, arange(1 - M, M, 2, dtype=dtypes.default_float())
 
 
@@ -307,7 +310,7 @@ def hanning(M):
 
 def kaiser(M, beta):
     """The Kaiser window of M points with shape parameter beta."""
-    M = operator.index(M)
+    M = int(explain.concrete_or_error(M, "The error arose in the M argument of jnp.kaiser."))
     if M < 1:
         return zeros(0, dtypes.default_float())
     if M == 1:
