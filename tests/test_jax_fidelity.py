@@ -822,3 +822,58 @@ def test_a_window_size_is_truncated_to_an_int(window):
     got = run(lambda: make(3.7))
     np.testing.assert_allclose(got, run(lambda: make(3)), rtol=1e-6)
     assert got.shape == (3,) and run(lambda: make(1.5)).shape == (1,)
+
+
+def test_convolve_of_weak_operands_stays_weak():
+    """JAX pads with `lax.pad`, which keeps the weak type: convolve of an int array and a
+    weak float is a weak float32 in every mode (the padding zeros were strong)."""
+    for mode in ("full", "same", "valid"):
+        got = run(lambda: jnp.convolve(jnp.arange(3), lax.broadcast(2.5, (2,)), mode=mode))
+        assert got.dtype == np.float32 and got.weak_type, mode
+
+
+def test_column_stack_of_an_array_stacks_its_rows_without_splitting():
+    """`jnp.column_stack(x)` of an array takes its rows as the sequence, as NumPy does, and
+    as JAX without a concatenate: a weak operand stays weak."""
+    for shape in [(3,), (3, 4), (2, 3, 4), (2, 3, 4, 5)]:
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        np.testing.assert_array_equal(run(lambda v: jnp.column_stack(v), x), np.column_stack(x))
+    assert run(lambda: jnp.column_stack(jnp.less(lax.broadcast(2, (3,)), 3))).weak_type
+
+
+def test_weak_types_of_pad_diag_diagflat_and_cross():
+    """As JAX types them: constant padding takes the operand's weak type; diag of a 1-D
+    weak float stays weak at any k, of weak booleans is strong (jnp.where's promotion);
+    diagflat writes into strong zeros; a 3-D cross product is stacked with jnp.array
+    (strong), a 2-D one is not."""
+    w = lambda: lax.broadcast(2.5, (3,))  # noqa: E731
+    wb = lambda: jnp.less(lax.broadcast(2, (3,)), 3)  # noqa: E731
+    cases = [(lambda: jnp.pad(w(), (1, 0)), True), (lambda: jnp.pad(w(), 1, mode="edge"), True),
+             (lambda: jnp.pad(jnp.ones(3), 1, constant_values=2.5), False),
+             (lambda: jnp.diag(w(), 1), True), (lambda: jnp.diag(w()), True),
+             (lambda: jnp.diag(wb()), False), (lambda: jnp.diag(wb(), 1), False),
+             (lambda: jnp.diagflat(w()), False), (lambda: jnp.cross(w(), w()), False),
+             (lambda: jnp.cross(w()[:2], w()[:2]), True)]
+    for i, (fn, weak) in enumerate(cases):
+        assert bool(run(fn).weak_type) == weak, i
+
+
+def test_diff_of_an_empty_axis_is_empty():
+    for n in (1, 2):
+        same(run(lambda x: jnp.diff(x, n=n), np.zeros(0, np.float32)), [], np.float32)
+    same(run(lambda x: jnp.diff(x, n=5), np.zeros(3, np.float32)), [], np.float32)
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian", "quantile", "nanquantile"])
+def test_a_quantile_over_an_empty_axis_raises_as_jax(name):
+    """JAX gathers order statistics with slices of 1 along the axis: TypeError for an empty
+    axis even when the result is empty (seed 36006976: zeros((0, 1, 1, 0)), axis=-1); its
+    nan-quantiles of an empty array over all axes index an empty ravel (IndexError)."""
+    fn = getattr(jnp, name)
+    call = (lambda x, axis: fn(x, axis=axis)) if "median" in name else \
+        (lambda x, axis: fn(x, 0.5, axis=axis))
+    with pytest.raises(TypeError, match="Slice size"):
+        jitviz.jit(lambda x: call(x, -1))(np.zeros((0, 1, 1, 0), np.float32))
+    with pytest.raises(IndexError if name.startswith("nan") else TypeError):
+        jitviz.jit(lambda x: call(x, None))(np.zeros((3, 0), np.float32))
+    assert jitviz.jit(lambda x: call(x, 0))(np.zeros((3, 0), np.float32)).shape == (0,)

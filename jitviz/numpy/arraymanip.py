@@ -178,7 +178,9 @@ def tri(N, M=None, k=0, dtype=None):
 def diagflat(v, k=0):
     """A 2-D array with the flattened v on its k-th diagonal."""
     from .extra import diag
-    return diag(ravel(_operand(v)), k)
+    out = diag(ravel(_operand(v)), k)
+    # JAX writes v into zeros of its dtype: strongly typed whatever v is
+    return lax.convert_element_type(out, aval(out).dtype, False)
 
 
 def dstack(tup, dtype=None):

@@ -60,7 +60,9 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     op = not_equal if aval(a).dtype == np.bool_ else subtract
     for _ in range(n):
         size = aval(a).shape[axis]
-        a = op(_slice_axis(a, axis, 1, size), _slice_axis(a, axis, 0, max(size - 1, 0)))
+        # an empty axis stays empty (NumPy and JAX: diff of zeros(0), or n past the length)
+        a = op(_slice_axis(a, axis, min(1, size), size),
+               _slice_axis(a, axis, 0, max(size - 1, 0)))
     return a
 
 
@@ -221,11 +223,12 @@ def _pad_widths(pad_width, nd):
 
 
 def _pad_constant(a, ax, lo, hi, values):
-    shape, dt = list(aval(a).shape), aval(a).dtype
+    shape, dt, weak = list(aval(a).shape), aval(a).dtype, aval(a).weak_type
     parts = []
     for width, v in ((lo, values[0]), (hi, values[1])):
         shape[ax] = width
-        parts.append(full(tuple(shape), to_dtype(v, dt)) if width else None)
+        # the padding takes a's type, weak if a is (JAX's lax.pad of the converted value)
+        parts.append(full(tuple(shape), to_dtype(v, dt, weak)) if width else None)
     pieces = [p for p in (parts[0], a, parts[1]) if p is not None]
     return concatenate(pieces, ax) if len(pieces) > 1 else a
 
@@ -409,7 +412,10 @@ def diag(v, k=0):
     # the diagonal's element in column j (k >= 0) or row i (k < 0) is padded[j] / padded[i]
     padded = pad(v, (abs(k), 0))
     values = lax.broadcast_in_dim(padded, (n, n), (1,) if k >= 0 else (0,))
-    return lax.select(mask, values, zeros_like(values))
+    out = lax.select(mask, values, zeros_like(values))
+    # JAX's jnp.where of the two: booleans are never weak after promotion
+    return lax.convert_element_type(out, np.bool_, False) if aval(out).dtype == np.bool_ \
+        else out
 
 
 def diag_indices(n, ndim=2):
@@ -500,6 +506,8 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     c = stack(broadcast_arrays(subtract(multiply(a1, b2), multiply(a2, b1)),
                                subtract(multiply(a2, b0), multiply(a0, b2)),
                                subtract(multiply(a0, b1), multiply(a1, b0))), 0)
+    # JAX stacks the components with jnp.array(list): strongly typed (a 2x2 cross is not)
+    c = lax.convert_element_type(c, aval(c).dtype, False)
     return moveaxis(c, 0, axisc)
 
 

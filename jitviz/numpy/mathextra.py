@@ -196,8 +196,10 @@ def _conv(op, a, v, mode, flip_v, precision, preferred_element_type):
     if mode not in pads:
         raise ValueError("mode must be one of ['full', 'same', 'valid']")
     lo, hi = pads[mode]
-    dt = aval(a).dtype
-    parts = [zeros((lo,), dt)] * bool(lo) + [a] + [zeros((hi,), dt)] * bool(hi)
+    # zeros of a's type, weak if a is (JAX pads with lax.pad, which keeps a's weak type)
+    zero = to_dtype(0, aval(a).dtype, aval(a).weak_type)
+    parts = [lax.broadcast_in_dim(zero, (w,), ()) for w in (lo,) if w] + [a] + \
+        [lax.broadcast_in_dim(zero, (w,), ()) for w in (hi,) if w]
     a = concatenate(parts) if len(parts) > 1 else a
     out_len = n + lo + hi - k + 1
     windows = take(a, np.arange(out_len)[:, None] + np.arange(k)[None, :])

@@ -160,6 +160,16 @@ def hstack(tup):
 
 
 def column_stack(tup):
+    if not isinstance(tup, (list, tuple)) and np.ndim(tup) > 0:
+        # an array is the sequence of its rows, stacked as columns without splitting it
+        # (JAX: no concatenate, so a weak operand stays weak)
+        (a,) = promote(tup)
+        shape = aval(a).shape
+        if len(shape) == 1:
+            return reshape(a, (1, shape[0]))
+        a = lax.transpose(a, (1, 0) + tuple(range(2, len(shape))))
+        return reshape(a, (shape[1], shape[0] * (shape[2] if len(shape) > 2 else 1))
+                       + shape[3:])
     arrs = [reshape(a, (-1, 1)) if aval(a).ndim < 2 else a for a in promote(*tup)]
     return concatenate(arrs, 1)
 
