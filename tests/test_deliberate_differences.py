@@ -364,6 +364,20 @@ def test_a_division_is_correctly_rounded(backend):
     assert got[0][1] == 1.0 and (got[1] == -np.inf).all()
 
 
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_a_reverse_cumulative_sum_or_product_runs_from_the_end(backend):
+    # the fuzzer's seed 36008583: XLA computes each output of a reverse scan as its own
+    # window in array order ([-0, -inf, -6]); jitviz accumulates from the end in one pass
+    x = np.array([0.0, 3e38, -6.0], F32)
+    got = jitviz.jit(lambda x: lax.cumprod(x, reverse=True), backend=backend)(x)
+    np.testing.assert_array_equal(got, np.float32([np.nan, -np.inf, -6.0]))
+    s = np.array([1e30, 1.0, -1e30, 3.0], F32)
+    got = jitviz.jit(lambda x: lax.cumsum(x, reverse=True), backend=backend)(s)
+    np.testing.assert_array_equal(got, np.float32([0.0, -1e30, -1e30, 3.0]))
+    fwd = jitviz.jit(lambda x: lax.cumprod(x), backend=backend)(x)  # forward: one order
+    np.testing.assert_array_equal(fwd, np.float32([0.0, 0.0, -0.0]))
+
+
 def test_unordered_debug_prints_come_in_program_order():
     import contextlib
     import io

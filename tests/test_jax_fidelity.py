@@ -832,13 +832,22 @@ def test_convolve_of_weak_operands_stays_weak():
         assert got.dtype == np.float32 and got.weak_type, mode
 
 
-def test_column_stack_of_an_array_stacks_its_rows_without_splitting():
-    """`jnp.column_stack(x)` of an array takes its rows as the sequence, as NumPy does, and
-    as JAX without a concatenate: a weak operand stays weak."""
+@pytest.mark.parametrize("name", ["concatenate", "stack", "vstack", "hstack", "dstack",
+                                  "column_stack"])
+def test_stacking_an_array_takes_its_rows_without_splitting(name):
+    """`jnp.vstack(x)` (and the others) of one array take its rows as the sequence, as NumPy
+    does, and as JAX without a concatenate: a weak operand stays weak (the scan of weak
+    operands found column_stack and dstack of weak booleans strong)."""
+    fn = getattr(jnp, name)
     for shape in [(3,), (3, 4), (2, 3, 4), (2, 3, 4, 5)]:
+        if name == "concatenate" and len(shape) == 1:
+            continue  # rows of 0-d arrays: NumPy's and JAX's ValueError
         x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
-        np.testing.assert_array_equal(run(lambda v: jnp.column_stack(v), x), np.column_stack(x))
-    assert run(lambda: jnp.column_stack(jnp.less(lax.broadcast(2, (3,)), 3))).weak_type
+        np.testing.assert_array_equal(run(lambda v: fn(v), x), getattr(np, name)(x))
+        assert run(lambda: fn(jnp.less(lax.broadcast(2, shape), 3))).weak_type, shape
+    if name == "concatenate":
+        with pytest.raises(ValueError, match="zero-dimensional"):
+            jnp.concatenate(np.zeros(3, np.float32))
 
 
 def test_weak_types_of_pad_diag_diagflat_and_cross():
@@ -877,3 +886,36 @@ def test_a_quantile_over_an_empty_axis_raises_as_jax(name):
     with pytest.raises(IndexError if name.startswith("nan") else TypeError):
         jitviz.jit(lambda x: call(x, None))(np.zeros((3, 0), np.float32))
     assert jitviz.jit(lambda x: call(x, 0))(np.zeros((3, 0), np.float32)).shape == (0,)
+
+
+def test_gcd_and_lcm_are_strongly_typed():
+    """JAX's gcd loop writes a strong zero of the dtype: gcd and lcm of weak ints are
+    strong int32."""
+    w = lambda: lax.broadcast(4, (3,))  # noqa: E731
+    same(run(lambda: jnp.gcd(w(), 6)), [2, 2, 2], np.int32)
+    same(run(lambda: jnp.lcm(w(), 6)), [12, 12, 12], np.int32)
+
+
+def test_eye_sizes_are_integers():
+    """JAX's eye takes integer sizes: a float N or M is its TypeError, a float k its
+    ValueError (jitviz truncated them)."""
+    with pytest.raises(TypeError, match="argument 'N'"):
+        jnp.eye(2.5)
+    with pytest.raises(TypeError, match="argument 'M'"):
+        jnp.eye(2, 2.5)
+    with pytest.raises(ValueError, match="k must be a scalar integer"):
+        jnp.eye(2, 2, 1.5)
+    same(jnp.eye(np.int32(2), k=np.int32(1)), [[0, 1], [0, 0]], np.float32)
+
+
+def test_gradient_promotes_its_operand_with_the_spacings():
+    """As JAX's promote_dtypes_inexact(f, *varargs): the result is weak when f and every
+    spacing are (the default spacing is f's own 1), strong otherwise."""
+    w = lambda: lax.broadcast(2.5, (3,))  # noqa: E731
+    wi = lambda: lax.broadcast(2, (3,))  # noqa: E731
+    assert run(lambda: jnp.gradient(w())).weak_type
+    assert run(lambda: jnp.gradient(wi(), wi())).weak_type
+    assert run(lambda: jnp.gradient(w(), 0.5)).weak_type
+    assert not run(lambda: jnp.gradient(w(), np.float32(0.5))).weak_type
+    same(run(lambda x: jnp.gradient(x, 2.0), np.float32([1, 2, 4])), [0.5, 0.75, 1.0],
+         np.float32)

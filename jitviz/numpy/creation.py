@@ -1,6 +1,8 @@
 """Array creation: `array`, `asarray`, `zeros`, `ones`, `full`, `arange`, `linspace`, `eye`."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import dtypes, lax
@@ -283,10 +285,24 @@ def _bounds_at(x, bounds, shape):
     return lax.reshape(broadcast_to_shape(x, bounds), shape)
 
 
+def _eye_size(v, name):
+    """A size of jnp.eye: a concrete integer (JAX's TypeError for 2.5)."""
+    v = explain.concrete_or_error(v, f"It arose in the jnp.eye argument '{name}'.")
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got "
+                        f"({v!r},). argument '{name}' of jnp.eye()") from None
+
+
 def eye(N, M=None, k=0, dtype=None):
-    N = int(explain.concrete_or_error(N, "It arose in the jnp.eye argument 'N'."))
-    M = N if M is None else int(explain.concrete_or_error(M, "It arose in the jnp.eye argument 'M'."))
-    k = int(explain.concrete_or_error(k, "It arose in the jnp.eye argument 'k'."))
+    N = _eye_size(N, "N")
+    M = N if M is None else _eye_size(M, "M")
+    k = explain.concrete_or_error(k, "It arose in the jnp.eye argument 'k'.")
+    try:
+        k = operator.index(k)
+    except TypeError:
+        raise ValueError(f"k must be a scalar integer; got {k!r}") from None
     dtype = dtypes.canonical_creation_dtype(dtype, "eye") or dtypes.default_float()
     rows = lax.broadcasted_iota(np.int32, (N, M), 0)
     cols = lax.broadcasted_iota(np.int32, (N, M), 1)

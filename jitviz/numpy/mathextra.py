@@ -341,7 +341,8 @@ def gcd(x1, x2, /):
         a, b = _where(nz, b, a), _where(nz, r, zero)
         return _where(lax.lt(a, b), b, a), _where(lax.lt(a, b), a, b)
     out, _ = lax.while_loop(cond, body, (abs_(x1), abs_(x2)))
-    return out
+    # strongly typed, as JAX's (its loop body's zero is a strong constant of the dtype)
+    return lax.convert_element_type(out, aval(out).dtype, False)
 
 
 def lcm(x1, x2, /):

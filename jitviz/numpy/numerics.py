@@ -43,12 +43,13 @@ def gradient(f, *varargs, axis=None, edge_order=None):
     if edge_order is not None:
         raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not "
                                   "supported.")
-    (f,) = promote(f, inexact=True)
+    # promoted together, as JAX's promote_dtypes_inexact(f, *varargs): weak when all are
+    f, *varargs = promote(f, *[_operand(v) for v in varargs], inexact=True)
     f = _operand(f)
     nd = aval(f).ndim
     axes = canonical_axes(axis, nd)
     if len(varargs) == 0:
-        spacings = [1.0] * len(axes)
+        spacings = [to_dtype(1.0, aval(f).dtype, aval(f).weak_type)] * len(axes)
     elif len(varargs) == 1 and len(axes) > 1 and np.ndim(varargs[0]) == 0:
         spacings = list(varargs) * len(axes)
     elif len(varargs) == len(axes):
@@ -69,7 +70,7 @@ def _gradient_along(f, axis, spacing):
                          "least (edge_order + 1) elements are required.")
     nd, dt = aval(f).ndim, aval(f).dtype
     if np.ndim(spacing) == 0 and not (is_traced(spacing) and aval(spacing).ndim):
-        h = to_dtype(_operand(spacing), dt)
+        h = spacing
         inner = true_divide(subtract(_along(f, axis, slice(2, None)),
                                      _along(f, axis, slice(None, -2))), multiply(2, h))
         first_d, last_d = h, h
@@ -78,7 +79,7 @@ def _gradient_along(f, axis, spacing):
         if aval(x).ndim != 1 or aval(x).shape[0] != n:
             raise ValueError("The spacing of jnp.gradient along an axis must be a scalar or "
                              f"1-D coordinates of its length {n}; got shape {aval(x).shape}")
-        dx = reshape(to_dtype(diff(x), dt), _line_shape(nd, axis, n - 1))
+        dx = reshape(diff(x), _line_shape(nd, axis, n - 1))
         dx1, dx2 = _along(dx, axis, slice(None, -1)), _along(dx, axis, slice(1, None))
         # the second-order accurate weights of f[i-1], f[i], f[i+1] on an uneven grid
         total = add(dx1, dx2)

@@ -113,7 +113,37 @@ def broadcast_arrays(*args):
             for out, a in zip(outs, args)]
 
 
+def _whole_array(seq) -> bool:
+    """A sequence given as one array (not a list or tuple): JAX concatenates and stacks its
+    rows without splitting it (a reshape, no concatenate), so a weak type is kept."""
+    return not isinstance(seq, (list, tuple)) and np.ndim(seq) > 0
+
+
+def _rows_shaped(seq, row_shape, dtype=None):
+    """The array `seq`, each row reshaped by `row_shape` (an atleast_Nd rule)."""
+    (a,) = promote(seq)
+    if dtype is not None:
+        from ._core import to_dtype
+        a = to_dtype(a, np.dtype(dtype))
+    shape = aval(a).shape
+    return reshape(a, shape[:1] + row_shape(shape[1:]))
+
+
+def _concatenate_rows(a, axis):
+    """The rows of the array `a` concatenated along `axis` of a row."""
+    shape = aval(a).shape
+    if axis is None:
+        return reshape(a, (-1,))
+    if len(shape) == 1:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    k = canonical_axis(axis, len(shape) - 1)
+    return reshape(moveaxis(a, 0, k), shape[1:k + 1] + (shape[0] * shape[k + 1],)
+                   + shape[k + 2:])
+
+
 def concatenate(arrays, axis=0, dtype=None):
+    if _whole_array(arrays):
+        return _concatenate_rows(_rows_shaped(arrays, tuple, dtype), axis)
     arrays = list(arrays)
     if not arrays:
         raise ValueError("need at least one array to concatenate")
@@ -135,6 +165,9 @@ concat = concatenate
 
 
 def stack(arrays, axis=0, dtype=None):
+    if _whole_array(arrays):
+        a = _rows_shaped(arrays, tuple, dtype)
+        return moveaxis(a, 0, canonical_axis(axis, aval(a).ndim))
     arrays = list(arrays)
     if not arrays:
         raise ValueError("need at least one array to stack")
@@ -150,26 +183,36 @@ def stack(arrays, axis=0, dtype=None):
     return lax.stack(arrays, ax)
 
 
+# each function's rule for one operand's shape (atleast_1d, atleast_2d, column form)
+def _at_least_1d(s):
+    return s or (1,)
+
+
+def _at_least_2d(s):
+    return (1,) * (2 - len(s)) + s if len(s) < 2 else s
+
+
+def _as_column(s):
+    return (s[0] if s else 1, 1) if len(s) < 2 else s
+
+
 def vstack(tup):
+    if _whole_array(tup):
+        return _concatenate_rows(_rows_shaped(tup, _at_least_2d), 0)
     return concatenate([atleast_2d(a) for a in tup], 0)
 
 
 def hstack(tup):
+    if _whole_array(tup):
+        a = _rows_shaped(tup, _at_least_1d)
+        return _concatenate_rows(a, 0 if aval(a).ndim == 2 else 1)
     arrs = [atleast_1d(a) for a in tup]
     return concatenate(arrs, 0 if aval(arrs[0]).ndim == 1 else 1)
 
 
 def column_stack(tup):
-    if not isinstance(tup, (list, tuple)) and np.ndim(tup) > 0:
-        # an array is the sequence of its rows, stacked as columns without splitting it
-        # (JAX: no concatenate, so a weak operand stays weak)
-        (a,) = promote(tup)
-        shape = aval(a).shape
-        if len(shape) == 1:
-            return reshape(a, (1, shape[0]))
-        a = lax.transpose(a, (1, 0) + tuple(range(2, len(shape))))
-        return reshape(a, (shape[1], shape[0] * (shape[2] if len(shape) > 2 else 1))
-                       + shape[3:])
+    if _whole_array(tup):
+        return _concatenate_rows(_rows_shaped(tup, _as_column), 1)
     arrs = [reshape(a, (-1, 1)) if aval(a).ndim < 2 else a for a in promote(*tup)]
     return concatenate(arrs, 1)
 

@@ -7,11 +7,11 @@ tests/test_jax_differential.py::test_known_difference_is_real_and_recognised, so
 that no longer matches anything (the difference is gone) or that hides more than it says
 fails the suite.
 
-Of README's list, eight change what a jitted program computes: "the sign of a NaN is not
+Of README's list, nine change what a jitted program computes: "the sign of a NaN is not
 read", "subnormal numbers are kept", "a product with a boolean is IEEE's", "the sign of a
 zero sum is not specified", "a float sum adds pairwise", "an index beyond int32 clamps", "a
-division is correctly rounded" and "how a dot product rounds is not
-specified". The others are about jaxpr
+division is correctly rounded", "how a dot product rounds is not specified" and "a reverse
+cumulative sum or product runs from the end". The others are about jaxpr
 text, tracer reprs, message wording, jitviz's own `lax.gather`/`lax.scatter` API (not
 generated, see generator.SKIPPED), the `keep_float64` switch (off, as the fuzzer runs: with it
 off, 64-bit inputs and named dtypes are 32-bit without x64, as in JAX) and the ndarray
@@ -19,7 +19,8 @@ subclass that results are.
 
 A predicate receives a `runner.Mismatch` (fields: backend, kind, op, stmt, operands, key,
 detail, jax, jitviz, localized, nan_sign_only, subnormal_only, bool_product_only,
-algsimp_only, unrounded_products_only, sum_order_only, program = {"source", "args", "x64", ...}).
+algsimp_only, unrounded_products_only, sum_order_only, suffix_order_only, program = {"source",
+"args", "x64", ...}).
 """
 from __future__ import annotations
 
@@ -148,6 +149,16 @@ KNOWN_DIFFERENCES = [
           ([("v0 = jnp.percentile(x0, np.array([10.0, 90.0], np.float32), axis=1)",
              "jnp.percentile")],
            "args = (np.array([[0, 1]], dtype=np.int64),)", True)),
+    Entry("reverse-cumulative-from-the-end",
+          "README 'A reverse cumulative sum or product runs from the end': jitviz "
+          "accumulates lax.cumsum/cumprod(reverse=True) from the last element in one pass, "
+          "XLA computes each output as its own window in array order; with overflow or "
+          "cancellation the two differ (the statement alone agrees once jitviz's interpreter "
+          "computes windows)",
+          lambda m: bool(m.suffix_order_only),
+          # the fuzzer's seed 36008583
+          ([("v0 = lax.cumprod(x0, axis=1, reverse=True)", "lax.cumprod")],
+           "args = (np.array([[0.0, 3e+38, -6.0]], dtype=np.float32),)", False)),
 ]
 
 

@@ -350,6 +350,7 @@ class Mismatch:
     algsimp_only: bool = False     # JAX agrees with XLA's algebraic simplifier off
     unrounded_products_only: bool = False  # a dot: one side added its products unrounded
     sum_order_only: bool = False   # agrees once jitviz's interpreter adds its sums in sequence
+    suffix_order_only: bool = False  # ... computes a reverse cumsum/cumprod by windows
     reference_quirk: str | None = None  # JAX disagrees with itself (jit vs op by op)
     amplified: str | None = None   # the culprit agrees when fed JAX's operands: upstream
     #                                rounding (within tolerance) grew through it
@@ -502,10 +503,14 @@ def check(program: G.Program, backends=BACKENDS, do_localize=True) -> Result:
                     m.sum_order_only = not (
                         m.nan_sign_only or m.subnormal_only or m.bool_product_only or
                         m.unrounded_products_only) and sum_order_only(program, m)
+                    m.suffix_order_only = not (
+                        m.nan_sign_only or m.subnormal_only or m.bool_product_only or
+                        m.unrounded_products_only or m.sum_order_only) and \
+                        suffix_order_only(program, m)
                     m.algsimp_only = not (m.nan_sign_only or m.subnormal_only or
                                           m.bool_product_only or
                                           m.unrounded_products_only or
-                                          m.sum_order_only) and \
+                                          m.sum_order_only or m.suffix_order_only) and \
                         jax_agrees_without_algsimp(program, got)
             if tolerated(m):
                 continue
@@ -737,6 +742,53 @@ def sum_order_only(program, m):
         prim.impl = pairwise
     ref = _run(q, "jax")
     return in_sequence.ok and ref.ok and compare(ref, in_sequence) is None
+
+
+_REVERSE_CUMULATIVE = re.compile(r"reverse=True")
+
+
+def suffix_order_only(program, m):
+    """Is the difference the order of a reverse cumulative sum's or product's operations?
+    jitviz accumulates from the last element (one pass); XLA's CPU code computes each
+    output as its own window, in array order. The statement alone, fed JAX's values of its
+    operands, agrees with JAX once jitviz's interpreter does the same (seed 36008583:
+    cumprod of [0, 3e38, -6] reversed is [NaN, -inf, -6] from the end, [-0, -inf, -6] by
+    windows)."""
+    if m.op not in ("lax.cumsum", "lax.cumprod") or \
+            not _REVERSE_CUMULATIVE.search(m.stmt or ""):
+        return False
+    q = _culprit_alone(program, m)
+    if q is None:
+        return False
+    from jitviz.lax import reductions
+    prims = (reductions.cumsum_p, reductions.cumprod_p)
+    saved = [p.impl for p in prims]
+    for p, ufunc in zip(prims, (np.add, np.multiply)):
+        p.impl = _windows_in_array_order(p.impl, ufunc)
+    try:
+        by_windows = _run(q, "interpret")
+    finally:
+        for p, impl in zip(prims, saved):
+            p.impl = impl
+    ref = _run(q, "jax")
+    return by_windows.ok and ref.ok and compare(ref, by_windows) is None
+
+
+def _windows_in_array_order(plain, ufunc):
+    def impl(x, *, axis, reverse):
+        x = np.asarray(x)
+        if not reverse or x.dtype.kind not in "fc":
+            return plain(x, axis=axis, reverse=reverse)
+        rows = np.moveaxis(x, axis, -1)
+        out = np.empty_like(rows)
+        with np.errstate(all="ignore"):
+            for i in range(rows.shape[-1]):  # out[i] = x[i] op x[i+1] op ... in order
+                acc = rows[..., i].copy()
+                for j in range(i + 1, rows.shape[-1]):
+                    acc = ufunc(acc, rows[..., j]).astype(rows.dtype)
+                out[..., i] = acc
+        return np.moveaxis(out, -1, axis)
+    return impl
 
 
 def _sequential_sum(pairwise):
