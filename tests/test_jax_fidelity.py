@@ -919,3 +919,19 @@ def test_gradient_promotes_its_operand_with_the_spacings():
     assert not run(lambda: jnp.gradient(w(), np.float32(0.5))).weak_type
     same(run(lambda x: jnp.gradient(x, 2.0), np.float32([1, 2, 4])), [0.5, 0.75, 1.0],
          np.float32)
+
+
+def test_i0_of_a_weak_float_stays_weak():
+    """JAX's i0 is lax arithmetic on its (promoted) operand: weak in, weak out; jitviz's
+    series and asymptotic constants were strong."""
+    for x in (lambda: lax.broadcast(2.5, (3,)), lambda: lax.broadcast(30.0, (2,)),
+              lambda: 2.5, lambda: 3):
+        assert run(lambda: jnp.i0(x())).weak_type
+    assert not run(lambda v: jnp.i0(v), np.float32([1.0, 30.0])).weak_type
+
+
+def test_ix_makes_an_empty_index_integer():
+    """As NumPy (intp) and JAX (int32 without x64): an empty argument of ix_ is an integer
+    index whatever its dtype; the others keep theirs."""
+    a, b = jnp.ix_(np.float32([1, 2, 3]), np.zeros(0, np.float32))
+    assert (a.dtype, a.shape, b.dtype, b.shape) == (np.float32, (3, 1), np.int32, (1, 0))

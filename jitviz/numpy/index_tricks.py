@@ -102,6 +102,8 @@ def ix_(*args):
         if aval(a).dtype == np.bool_:
             raise NotImplementedError("Boolean arguments to jax.numpy.ix_ are not "
                                       "implemented")
+        if aval(a).shape[0] == 0:  # an empty index is integer whatever its dtype (NumPy's
+            a = to_dtype(a, dtypes.default_int())  # intp; JAX's int32 without x64)
         out.append(reshape(a, (1,) * i + (aval(a).shape[0],) + (1,) * (n - i - 1)))
     return tuple(out)
 

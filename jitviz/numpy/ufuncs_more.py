@@ -116,7 +116,7 @@ def _asymptotic_coefficients(n):
 
 def _horner(coefficients, t):
     """sum_k coefficients[k] * t**k, two equations a term."""
-    acc = to_dtype(coefficients[-1], aval(t).dtype)
+    acc = to_dtype(coefficients[-1], aval(t).dtype, aval(t).weak_type)
     for c in reversed(coefficients[:-1]):
         acc = _u.add(_u.multiply(acc, t), c)
     return acc
@@ -129,14 +129,14 @@ def i0(x):
     x = _inexact(x)
     if aval(x).dtype.kind == "c":
         raise TypeError("i0 does not support complex-valued inputs")
-    dt = aval(x).dtype
+    dt, weak = aval(x).dtype, aval(x).weak_type  # (weak stays weak, as JAX's lax ops)
     n_series, n_asymptotic = _TERMS[8 if dt.itemsize >= 8 else 4]
     ax = _u.absolute(x)
     small = _u.less_equal(ax, _SERIES_LIMIT)
-    xs = where(small, ax, to_dtype(0, dt))
+    xs = where(small, ax, to_dtype(0, dt, weak))
     series = _horner(_series_coefficients(n_series),
                      _u.multiply(0.25 / _SERIES_SCALE, _u.square(xs)))
-    xl = where(small, to_dtype(2 * _SERIES_LIMIT, dt), ax)
+    xl = where(small, to_dtype(2 * _SERIES_LIMIT, dt, weak), ax)
     tail = _horner(_asymptotic_coefficients(n_asymptotic),
                    _u.reciprocal(_u.multiply(8.0, xl)))
     large = _u.multiply(_u.true_divide(_u.exp(xl), _u.sqrt(_u.multiply(2 * np.pi, xl))), tail)
