@@ -888,12 +888,14 @@ def test_a_quantile_over_an_empty_axis_raises_as_jax(name):
     assert jitviz.jit(lambda x: call(x, 0))(np.zeros((3, 0), np.float32)).shape == (0,)
 
 
-def test_gcd_and_lcm_are_strongly_typed():
-    """JAX's gcd loop writes a strong zero of the dtype: gcd and lcm of weak ints are
-    strong int32."""
+def test_gcd_and_lcm_of_weak_arrays_are_strongly_typed():
+    """As JAX types them: gcd and lcm of weak int arrays are strong int32 (its loop body's
+    zero is a strong constant), of weak scalars weak (gcd(6, 4))."""
     w = lambda: lax.broadcast(4, (3,))  # noqa: E731
     same(run(lambda: jnp.gcd(w(), 6)), [2, 2, 2], np.int32)
     same(run(lambda: jnp.lcm(w(), 6)), [12, 12, 12], np.int32)
+    same(run(lambda: jnp.gcd(6, 4)), 2, np.int32, weak=True)
+    same(run(lambda: jnp.lcm(6, 4)), 12, np.int32, weak=True)
 
 
 def test_eye_sizes_are_integers():

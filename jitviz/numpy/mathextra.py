@@ -341,8 +341,9 @@ def gcd(x1, x2, /):
         a, b = _where(nz, b, a), _where(nz, r, zero)
         return _where(lax.lt(a, b), b, a), _where(lax.lt(a, b), a, b)
     out, _ = lax.while_loop(cond, body, (abs_(x1), abs_(x2)))
-    # strongly typed, as JAX's (its loop body's zero is a strong constant of the dtype)
-    return lax.convert_element_type(out, aval(out).dtype, False)
+    # as JAX types it: an array result is strong (its loop body's zero is a strong constant
+    # of the dtype), a 0-d one keeps the operands' weak type (JAX's gcd(6, 4) is weak)
+    return lax.convert_element_type(out, aval(out).dtype, False) if aval(out).ndim else out
 
 
 def lcm(x1, x2, /):
