@@ -829,7 +829,17 @@ def _agrees_with_operands(program, m, fix):
         return False
     q = q.replace(args=args)
     ref = _run(q, "jax")
-    return ref.ok and compare(ref, _run(q, m.backend)) is None
+    if not ref.ok:
+        return False
+    rest = compare(ref, _run(q, m.backend))
+    # what remains may be another known difference: the sign of a zero sum (seed 37001372:
+    # an average of False * -inf is 0 under XLA, NaN in jitviz; with floats, -0 vs 0)
+    return rest is None or (rest.kind == "zero-sign" and _sums(m))
+
+
+def _sums(m) -> bool:
+    from .known import SUMS
+    return m.op in SUMS
 
 
 def _fixed_floats(v, bad, fixed, python_float=np.float64):
