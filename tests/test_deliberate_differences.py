@@ -326,6 +326,14 @@ def test_a_float_sum_adds_pairwise(backend):
     got = jitviz.jit(jnp.sum, backend=backend)(x)
     assert got == 0.0 and np.sum(x) == 0.0
     assert math.fsum(x.tolist()) != 0.0  # neither order is exact here
+    # a cumulative sum adds in sequence, as NumPy's cumsum (the fuzzer's seed 37009582:
+    # XLA's order gives -262144 where the sequence gives -262136, both within the bound)
+    v = np.array([9, -65537, -7, -65537, -3, 2147483647, 65536, 5, -1, 1073741824, 4, -5,
+                  -2, -65537, 1073741824, -2, -2147483648, 8, -65537, -2147483648, -65537,
+                  -2, -1, 6, -5, 5, 6], np.int32)
+    got = jitviz.jit(lambda v: jnp.cumsum(v, dtype=jnp.float32), backend=backend)(v)
+    np.testing.assert_array_equal(got, np.cumsum(v.astype(F32)))
+    assert got[-1] == -262136.0
 
 
 @pytest.mark.parametrize("backend", ["interpret", "cpu"])

@@ -219,6 +219,7 @@ def test_jax_failing_at_run_time_where_op_by_op_computes_is_a_quirk(tmp_path):
     (36003451, "XLA's x * (1 / b) across statements, 1 / b subnormal: known only whole"),
     (36004429, "a weak float32 operand 1e-45 (a Python float) is subnormal in float32"),
     (37001372, "False * -inf in an average, and with floats the sign of a zero sum: two"),
+    (37009582, "a float32 cumsum of cancelling int32 values, in XLA's order and in sequence"),
 ])
 def test_known_differences_the_fuzzer_met_are_recognised(tmp_path, seed, why):
     (case,) = driver.plan(1, seed, "off", 1)
