@@ -937,3 +937,12 @@ def test_ix_makes_an_empty_index_integer():
     index whatever its dtype; the others keep theirs."""
     a, b = jnp.ix_(np.float32([1, 2, 3]), np.zeros(0, np.float32))
     assert (a.dtype, a.shape, b.dtype, b.shape) == (np.float32, (3, 1), np.int32, (1, 0))
+
+
+def test_isreal_and_iscomplex_of_a_weak_scalar_are_weak():
+    """JAX compares the imaginary part with a constant of the dtype: the answer for a weak
+    0-d operand (`isreal(2.5)`) is a weak bool, for arrays and strong scalars strong."""
+    same(run(lambda: jnp.isreal(2.5)), True, np.bool_, weak=True)
+    same(run(lambda: jnp.iscomplex(2)), False, np.bool_, weak=True)
+    same(run(lambda: jnp.isreal(lax.broadcast(2.5, (1,)))), [True], np.bool_)
+    same(run(lambda x: jnp.isreal(x), np.float32(1)), True, np.bool_)

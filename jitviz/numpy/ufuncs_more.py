@@ -149,7 +149,7 @@ def iscomplex(x):
     """Elementwise: whether x has a nonzero imaginary part."""
     x = _operand(x)
     if aval(x).dtype.kind != "c":
-        return zeros(aval(x).shape, np.bool_)
+        return _typed_as_jax(zeros(aval(x).shape, np.bool_), x)
     return _u.not_equal(_u.imag(x), 0)
 
 
@@ -157,8 +157,16 @@ def isreal(x):
     """Elementwise: whether x has no imaginary part (zero imaginary part)."""
     x = _operand(x)
     if aval(x).dtype.kind != "c":
-        return ones(aval(x).shape, np.bool_)
+        return _typed_as_jax(ones(aval(x).shape, np.bool_), x)
     return _u.equal(_u.imag(x), 0)
+
+
+def _typed_as_jax(answer, x):
+    """isreal/iscomplex of a real `x`: JAX compares its imaginary part with a constant of
+    its dtype, which leaves the answer weak for a weak 0-d `x` (`isreal(2.5)`), strong
+    otherwise."""
+    weak = aval(x).weak_type and aval(x).ndim == 0
+    return lax.convert_element_type(answer, np.bool_, True) if weak else answer
 
 
 def iscomplexobj(x):
