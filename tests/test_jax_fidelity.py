@@ -946,3 +946,17 @@ def test_isreal_and_iscomplex_of_a_weak_scalar_are_weak():
     same(run(lambda: jnp.iscomplex(2)), False, np.bool_, weak=True)
     same(run(lambda: jnp.isreal(lax.broadcast(2.5, (1,)))), [True], np.bool_)
     same(run(lambda x: jnp.isreal(x), np.float32(1)), True, np.bool_)
+
+
+def test_a_quantile_over_several_axes_flattens_them_in_jaxs_order():
+    """JAX swaps the kept axes to the front one by one and flattens the rest as the swaps
+    leave them, whatever the order in `axis`; the stable sort keeps that order among equal
+    values, so which zero (0.0 or -0.0) is the median follows it (seed 39000710: nanmedian
+    over axis=(1, 0, 2) was -0.0 where JAX gives 0.0, and here the other way round)."""
+    x = np.array([[[-0.0, -1.0, -0.0], [-0.0, 1.0, 1.0]],
+                  [[0.0, 0.0, -1.0], [-1.0, -1.0, 1.0]]], np.float32)
+    # 12 values, the median the mean of the 6th and 7th in stable sorted order: -0.0 and
+    # -0.0 flattened in array order (JAX's here), -0.0 and 0.0 in (1, 0, 2)'s order
+    for fn in (jnp.median, jnp.nanmedian):
+        got = run(lambda v: fn(v, axis=(1, 0, 2)), x)
+        assert got == 0.0 and np.signbit(got), fn

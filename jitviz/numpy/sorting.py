@@ -130,7 +130,13 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
         kept = [d for d in range(len(shape)) if d not in axes]
         keep_shape = tuple(1 if d in axes else n for d, n in enumerate(shape))
         reduced = math.prod(shape[d] for d in axes)  # (not -1: the array may be empty)
-        a = reshape(transpose(a, kept + list(axes)), tuple(shape[d] for d in kept) + (reduced,))
+        # JAX's order of the flattened values: kept axes swapped to the front one by one,
+        # the reduced ones left as the swaps leave them (not in `axis`'s order). Ties that
+        # differ, 0.0 and -0.0, keep this order in the stable sort (seed 39000710)
+        order = list(range(len(shape)))
+        for i, s in enumerate(kept):
+            order[i], order[s] = order[s], order[i]
+        a = reshape(transpose(a, order), tuple(shape[d] for d in kept) + (reduced,))
         axis = len(kept)
     else:
         axis = canonical_axis(axis, len(shape))
