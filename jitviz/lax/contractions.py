@@ -27,7 +27,7 @@ def _dot_rule(lhs, rhs, *, dimension_numbers, precision, preferred_element_type)
     rfree = [d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb]
     dt = preferred_element_type or lhs.dtype
     # weak when both operands are, booleans too (JAX's standard rule for lax.dot_general;
-    # jnp's products of weak booleans are strong: jitviz.numpy.linalg.contract)
+    # jnp's products of weak booleans are strong: jitviz.numpy.linalg._product)
     weak = lhs.weak_type and rhs.weak_type
     return ShapedArray(batch + lfree + rfree, dt, weak)
 

@@ -47,6 +47,6 @@ def stop_gradient(x):
         if aval_of(leaf).dtype.kind in "fc":
             return stop_gradient_p.bind(leaf)
         # JAX converts a non-Array leaf (a Python int, a NumPy array): a tracer in a trace
-        from ..numpy._core import unchanged, wrap_result
-        return unchanged(wrap_result(leaf), leaf)
+        from ..numpy._core import unchanged
+        return unchanged(leaf)
     return tree_map(stop, x)

@@ -203,15 +203,14 @@ def wrap_result(x):
     return as_array(x)
 
 
-def unchanged(x, original):
-    """The operand `x` (promoted from `original`) returned unchanged by a function that JAX
-    wraps in `jit` (`jnp.ceil` of an integer, `real` of a real, `squeeze` with nothing to
-    squeeze, `clip` without bounds...): inside a trace JAX's result is a tracer whatever the
-    operand, a constant included, so inside jit `jnp.ceil(-2**31)` is not a concrete
-    exponent for `jnp.power` (seed 33007720: jitviz raised integer_pow's error where JAX
-    computes `pow`), nor is `jnp.real(W)` of a global a static value. Outside a trace, an
-    Array (a Python scalar or NumPy array becomes one)."""
-    del original  # (every operand alike, as JAX 0.10; kept to say what `x` came from)
+def unchanged(x):
+    """The operand `x` returned unchanged by a function that JAX wraps in `jit` (`jnp.ceil`
+    of an integer, `real` of a real, `squeeze` with nothing to squeeze, `clip` without
+    bounds...): inside a trace JAX's result is a tracer whatever the operand, a constant
+    included, so inside jit `jnp.ceil(-2**31)` is not a concrete exponent for `jnp.power`
+    (seed 33007720: jitviz raised integer_pow's error where JAX computes `pow`), nor is
+    `jnp.real(W)` of a global a static value. Outside a trace, an Array (a Python scalar or
+    NumPy array becomes one)."""
     return stage(wrap_result(x))
 
 

@@ -186,16 +186,11 @@ def diagflat(v, k=0):
 def dstack(tup, dtype=None):
     """Arrays stacked along the third axis (each made at least 3-D)."""
     from .extra import atleast_3d
-    from .shape import _concatenate_rows, _rows_shaped, _whole_array
+    from .shape import _at_least_3d, _concatenate_rows, _rows_shaped, _whole_array
     if _whole_array(tup):
         return _concatenate_rows(_rows_shaped(tup, _at_least_3d, dtype), 2)
     arrays = [atleast_3d(_operand(t)) for t in tup]
     return concatenate(arrays, axis=2, dtype=dtype)
-
-
-def _at_least_3d(s):
-    """atleast_3d's rule for one shape: (1, 1, 1), (1, n, 1), (m, n, 1) or itself."""
-    return {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}.get(len(s), s)
 
 
 def unstack(x, /, *, axis=0):

@@ -167,7 +167,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
     mode and reflect_type='odd'."""
     (y,) = promote(array)
     out = _pad(y, pad_width, mode, kwargs)
-    return unchanged(out, array) if out is y else out  # nothing padded: `array` itself
+    return unchanged(out) if out is y else out  # nothing padded: `array` itself
 
 
 def _pad(array, pad_width, mode, kwargs):
@@ -693,12 +693,8 @@ def _block(x, depth, nd):
 def atleast_3d(*arys):
     """`jnp.atleast_3d`: (1, 1, 1), (1, n, 1) or (m, n, 1) for smaller ranks; a list for
     several arguments."""
-    out = []
-    for a in arys:
-        (y,) = promote(a)
-        s = aval(y).shape
-        new = {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}.get(len(s), s)
-        out.append(reshape(y, new) if new != s else unchanged(y, a))
+    from .shape import _at_least, _at_least_3d
+    out = [_at_least(a, _at_least_3d) for a in arys]
     return out[0] if len(out) == 1 else out
 
 

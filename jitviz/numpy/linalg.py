@@ -70,7 +70,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     b = lax.squeeze(b, b_sq) if b_sq else b
     contract = ((aval(a).ndim - 1,), (aval(b).ndim - 1 - b_mat,))
     out = _product(a, b, (contract, (tuple(a_bd), tuple(b_bd))), precision,
-                          preferred_element_type)
+                   preferred_element_type)
     out = lax.transpose(out, perm)
     return lax.expand_dims(out, tuple(both_sq)) if both_sq else out
 

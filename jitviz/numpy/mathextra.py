@@ -8,8 +8,8 @@ import numpy as np
 from .. import dtypes, lax
 from ._core import aval, promote, to_dtype, unchanged
 from .creation import asarray, linspace, zeros
-from .indexing import take
 from .linalg import _product
+from .indexing import take
 from .indexing import where as _where  # the reductions' where= argument shadows `where`
 from .reductions import _reject, all as all_, argmax, argmin, max as max_, mean, min as min_, \
     prod, sum as sum_
@@ -204,7 +204,7 @@ def _conv(op, a, v, mode, flip_v, precision, preferred_element_type):
     out_len = n + lo + hi - k + 1
     windows = take(a, np.arange(out_len)[:, None] + np.arange(k)[None, :])
     return _product(windows, v, (((1,), (0,)), ((), ())), precision,
-                           preferred_element_type)
+                    preferred_element_type)
 
 
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
@@ -260,11 +260,10 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """`jnp.nan_to_num`: NaN -> `nan`, +inf -> `posinf` (the dtype's max), -inf -> `neginf`
     (its min); integers and booleans are returned unchanged."""
-    original = x
     (x,) = promote(x)
     dt = aval(x).dtype
     if dt.kind not in "fc":
-        return unchanged(x, original)
+        return unchanged(x)
     if dt.kind == "c":
         from .ufuncs import add
         re = nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf)

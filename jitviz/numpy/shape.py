@@ -8,9 +8,8 @@ import numpy as np
 
 from .. import lax
 from ..core import explain
-from ..core.trace import stage
 from ._core import aval, broadcast_to_shape, canonical_axes, canonical_axis, concrete_shape, \
-    promote, unchanged
+    promote, to_dtype, unchanged
 
 
 def reshape(a, *args, order="C", newshape=None, shape=None):
@@ -85,7 +84,6 @@ def expand_dims(a, axis):
 
 
 def squeeze(a, axis=None):
-    original = a
     (a,) = promote(a)
     shape = aval(a).shape
     if axis is None:
@@ -96,7 +94,7 @@ def squeeze(a, axis=None):
             if shape[d] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not "
                                  "equal to one")
-    return lax.squeeze(a, dims) if dims else unchanged(a, original)
+    return lax.squeeze(a, dims) if dims else unchanged(a)
 
 
 def broadcast_to(array, shape):
@@ -108,9 +106,9 @@ def broadcast_arrays(*args):
     """Each operand keeps its own dtype and weak type (no promotion, as in JAX); a Python
     scalar becomes a weakly typed array."""
     from ._core import _scalarize, broadcast_args, wrap_result
+    # (JAX's broadcast_arrays is jitted: inside a trace every output is traced)
     outs = broadcast_args(*[wrap_result(_scalarize(a)) for a in args], keep_scalars=False)
-    return [unchanged(out, a) if np.shape(a) == aval(out).shape else stage(out)
-            for out, a in zip(outs, args)]
+    return [unchanged(out) for out in outs]
 
 
 def _whole_array(seq) -> bool:
@@ -123,7 +121,6 @@ def _rows_shaped(seq, row_shape, dtype=None):
     """The array `seq`, each row reshaped by `row_shape` (an atleast_Nd rule)."""
     (a,) = promote(seq)
     if dtype is not None:
-        from ._core import to_dtype
         a = to_dtype(a, np.dtype(dtype))
     shape = aval(a).shape
     return reshape(a, shape[:1] + row_shape(shape[1:]))
@@ -149,7 +146,6 @@ def concatenate(arrays, axis=0, dtype=None):
         raise ValueError("need at least one array to concatenate")
     arrays = promote(*arrays)
     if dtype is not None:
-        from ._core import to_dtype
         arrays = [to_dtype(a, np.dtype(dtype)) for a in arrays]
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
@@ -173,7 +169,6 @@ def stack(arrays, axis=0, dtype=None):
         raise ValueError("need at least one array to stack")
     arrays = promote(*arrays)
     if dtype is not None:
-        from ._core import to_dtype
         arrays = [to_dtype(a, np.dtype(dtype)) for a in arrays]
     shapes = {aval(a).shape for a in arrays}
     if len(shapes) != 1:
@@ -190,6 +185,11 @@ def _at_least_1d(s):
 
 def _at_least_2d(s):
     return (1,) * (2 - len(s)) + s if len(s) < 2 else s
+
+
+def _at_least_3d(s):
+    """(1, 1, 1), (1, n, 1), (m, n, 1) or the shape itself."""
+    return {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}.get(len(s), s)
 
 
 def _as_column(s):
@@ -217,15 +217,19 @@ def column_stack(tup):
     return concatenate(arrs, 1)
 
 
-def atleast_1d(a):
+def _at_least(a, rule):
+    """`a` reshaped by an atleast_Nd rule; unchanged (traced in a trace) if it fits."""
     (y,) = promote(a)
-    return reshape(y, (1,)) if aval(y).ndim == 0 else unchanged(y, a)
+    shape = aval(y).shape
+    return reshape(y, rule(shape)) if rule(shape) != shape else unchanged(y)
+
+
+def atleast_1d(a):
+    return _at_least(a, _at_least_1d)
 
 
 def atleast_2d(a):
-    (y,) = promote(a)
-    nd = aval(y).ndim
-    return reshape(y, (1,) * (2 - nd) + aval(y).shape) if nd < 2 else unchanged(y, a)
+    return _at_least(a, _at_least_2d)
 
 
 def flip(m, axis=None):

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import dtypes, lax
 from ..core.trace import stage
-from ._core import (Array, _scalarize, aval, broadcast_args, converted, is_traced, promote,
+from ._core import (_scalarize, aval, broadcast_args, converted, is_traced, promote,
                     to_dtype, unchanged, wrap_result)
 
 
@@ -88,7 +88,7 @@ def _complex_only(name, lax_fn):
     """real/conj: `lax_fn` of a complex operand; any other operand unchanged."""
     def f(x, /):
         (y,) = promote(x)
-        return lax_fn(y) if aval(y).dtype.kind == "c" else unchanged(y, x)
+        return lax_fn(y) if aval(y).dtype.kind == "c" else unchanged(y)
     _name(f, name)
     f.__doc__ = f"Elementwise {name}, as numpy.{name} (traced when tracing)."
     return f
@@ -108,13 +108,13 @@ def _zeros_like(x):
 
 def positive(x, /):
     (y,) = promote(x)
-    return unchanged(y, x)
+    return unchanged(y)
 
 
 def absolute(x, /):
     (y,) = promote(x)
     if aval(y).dtype.kind in "ub":
-        return unchanged(y, x)
+        return unchanged(y)
     return lax.abs(y)
 
 
@@ -402,7 +402,7 @@ def _whole(name, lax_fn):
     def f(x, /):
         (y,) = promote(x)
         if aval(y).dtype.kind in "iub":
-            return unchanged(y, x)
+            return unchanged(y)
         return lax_fn(y)
     _name(f, name)
     f.__doc__ = f"Elementwise {name}, as numpy.{name}; integers and booleans unchanged."
@@ -416,13 +416,13 @@ ceil = _whole("ceil", lax.ceil)
 def round(a, decimals=0):
     """Round half to even, as NumPy and JAX; `decimals` may be negative. Integers come back
     unchanged; booleans are rejected, as JAX rejects them."""
-    original, (a,) = a, promote(a)
+    (a,) = promote(a)
     if aval(a).dtype == np.bool_:
         raise ValueError("jnp.round does not accept booleans: data type bool is not inexact")
     if aval(a).dtype.kind in "iu":
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
-        return unchanged(a, original)
+        return unchanged(a)
     if decimals == 0:
         return lax.round(a, 1)
     f = _scalar_like(10.0 ** decimals, a)
@@ -446,7 +446,7 @@ def rint(x, /):
 def trunc(x, /):
     (y,) = promote(x)
     if aval(y).dtype.kind in "iub":
-        return unchanged(y, x)
+        return unchanged(y)
     return lax.select(lax.lt(y, _scalar_like(0, y)), lax.ceil(y), lax.floor(y))
 
 
@@ -459,7 +459,7 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
     hi = a_max if max is None else max
     if lo is None and hi is None:
         (y,) = promote(a)
-        return unchanged(y, a)
+        return unchanged(y)
     if lo is not None:
         a = maximum(a, lo)
     if hi is not None:

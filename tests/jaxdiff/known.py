@@ -140,7 +140,7 @@ KNOWN_DIFFERENCES = [
           ([("v0 = jnp.tensordot(x0, x1, axes=1)", "jnp.tensordot")],
            "args = (np.array([[np.inf, 1e30], [1.0, 0.0]], dtype=np.float32), "
            "np.array([[np.inf, 0.0], [-1e30, 0.0]], dtype=np.float32))", False)),
-    Entry("division-by-a-constant",
+    Entry("division-correctly-rounded",
           "README 'A division is correctly rounded': XLA's algebraic simplifier "
           "computes x / c (a constant or broadcast divisor) as x * (1 / c), an ulp off "
           "(jnp.percentile's q / 100 of float32 10 is 0.099999994), or zero where 1 / c is "
