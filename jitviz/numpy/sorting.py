@@ -118,9 +118,6 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
         raise ValueError(f"q must be have rank <= 1, got shape {aval(q).shape}")
     shape, keep_shape = aval(a).shape, None
     if axis is None:
-        if squash_nans and math.prod(shape) == 0:
-            # JAX's nan-quantiles index the first count of an empty ravel: its IndexError
-            raise IndexError("index is out of bounds for axis 0 with size 0")
         keep_shape = (1,) * len(shape) if keepdims else None
         a, axis = reshape(a, (-1,)), 0
     elif isinstance(axis, tuple):
@@ -141,9 +138,15 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
     else:
         axis = canonical_axis(axis, len(shape))
     n_axis = aval(a).shape[axis]
-    if n_axis == 0:
+    if n_axis == 0 and squash_nans and aval(a).ndim == 1:
+        # JAX's nan-quantiles index the statistics of an empty axis: with every axis
+        # reduced (a scalar result) that is its IndexError
+        raise IndexError("index is out of bounds for axis 0 with size 0")
+    if n_axis == 0 and not squash_nans:
         # JAX gathers the order statistics with slices of 1 along the axis: its TypeError
-        # for an empty axis, even when the result is empty (seed 36006976)
+        # for an empty axis, even when the result is empty (seed 36006976). Its
+        # nan-quantiles index instead, which raises only for a non-empty result (the
+        # gather below says so; seed 40000894: nanquantile of zeros((0, 0)) is empty)
         raise TypeError(f"Slice size at index {axis} in gather op is out of range, must be "
                         f"within [0, 0 + 1), got 1: the quantile's axis of the operand "
                         f"{tuple(aval(a).shape)} is empty, so there is no element to take")
