@@ -217,6 +217,25 @@ def test_binary_within_4_ulp_and_specials_exact(name, dtype):
     assert err <= MAX_ULP, f"{name}{where!r} is {err:.2f} ulp off"
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_pow_with_large_exponents_within_4_ulp(dtype):
+    """Where |y log2 x| is large (bases near 1 with large exponents, results from near
+    underflow to near overflow, subnormal bases), log2's relative error is multiplied by it:
+    float32 pow carries log2 as a float32 pair, float64 pow as a double-double, for this."""
+    rng = np.random.default_rng(7)
+    n, zmax = 100_000, (150.0 if dtype == np.float32 else 1070.0)
+    near_one = 1 + rng.uniform(-0.01, 0.01, n)
+    wide = rng.uniform(0, 4, n)
+    tiny = np.float64(np.finfo(dtype).smallest_subnormal) * rng.uniform(1, 2.0 ** 20, n)
+    x = np.concatenate([near_one, wide, tiny])
+    reach = zmax / np.maximum(np.abs(np.log2(x)), 1e-3)  # |y log2 x| up to zmax
+    y = rng.uniform(-1, 1, 3 * n) * reach
+    x, y = x.astype(dtype), y.astype(dtype)
+    err, i, finite = _measure(lambda a, b: lax.pow(a, b), np.power, (x, y), dtype)
+    assert err <= MAX_ULP, (x[finite][i], y[finite][i], err)
+    assert finite.sum() > 2.5 * n  # most results are finite and nonzero: measured
+
+
 @pytest.mark.parametrize("parallel", [False, True])
 def test_trig_blocks_skip_the_table_unless_an_argument_needs_it(parallel):
     """sin/cos/tan run blockwise: the fast variants (no large-argument table) on blocks of

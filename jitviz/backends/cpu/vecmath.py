@@ -25,7 +25,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .vecmath_core import F32, F64, as_float, as_int, fma, horner, horner_split2, horner_split4, \
+from .vecmath_core import F32, F64, as_float, as_int, fma, horner, horner_split2, \
     inline, ldexp, split_coeffs, target_has_avx512
 from .vecmath_trig import (_two_sum as two_sum, TRIG_F32, TRIG_F32_FAST, TRIG_F64, TRIG_F64_FAST,
                            make_inverse_trig, trig_big_f32, trig_big_f64)
@@ -475,66 +475,89 @@ for _name in ("sin", "cos", "tan"):
 __all__ += ["trig_big_f32", "trig_big_f64"]
 
 
-# float32 pow's float64 log2 and exp2 (fits of `scripts/fit_vecmath.py`): log2(1 + f) = f P(f)
-# on [sqrt(1/2) - 1, sqrt(2) - 1] (2^-35.6 relative), 2^r = E(r) on [-1/2, 1/2] (2^-29)
-_POW32_LOG2 = (1.4426950408707995, -0.721347520977118, 0.48089836023459065,
-               -0.3606736527056572, 0.2885373869861318, -0.24045446952192615,
-               0.20617317270051558, -0.18026839385434792, 0.15877684813414708,
-               -0.14351164099434915, 0.14500618356260436, -0.14139426911720543,
-               0.07539243803225594)
-_POW32_EXP2 = (1.0000000005929632, 0.6931472056301662, 0.24022646603823877,
-               0.055503289326186, 0.009618519846021767, 0.0013399886715588741,
-               0.0001533755049918888)
-_POW32_LOG2_4, _POW32_EXP2_2 = split_coeffs(_POW32_LOG2, 4), split_coeffs(_POW32_EXP2, 2)
-_scale64 = _V64.scale
-_OFFSET64 = np.int64(F64.ONE_BITS - F64.SQRTH_BITS)
-_SQRTH64, _MANT_MASK64 = F64.SQRTH_BITS, F64.MANT_MASK
+# --- float32 pow -----------------------------------------------------------------------------
+# x^y = 2^(y log2|x|) in float32 pairs (hi + lo), 16 lanes per AVX-512 vector: |y log2 x| reaches
+# 150 before the result is 0 or inf, and each 2^-24 of absolute error in it is 0.7 ulp of the
+# result, so log2|x| needs about 2^-31 relative, more than one float32 holds. (It was computed
+# in float64 before: 8 lanes and twice the instructions per value, 1.5x slower.)
+# atanh(s) = s + s^3/3 + s^5 P(s^2) for |s| <= 3 - 2 sqrt(2) (2^-36.6), 2^r = 1 + r E(r) on
+# [-1/2, 1/2] (2^-28.8); coefficients: `scripts/fit_vecmath.py`.
+_POW32_ATANH = (0.20000080800139458, 0.1427307087660384, 0.1172149598642827)
+_POW32_EXP2 = (0.6931472056067098, 0.24022648459584056, 0.055503289703146344,
+               0.009618373449372206, 0.0013399874628700634, 0.00015370690830756833)
+_POW32_ATANH_F = tuple(np.float32(v) for v in _POW32_ATANH)
+_POW32_EXP2_2 = split_coeffs(tuple(np.float32(v) for v in _POW32_EXP2), 2)
+_I32, _F32 = np.int32, np.float32
+_OFFSET32 = _I32(F32.ONE_BITS - F32.SQRTH_BITS)
+_SQRTH32, _MANT_MASK32, _TINY32, _LIFT32 = F32.SQRTH_BITS, F32.MANT_MASK, F32.TINY, _F32(2.0 ** 25)
+_THIRD32 = _F32(1 / 3)
+# 2 / ln 2 = _C32_HI + _C32_LO
+_C32_HI = _F32(2 / np.log(2))
+_C32_LO = _F32(2 / np.log(np.longdouble(2)) - np.longdouble(_C32_HI))
+_scale32 = _V32.scale
+_POW32_CLAMP = _F32(200.0)  # |y log2 x| beyond it: 0 or inf
 
 
 @inline
-def _log2_for_pow32(ad):
-    """log2(ad) for a float64 holding a float32 (never subnormal in float64), to 2^-35.6
-    relative: what y log2(x) needs for a float32 result (|y log2 x| < 151 wherever the
-    result is neither 0 nor inf, so its absolute error stays below 2^-28). 1 + f in
-    [sqrt(1/2), sqrt(2)) from the bits as in log's `parts`; no division. 0 gives -inf,
-    inf inf, NaN NaN."""
-    ix = as_int(ad) + _OFFSET64
-    k = np.float64((ix >> np.int64(52)) - np.int64(1023))
-    f = as_float((ix & _MANT_MASK64) + _SQRTH64) - 1.0
-    y = fma(f, horner_split4(f, _POW32_LOG2_4), k)
-    y = y if ad > 0.0 else -np.inf
-    return y if ad < np.inf else ad
-
-
-@inline
-def _exp2_for_pow32(z):
-    """2^z in float64 to 2^-29 relative (clamped where float32 overflows or underflows;
-    NaN stays NaN): n = rint(z), r = z - n exact, 2^r by a polynomial, scaled by 2^n."""
-    zc = z if z > -160.0 else -160.0
-    zc = zc if zc < 130.0 else 130.0
-    n = np.rint(zc)
-    y = _scale64(horner_split2(zc - n, _POW32_EXP2_2), np.int32(n))
-    return y if z == z else z
+def _log2_pair32(a):
+    """log2(a) for finite a > 0 as a float32 pair (hi, lo), to about 2^-31 relative:
+    2^k (1 + f) = a from the bits as in log's `parts` (subnormals lifted by 2^25 first),
+    log(1 + f) = 2 atanh(s), s = f / (2 + f) as a pair (one division, corrected by its
+    residual), s^3 / 3 in float32 (2^-7 of the sum: its rounding is 2^-31 of it) plus the
+    first-order part of s's low word, the rest s^5 P(s^2); times 2 / ln 2 as a pair (an FMA
+    gives the product's error), k added by an exact two-sum (|k| >= 1 exceeds the rest). With
+    fastmath LLVM may cancel the error terms ((a + b) - a) to 0: README gives the cost."""
+    ONE, TWO = _F32(1), _F32(2)
+    sub = a < _TINY32
+    ix = _I32(as_int(a * _LIFT32 if sub else a) + _OFFSET32)
+    k = _F32(_I32(_I32(ix >> _I32(23)) - _I32(127))) - (_F32(25) if sub else _F32(0))
+    f = as_float(_I32(_I32(ix & _MANT_MASK32) + _SQRTH32)) - ONE  # exact
+    dh = TWO + f
+    dl = f - (dh - TWO)  # 2 + f = dh + dl exactly
+    inv = ONE / dh
+    sh = f * inv
+    sl = (fma(-sh, dh, f) - sh * dl) * inv
+    z = sh * sh
+    w = z * sh
+    third = w * _THIRD32
+    h = sh + third  # |third| < |sh|: the error of this sum is exact below
+    l = (third - (h - sh)) + (fma(sl, z, sl) + w * z * horner(z, _POW32_ATANH_F))
+    ph = h * _C32_HI
+    pl = fma(h, _C32_HI, -ph) + (h * _C32_LO + l * _C32_HI)
+    gh = k + ph
+    return gh, (ph - (gh - k)) + pl
 
 
 @inline
 def pow_f32(x, y):
-    """x^y for float32 as 2^(y log2|x|) in float64 (both by short polynomials, no division:
-    error below 0.1 float32 ulp before the final rounding), then C's special cases: x^0 = 1
-    and 1^y = 1 (even NaN), (-1)^+-inf = 1, a negative x needs an integral y (else NaN;
-    -inf excepted) and an odd one flips the sign (of zeros and infinities too)."""
-    ONE = np.float32(1)
-    xd, yd = np.float64(x), np.float64(y)
-    ad = abs(xd)
-    r = np.float32(_exp2_for_pow32(yd * _log2_for_pow32(ad)))
-    integral = np.rint(yd) == yd
-    odd = integral & (np.rint(yd * 0.5) * 2.0 != yd)
-    neg = np.copysign(1.0, xd) < 0.0
-    r = -r if neg & odd else r
-    finite_neg = (xd < 0.0) & (xd > -np.inf)  # (-inf)^y is +-inf or +-0, never NaN
-    r = np.float32(np.nan) if finite_neg & ~integral & (abs(yd) < np.inf) else r
-    r = ONE if (ad == 1.0) & (abs(yd) == np.inf) else r
-    return ONE if (y == 0) | (x == ONE) else r
+    """x^y for float32 as 2^(y log2|x|): log2|x| as a float32 pair (_log2_pair32), times y
+    as a pair, 2^z = 2^n 2^r with n = rint(z) and r = (z_hi - n) + z_lo by a polynomial
+    (measured within 1.7 ulp, tests/test_vecmath.py); |z| beyond 200 gives 0 or inf
+    directly. Then C's special cases: x^0 = 1 and 1^y = 1 (even NaN), (-1)^+-inf = 1, a
+    negative x needs an integral y (else NaN; -inf excepted) and an odd one flips the sign
+    (of zeros and infinities too). An integer y is converted to float32 first, as XLA does."""
+    ZERO, ONE, INF = _F32(0), _F32(1), _F32(np.inf)
+    x, y = _F32(x), _F32(y)
+    a = abs(x)
+    gh, gl = _log2_pair32(a)
+    gh = gh if a > ZERO else -INF
+    gh = gh if a < INF else a  # inf, or NaN
+    zh = y * gh
+    zl = fma(y, gh, -zh) + y * gl
+    big = abs(zh) > _POW32_CLAMP  # (inf included; NaN is not and stays NaN below)
+    zc = np.copysign(_POW32_CLAMP, zh) if big else zh
+    n = np.rint(zc)
+    r = (zc - n) + (ZERO if big else zl)
+    res = _scale32(fma(r, horner_split2(r, _POW32_EXP2_2), ONE), np.int32(n))
+    res = res if zh == zh else zh
+    integral = np.rint(y) == y
+    odd = integral & (np.rint(y * _F32(0.5)) * _F32(2) != y)
+    neg = np.copysign(ONE, x) < ZERO
+    res = -res if neg & odd else res
+    finite_neg = (x < ZERO) & (x > -INF)  # (-inf)^y is +-inf or +-0, never NaN
+    res = _F32(np.nan) if finite_neg & ~integral & (abs(y) < INF) else res
+    res = ONE if (a == ONE) & (abs(y) == INF) else res
+    return ONE if (y == ZERO) | (x == ONE) else res
 
 
 # --- float64 pow ------------------------------------------------------------------------------
@@ -555,6 +578,9 @@ _TWO_THIRDS_HI, _TWO_THIRDS_LO = np.float64(0.6666666666666666), np.float64(3.70
 _LOG2E_HI64, _LOG2E_LO64 = F64.LOG2E_HI, F64.LOG2E_LO
 _TINY64, _SUB_SCALE64 = F64.TINY, np.float64(2.0 ** 54)
 _POW64_CLAMP = np.float64(1100.0)  # |y log2 x| beyond it: 0 or inf
+_scale64 = _V64.scale
+_OFFSET64 = np.int64(F64.ONE_BITS - F64.SQRTH_BITS)
+_SQRTH64, _MANT_MASK64 = F64.SQRTH_BITS, F64.MANT_MASK
 
 
 @inline
