@@ -49,6 +49,9 @@ def main():
     # float32 without a division: log(1+f) = f - f^2/2 + f^3 P(f), 1+f in [sqrt(1/2), sqrt(2))
     fit("LOG_F f32", np.log1p, lambda f: f - f * f / 2, lambda f: f ** 3, lambda f: f,
         float(np.sqrt(0.5) - 1) * 1.01, float(np.sqrt(2.0) - 1) * 1.01, 7)
+    # float32 with vector_isa's table: f = m r_j - 1 in [-1/32, 1/16]
+    fit("LOG_T f32", np.log1p, lambda f: f - f * f / 2, lambda f: f ** 3, lambda f: f,
+        -0.0313, 0.0626, 2)
     # sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2) on |r| <= pi/4
     q = np.pi / 4 * 1.02
     for name, d in (("SIN f32", 2), ("SIN f64", 7)):

@@ -25,6 +25,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from . import vector_isa
 from .vecmath_core import F32, F64, as_float, as_int, fma, horner, horner_split2, \
     inline, ldexp, split_coeffs, target_has_avx512
 from .vecmath_trig import (_two_sum as two_sum, TRIG_F32, TRIG_F32_FAST, TRIG_F64, TRIG_F64_FAST,
@@ -205,6 +206,62 @@ def _make_exp_family(c, scale, pow2):
 
 # --- log, log1p, log2, log10, asinh, acosh, atanh -------------------------------------------
 
+def _log_table_cells(c):
+    """The table of `_log_table_parts`: 16 cells of m in [3/4, 3/2) by the top 4 bits of its
+    mantissa (j 0-7: [1, 3/2) in steps of 1/16, j 8-15: [3/4, 1) in steps of 1/32), r_j about
+    1 / (the cell's centre) and t_j = -log(r_j) as hi + lo, except the two cells at 1 (r = 1,
+    t = 0: no cancellation near log(1) = 0). float64's r_j have 5 significant bits, so
+    m r_j - 1 (|f| < 2^-4, 53 bits of m) is exact in one FMA; float32's are rounded to
+    float32 (f's rounding, 2^-24 of f, is below an ulp of the result there)."""
+    F = c.F
+    r_j = []
+    for j in range(16):
+        lo, hi = (1 + j / 16, 1 + (j + 1) / 16) if j < 8 else ((1 + j / 16) / 2,
+                                                             (1 + (j + 1) / 16) / 2)
+        r = 2 / (lo + hi)
+        if F is np.float64:
+            e = np.floor(np.log2(r))
+            r = float(np.round(r * 2.0 ** (4 - e)) * 2.0 ** (e - 4))  # 5 significant bits
+        r_j.append(1.0 if j in (0, 15) else float(F(r)))
+    t = [-np.log(np.longdouble(r)) for r in r_j]
+    t_hi = [float(F(v)) for v in t]
+    t_lo = [float(F(v - np.longdouble(h))) for v, h in zip(t, t_hi)]
+    return r_j, t_hi, t_lo
+
+
+def _log_table_parts(c, scale):
+    """`parts` (below) from AVX-512's exponent and mantissa (`vector_isa`; subnormals
+    included, so `lift` is not needed) and a table (`_log_table_cells`): u = 2^k m, m in
+    [3/4, 3/2), 1 + f = m r_j for the r_j of m's cell, and log(u) = k ln2 + t_j + log(1 + f)
+    with f in [-1/16, 1/16]: a polynomial of degree 4 (float32; 9 on the full range) or 10
+    (float64, which needed a division). The returned t is t_j's high part; its low part
+    joins the tail, and so does -f^2/2 (hfsq 0): at most 1/32 of f."""
+    F, I, ONE, HALF, ZERO, PT = c.F, c.I, c.ONE, c.HALF, c.ZERO, c.LOG_T
+    r_j, t_hi, t_lo = _log_table_cells(c)
+    TAB_R, TAB_T = vector_isa.table(r_j, F), vector_isa.table(t_hi, F)
+    TAB_TL = vector_isa.table(t_lo, F)
+    f32 = F is np.float32
+    getmant = vector_isa.getmant_f32 if f32 else vector_isa.getmant_f64
+    getexp = vector_isa.getexp_f32 if f32 else vector_isa.getexp_f64
+    SHIFT = I(c.MANT - 4)
+
+    @inline
+    def parts_table(u, c_abs, lift):
+        m = getmant(u)
+        k = getexp(u) + (ONE if m < ONE else ZERO)
+        j = np.int32(I(as_int(m) >> SHIFT) & I(15))
+        r = TAB_R(j)
+        f = fma(m, r, -ONE) + scale(c_abs, -np.int32(k)) * r
+        tail = fma(f * f, fma(f, horner(f, PT), -HALF), TAB_TL(j))
+        return k, TAB_T(j), f, ZERO, tail
+
+    @inline
+    def add_table(t, v):
+        return t + v
+
+    return parts_table, add_table
+
+
 def _make_log_family(c, scale):
     F, I, P, PF, MANT, BIAS = c.F, c.I, c.LOG, c.LOG_F, c.MANT, c.BIAS
     ZERO, HALF, ONE, TWO, INF, NAN = c.ZERO, c.HALF, c.ONE, c.TWO, c.INF, c.NAN
@@ -232,14 +289,15 @@ def _make_log_family(c, scale):
 
     @inline
     def parts(u, c_abs, lift):
-        """(k, f, hfsq, tail) with u + c_abs = 2^k (1 + f) and log(1 + f) = f - hfsq + tail.
-        k and 1 + f in [sqrt(1/2), sqrt(2)) come from the bits: adding ONE - sqrt(1/2) to
-        the bits carries into the exponent exactly when the mantissa is >= sqrt(1/2) (so
-        k = exponent + 1 there), and the mantissa bits, re-based at sqrt(1/2), give 1 + f
-        (exact, so f = m - 1 is exact). Subnormal u is first lifted by 2^(mant+2) (`lift`: a
-        constant, False where u cannot be subnormal, which drops those steps). c_abs, a
-        correction below u's last bit (log1p's rounding of 1 + x), joins f after scaling by
-        2^-k, where f has room for it. The tail: `tail_of`."""
+        """(k, t, f, hfsq, tail) with u + c_abs = 2^k (1 + f) and log(1 + f) = f - hfsq + tail
+        (t = 0: `parts_table` has a table term). k and 1 + f in [sqrt(1/2), sqrt(2)) come from
+        the bits: adding ONE - sqrt(1/2) to the bits carries into the exponent exactly when
+        the mantissa is >= sqrt(1/2) (so k = exponent + 1 there), and the mantissa bits,
+        re-based at sqrt(1/2), give 1 + f (exact, so f = m - 1 is exact). Subnormal u is
+        first lifted by 2^(mant+2) (`lift`: a constant, False where u cannot be subnormal,
+        which drops those steps). c_abs, a correction below u's last bit (log1p's rounding
+        of 1 + x), joins f after scaling by 2^-k, where f has room for it. The tail:
+        `tail_of`."""
         sub = (u < TINY) & lift
         us = u * SUB_SCALE if sub else u
         # (I(...) around integer steps: Numba widens int32 arithmetic to int64, which
@@ -250,14 +308,29 @@ def _make_log_family(c, scale):
         k32 = np.int32(k)
         f = (m - ONE) + scale(c_abs, -k32)
         hfsq = HALF * f * f
-        return F(k), f, hfsq, tail_of(f, hfsq)
+        return F(k), ZERO, f, hfsq, tail_of(f, hfsq)
+
+    @inline
+    def no_table(t, v):
+        return v
+
+    log_parts, with_table = parts, no_table
+    if c.LOG_T is not None and vector_isa.available():
+        log_parts, with_table = _log_table_parts(c, scale)
 
     @inline
     def log_of(u, c_abs, kadd, lift):
         """log(u + c_abs) + kadd ln2, with k ln2 in two pieces (k * LN2_HI exact); `lift`
         as in `parts`."""
-        k, f, hfsq, tail = parts(u, c_abs, lift)
+        k, t, f, hfsq, tail = log_parts(u, c_abs, lift)
         k = k + kadd
+        return fma(k, LN2_HI, with_table(t, ((tail + k * LN2_LO) - hfsq) + f))
+
+    @inline
+    def log_of_corrected(u, c_abs):
+        """log(u + c_abs) by `parts` always: with the table, scaling c_abs by 2^-k would
+        convert k to an integer, and log1p measured slower that way."""
+        k, _, f, hfsq, tail = parts(u, c_abs, False)
         return fma(k, LN2_HI, ((tail + k * LN2_LO) - hfsq) + f)
 
     @inline
@@ -280,7 +353,7 @@ def _make_log_family(c, scale):
     @inline
     def log1p(x):
         u, cr = one_plus(x)
-        y = log_of(u, cr, ZERO, False)  # (fl(1 + x) is 0 or at least 2^-53: never subnormal)
+        y = log_of_corrected(u, cr)  # (fl(1 + x) is 0 or at least 2^-53: never subnormal)
         y = x if x == ZERO else y  # -0.0
         return specials(x, y, -ONE)
 
@@ -288,15 +361,15 @@ def _make_log_family(c, scale):
     def log2(x):
         """k + log(1 + f) log2(e): exact for powers of two (log(1) = 0); log2(e) in two
         pieces so the product keeps the precision of log(1 + f)."""
-        k, f, hfsq, tail = parts(x, ZERO, True)
-        v = (tail - hfsq) + f
+        k, t, f, hfsq, tail = log_parts(x, ZERO, True)
+        v = with_table(t, (tail - hfsq) + f)
         return specials(x, fma(v, LOG2E_HI, fma(v, LOG2E_LO, k)), ZERO)
 
     @inline
     def log10(x):
         """k log10(2) + log(1 + f) log10(e), log10(2) in two pieces (k * L10_HI exact)."""
-        k, f, hfsq, tail = parts(x, ZERO, True)
-        v = (tail - hfsq) + f
+        k, t, f, hfsq, tail = log_parts(x, ZERO, True)
+        v = with_table(t, (tail - hfsq) + f)
         return specials(x, fma(k, L10_HI, fma(v, LOG10E, k * L10_LO)), ZERO)
 
     @inline

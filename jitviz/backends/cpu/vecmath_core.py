@@ -84,17 +84,23 @@ _AVX512_CPUS = ("avx512", "knl", "knm", "cannonlake", "icelake", "tigerlake", "c
                 "emeraldrapids", "alderlake-avx512", "znver4", "znver5", "x86-64-v4")
 
 
-def target_has_avx512() -> bool:
-    """Whether Numba compiles for a CPU with AVX-512F: its NUMBA_CPU_FEATURES, else the CPU
-    NUMBA_CPU_NAME names (`haswell`: no), else the host."""
+def target_features() -> str:
+    """The CPU features Numba compiles for ("+avx512f,+avx512vl,..."): its NUMBA_CPU_FEATURES,
+    else those of the CPU NUMBA_CPU_NAME names (`haswell`: no AVX-512), else the host's."""
     from numba.core import config
     import llvmlite.binding as ll
-    features = config.CPU_FEATURES
-    if features is None and config.CPU_NAME and config.CPU_NAME != "host":
-        return any(name in config.CPU_NAME for name in _AVX512_CPUS)
-    if features is None:
-        features = ll.get_host_cpu_features().flatten()
-    return "+avx512f" in features.split(",")
+    if config.CPU_FEATURES is not None:
+        return config.CPU_FEATURES
+    if config.CPU_NAME and config.CPU_NAME != "host":
+        if not any(name in config.CPU_NAME for name in _AVX512_CPUS):
+            return ""
+        return "+avx512f" if config.CPU_NAME in ("knl", "knm") else "+avx512f,+avx512vl"
+    return ll.get_host_cpu_features().flatten()
+
+
+def target_has_avx512() -> bool:
+    """Whether Numba compiles for a CPU with AVX-512F (`target_features`)."""
+    return "+avx512f" in target_features().split(",")
 
 
 @inline
@@ -165,6 +171,9 @@ F32 = _consts(
     LOG=(0.6666677717260451, 0.39977227381543, 0.29884438157148197),
     # float32's log(1 + f) without a division: f - f^2/2 + f^3 P(f) on [sqrt(1/2) - 1,
     # sqrt(2) - 1] (degree 7: 2^-27 relative)
+    # with vector_isa's table (vecmath's `_log_table_parts`): log(1 + f) = f - f^2/2 + f^3 P(f)
+    # on [-1/32, 1/16] (degree 2: 2^-28.3 relative)
+    LOG_T=(0.33334464268637987, -0.25007409089633675, 0.18857175841061813),
     LOG_F=(0.3333335576940048, -0.2500091297925078, 0.1999982320233121,
            -0.1661909717557934, 0.14224373692781112, -0.1322196256394409,
            0.12655155223554548, -0.0735735440619235),
@@ -218,6 +227,9 @@ F64 = _consts(
     TANH_MAX=19.1,  # tanh of float64 above it rounds to 1
     # float64 atanh/asinh/acosh keep their log1p forms (their polynomials would be long)
     ATANH=None, ASINH_SMALL=None, ACOSH_SMALL=None,
+    # float64 keeps its division with vector_isa's table too: a table of 16 doubles takes two
+    # permutes and a blend, and the polynomial degree 10 (measured slower: README)
+    LOG_T=None,
     LOG_F=None,  # float64 keeps the division: its polynomial in f would need degree 20
     RCBRT=(1.8773027638629172, -1.974897784047575, 1.9587458554798336, -1.2566316920081106,
            0.4934623881158904, -0.10811718728869751, 0.010134622266814742),  # 2^-19.9

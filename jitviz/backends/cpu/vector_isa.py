@@ -1,0 +1,219 @@
+"""Vector instructions that scalar code cannot express, for vecmath's loops (AVX-512 only):
+in-register table lookups (`vpermps`/`vpermpd`) and the exponent and mantissa of a float in one
+instruction each (`vgetexpps`, `vgetmantps`), as NumPy's SVML loops use them.
+
+vecmath's functions are scalar Numba code that LLVM's loop vectorizer widens. It cannot widen
+a lookup in a constant vector (an `extractelement` stops it) and a lookup in a constant array
+becomes a gather (slow here), and it never emits `vgetmant`. So each of these is a small scalar
+function, defined in LLVM IR, whose `vector-function-abi-variant` attribute (LLVM's vector
+function ABI) names versions of it for 4, 8 and 16 lanes: the vectorizer calls the version of
+its width, one instruction each. Those calls must then be inlined, or every vector register
+live across them is spilled around each call (float32 log plus one lookup: 541 us for 1M
+values against 229 us without it). Numba runs no inliner after vectorizing, so
+`_inline_after_vectorizing` extends its last optimization step: on a module that calls these
+functions, and only there, LLVM's always-inliner runs once more. (The remainder loop calls the
+scalar version, which is not inlined: a few values per kernel.)
+
+`available()` says whether the kernels being compiled can use them: an x86 CPU with AVX-512F
+and VL (the 4- and 8-lane versions) and a Numba whose final optimization step this module could
+extend. vecmath falls back to its bit manipulations and full-range polynomials otherwise.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import struct
+
+import llvmlite.binding as llvm
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+PREFIX = "jitviz_visa_"  # every function defined here; the inliner runs where one is called
+_names = itertools.count()
+
+_FLOAT = {np.float32: ("float", "ps", "ss", ir.FloatType, types.float32, (4, 8, 16)),
+          np.float64: ("double", "pd", "sd", ir.DoubleType, types.float64, (2, 4, 8))}
+_MASK_TYPE = {2: "i8", 4: "i8", 8: "i8", 16: "i16"}
+
+
+# --- the hook: inline the vector versions after Numba's last optimization ------------------
+
+def _inline_after_vectorizing(optimize):
+    @functools.wraps(optimize)
+    def optimize_final_module(self):
+        optimize(self)
+        module = self._final_module
+        if any(f.name.startswith(PREFIX) for f in module.functions):
+            tuning = llvm.create_pipeline_tuning_options(speed_level=1)
+            builder = llvm.create_pass_builder(self._codegen._tm, tuning)
+            passes = llvm.create_new_module_pass_manager()
+            passes.add_always_inliner_pass()
+            passes.add_instruction_combine_pass()
+            passes.add_global_dead_code_eliminate_pass()
+            passes.run(module, builder)
+    optimize_final_module._jitviz_inlines = True
+    return optimize_final_module
+
+
+def _install_hook() -> bool:
+    try:
+        from numba.core.codegen import CPUCodeLibrary
+        optimize = CPUCodeLibrary._optimize_final_module
+        if not getattr(optimize, "_jitviz_inlines", False):
+            CPUCodeLibrary._optimize_final_module = _inline_after_vectorizing(optimize)
+        return hasattr(llvm.ModulePassManager, "add_always_inliner_pass")
+    except (ImportError, AttributeError):  # another Numba: vecmath keeps its portable code
+        return False
+
+
+_HOOKED = _install_hook()
+
+
+def available() -> bool:
+    """Whether kernels compiled now may call these functions (see the module's docstring)."""
+    from .vecmath_core import target_features
+    features = target_features().split(",")
+    return _HOOKED and "+avx512f" in features and "+avx512vl" in features
+
+
+# --- LLVM IR of a function and its vector versions ------------------------------------------
+
+def _hex(value, ftype):
+    """An LLVM float constant: the double whose value the constant has (exact for float)."""
+    v = float(np.float32(value)) if ftype == "float" else float(value)
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", v))[0]
+
+
+def _module_text(name, ftype, arg, widths, scalar_body, vector_body, declarations):
+    """A scalar function `name(arg %x)` and `name_v<w>` for each width, the vector function
+    ABI attribute naming them (`v`: one vector argument) and `llvm.compiler.used` keeping the
+    vector versions alive until the vectorizer has used them."""
+    parts = list(declarations)
+    parts.append(f"define {ftype} @{name}({arg} %x) #0 {{\n{scalar_body}\n}}")
+    for w in widths:
+        varg = f"<{w} x {arg}>"
+        parts.append(f"define <{w} x {ftype}> @{name}_v{w}({varg} %x) #1 {{\n"
+                     f"{vector_body(w)}\n}}")
+    variants = ",".join(f"_ZGV_LLVM_N{w}v_{name}({name}_v{w})" for w in widths)
+    used = ", ".join(f"ptr @{name}_v{w}" for w in widths)
+    parts.append(f"@llvm.compiler.used = appending global [{len(widths)} x ptr] [{used}], "
+                 f'section "llvm.metadata"')
+    parts.append(f'attributes #0 = {{ noinline nounwind "vector-function-abi-variant"='
+                 f'"{variants}" }}')
+    parts.append("attributes #1 = { alwaysinline nounwind }")
+    return "\n".join(parts)
+
+
+def _scalar_intrinsic(name, text, nb_arg, nb_ret, ll_arg, ll_ret):
+    """A Numba intrinsic calling `name`, whose module (`text`) each kernel links in."""
+    library = []
+
+    @intrinsic
+    def call(typingctx, x):
+        if x != nb_arg:
+            return None
+
+        def codegen(context, builder, signature, args):
+            if not library:
+                lib = context.codegen().create_library(name)
+                lib.add_llvm_module(llvm.parse_assembly(text))
+                library.append(lib)
+            context.active_code_library.add_linking_library(library[0])
+            fn = cgutils.get_or_insert_function(builder.module,
+                                                ir.FunctionType(ll_ret, [ll_arg]), name)
+            return builder.call(fn, args)
+        return nb_ret(x), codegen
+    return call
+
+
+def table(values, dtype):
+    """An intrinsic `lookup(i)` -> values[i & (n - 1)] (int32 i, n a power of two <= 16):
+    one permute of a constant register per vector (`vpermps`, `vpermpd`/`vpermi2pd`)."""
+    ftype, _, _, lltype, nbtype, widths = _FLOAT[np.dtype(dtype).type]
+    n = len(values)
+    assert n in (2, 4, 8, 16), n
+    name = f"{PREFIX}table{next(_names)}"
+    const = f"<{n} x {ftype}> <" + ", ".join(f"{ftype} {_hex(v, ftype)}" for v in values) + ">"
+    scalar = (f"  %j = and i32 %x, {n - 1}\n  %v = extractelement {const}, i32 %j\n"
+              f"  ret {ftype} %v")
+
+    half = 8 if (ftype == "double" and n == 16) else n  # a zmm holds 8 doubles
+
+    def gather(w, values, tag, index):
+        # a chain of extracts and inserts from one constant: X86's instruction selection
+        # turns it into one variable permute
+        const = f"<{len(values)} x {ftype}> <" + ", ".join(
+            f"{ftype} {_hex(v, ftype)}" for v in values) + ">"
+        lines, prev = [], "poison"
+        for k in range(w):
+            lines += [f"  %{tag}j{k} = extractelement <{w} x i32> {index}, i32 {k}",
+                      f"  %{tag}e{k} = extractelement {const}, i32 %{tag}j{k}",
+                      f"  %{tag}r{k} = insertelement <{w} x {ftype}> {prev}, {ftype} "
+                      f"%{tag}e{k}, i32 {k}"]
+            prev = f"%{tag}r{k}"
+        return lines, prev
+
+    def vector(w):
+        # (the masks as vector `and`s: per-lane ones would hide the pattern)
+        splat = lambda v: "<" + ", ".join([f"i32 {v}"] * w) + ">"  # noqa: E731
+        lines = [f"  %m = and <{w} x i32> %x, {splat(half - 1)}"]
+        low, low_out = gather(w, values[:half], "a", "%m")
+        lines += low
+        if half == n:
+            return "\n".join(lines) + f"\n  ret <{w} x {ftype}> {low_out}"
+        high, high_out = gather(w, values[half:], "b", "%m")  # 16 doubles: two permutes
+        lines += high
+        lines += [f"  %h = and <{w} x i32> %x, {splat(half)}",
+                  f"  %c = icmp ne <{w} x i32> %h, zeroinitializer",
+                  f"  %s = select <{w} x i1> %c, <{w} x {ftype}> {high_out}, "
+                  f"<{w} x {ftype}> {low_out}",
+                  f"  ret <{w} x {ftype}> %s"]
+        return "\n".join(lines)
+    text = _module_text(name, ftype, "i32", widths, scalar, vector, [])
+    return _scalar_intrinsic(name, text, types.int32, nbtype, ir.IntType(32), lltype())
+
+
+def _x86_unary(op, dtype, imm=None):
+    """AVX-512's vget<op>ps/pd as a scalar function (the ss/sd form) with vector versions:
+    `imm` is getmant's normalization interval and sign control."""
+    ftype, p, s, lltype, nbtype, widths = _FLOAT[np.dtype(dtype).type]
+    name = f"{PREFIX}get{op}_{p}"
+    lanes128 = 4 if ftype == "float" else 2
+    v128 = f"<{lanes128} x {ftype}>"
+    imm_arg = "" if imm is None else f"i32 {imm}, "
+    imm_type = "" if imm is None else "i32, "
+    decls = [f"declare {v128} @llvm.x86.avx512.mask.get{op}.{s}({v128}, {v128}, {imm_type}"
+             f"{v128}, i8, i32)"]
+    for w in widths:
+        vt = f"<{w} x {ftype}>"
+        bits = w * (32 if ftype == "float" else 64)
+        rounding = ", i32" if bits == 512 else ""
+        decls.append(f"declare {vt} @llvm.x86.avx512.mask.get{op}.{p}.{bits}({vt}, "
+                     f"{imm_type}{vt}, {_MASK_TYPE[w]}{rounding})")
+    scalar = (f"  %v = insertelement {v128} poison, {ftype} %x, i32 0\n"
+              f"  %r = call {v128} @llvm.x86.avx512.mask.get{op}.{s}({v128} %v, {v128} %v, "
+              f"{imm_arg}{v128} zeroinitializer, i8 -1, i32 4)\n"
+              f"  %e = extractelement {v128} %r, i32 0\n  ret {ftype} %e")
+
+    def vector(w):
+        vt = f"<{w} x {ftype}>"
+        bits = w * (32 if ftype == "float" else 64)
+        rounding = ", i32 4" if bits == 512 else ""  # 4: the current rounding mode
+        return (f"  %r = call {vt} @llvm.x86.avx512.mask.get{op}.{p}.{bits}({vt} %x, "
+                f"{imm_arg}{vt} zeroinitializer, {_MASK_TYPE[w]} -1{rounding})\n"
+                f"  ret {vt} %r")
+    text = _module_text(name, ftype, ftype, widths, scalar, vector, decls)
+    return _scalar_intrinsic(name, text, nbtype, nbtype, lltype(), lltype())
+
+
+# getmant's immediate: bits 1:0 the interval (3: [3/4, 3/2)), bits 3:2 the sign (0: x's)
+_MANT_3_4 = 3
+
+# getexp(x): floor(log2|x|) as a float, subnormals included (-inf for 0, inf for inf, NaN for
+# NaN); getmant(x): |x| 2^-e in [3/4, 3/2) with x's sign, where e is getexp(x) or one more
+getexp_f32, getexp_f64 = _x86_unary("exp", np.float32), _x86_unary("exp", np.float64)
+getmant_f32 = _x86_unary("mant", np.float32, _MANT_3_4)
+getmant_f64 = _x86_unary("mant", np.float64, _MANT_3_4)

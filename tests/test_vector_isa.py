@@ -1,0 +1,131 @@
+"""vector_isa: AVX-512 instructions reached from vectorized scalar code (vgetexp, vgetmant, a
+table lookup as one permute), and vecmath's float32 logs built on them."""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from numba import njit
+
+import jitviz
+import jitviz.numpy as jnp
+from jitviz.backends.cpu import vector_isa
+
+pytestmark = pytest.mark.skipif(not vector_isa.available(),
+                                reason="needs a CPU with AVX-512F and VL")
+
+L = np.longdouble
+
+
+def _hot_loop(asm):
+    """The block of a kernel's assembly with the most vector registers: its vector loop."""
+    blocks = re.split(r"\n\.LBB\S+:", asm)
+    return max(blocks, key=lambda b: b.count("zmm") + b.count("ymm"))
+
+
+def _special_values(dtype):
+    info = np.finfo(dtype)
+    return np.array([0.0, -0.0, np.inf, -np.inf, np.nan, info.tiny, info.smallest_subnormal,
+                     info.tiny / 3, info.max, 1.0, 1.5, 0.75, 1.4999, -2.5, 3.0], dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_getexp_and_getmant_split_every_float(dtype):
+    getexp = vector_isa.getexp_f32 if dtype == np.float32 else vector_isa.getexp_f64
+    getmant = vector_isa.getmant_f32 if dtype == np.float32 else vector_isa.getmant_f64
+
+    @njit
+    def split(x, e, m):
+        for i in range(x.size):  # vectorized: the 16/8-lane versions; the tail: the scalar
+            e[i] = getexp(x[i])
+            m[i] = getmant(x[i])
+
+    rng = np.random.default_rng(3)
+    it = np.int32 if dtype == np.float32 else np.int64
+    bits = rng.integers(np.iinfo(it).min, np.iinfo(it).max, 5000, dtype=it).view(dtype)
+    x = np.concatenate([bits, _special_values(dtype)])
+    e, m = np.empty_like(x), np.empty_like(x)
+    split(x, e, m)
+    finite = np.isfinite(x) & (x != 0)
+    mant, exp = np.frexp(x[finite])  # |mant| in [1/2, 1)
+    np.testing.assert_array_equal(e[finite], (exp - 1).astype(dtype))
+    want = np.where(np.abs(mant) < 0.75, mant * 2, mant)  # [3/4, 3/2), x's sign
+    np.testing.assert_array_equal(m[finite], want)
+    assert np.all(np.isnan(e[np.isnan(x)])) and np.all(np.isnan(m[np.isnan(x)]))
+    np.testing.assert_array_equal(e[np.isinf(x)], np.inf)
+    np.testing.assert_array_equal(e[x == 0], -np.inf)
+
+
+@pytest.mark.parametrize("dtype,n", [(np.float32, 16), (np.float32, 4), (np.float64, 8),
+                                     (np.float64, 16)])
+def test_table_lookup_is_a_permute_in_the_vector_loop(dtype, n):
+    """values[i & (n - 1)], one permute per vector (16 doubles: two and a blend), and the
+    vector loop calls nothing: the vector versions were inlined after vectorizing."""
+    values = np.arange(n) * 1.25 - 3.0
+    lookup = vector_isa.table(list(values), dtype)
+
+    @njit
+    def gather(idx, out):
+        for i in range(idx.size):
+            out[i] = lookup(idx[i])
+
+    idx = np.random.default_rng(1).integers(-50, 50, 1003).astype(np.int32)
+    out = np.empty(idx.size, dtype)
+    gather(idx, out)
+    np.testing.assert_array_equal(out, values[idx & (n - 1)].astype(dtype))
+    loop = _hot_loop(gather.inspect_asm(gather.signatures[0]))
+    assert re.search(r"vperm\w*", loop), loop
+    assert "call" not in loop and "vgather" not in loop
+
+
+def test_the_float32_log_kernel_uses_them_and_calls_nothing_per_vector():
+    x = np.random.default_rng(0).uniform(1e-3, 100, 4096).astype(np.float32)
+    k = jitviz.jit(jnp.log).lower(x).compile().kernels[0]
+    loop = _hot_loop(k.asm())
+    for instruction in ("vgetmantps", "vgetexpps", "vpermps"):
+        assert instruction in loop or instruction.replace("vpermps", "vpermd") in loop
+    assert "call" not in loop
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_float32_logs_with_the_table_agree_with_long_double(parallel):
+    """The table path on every cell, both sides of 1 (where r = 1 keeps log(1 + f) exact),
+    subnormals and the specials, threaded or not (a prange body links the table too)."""
+    rng = np.random.default_rng(2)
+    cells = np.concatenate([np.linspace(0.75, 1.5, 20001), 1 + rng.uniform(-1e-3, 1e-3, 5000),
+                            rng.uniform(1e-44, 1e-38, 2000), rng.uniform(0, 1e30, 5000)])
+    x = np.concatenate([cells, _special_values(np.float32)]).astype(np.float32)
+    f = jitviz.jit(lambda v: (jnp.log(v), jnp.log2(v), jnp.log10(v), jnp.arctanh(v / 1e30)),
+                   parallel=parallel)
+    got = [np.asarray(g) for g in f(x)]
+    with np.errstate(all="ignore"):
+        xl = x.astype(L)
+        refs = [np.log(xl), np.log(xl) / np.log(L(2)), np.log(xl) / np.log(L(10)),
+                np.arctanh((x / np.float32(1e30)).astype(L))]
+    for g, ref in zip(got, refs):
+        rounded = ref.astype(np.float32)
+        finite = np.isfinite(rounded) & (ref != 0)
+        np.testing.assert_array_equal(g[~finite & ~np.isnan(rounded)],
+                                      rounded[~finite & ~np.isnan(rounded)])
+        assert np.all(np.isnan(g[np.isnan(rounded)]))
+        ulp = np.maximum(np.spacing(np.abs(rounded[finite])).astype(L),
+                         L(np.finfo(np.float32).smallest_subnormal))
+        # (log2/log10 as jnp writes them: log(x) / log(b), two roundings more than log)
+        assert np.max(np.abs(g[finite] - ref[finite]) / ulp) <= 3.0
+
+
+def test_without_avx512_the_portable_functions_are_used():
+    """A target without AVX-512 (NUMBA_CPU_FEATURES without it) gets the bit manipulations:
+    no vgetmant in the kernel, same accuracy (tests/test_vecmath.py runs there too)."""
+    code = ("import numpy as np, jitviz, jitviz.numpy as jnp\n"
+            "from jitviz.backends.cpu import vector_isa\n"
+            "x = np.linspace(0.1, 10, 4096, dtype=np.float32)\n"
+            "c = jitviz.jit(jnp.log).lower(x).compile()\n"
+            "err = float(np.max(np.abs(np.asarray(c(x)) - np.log(x))))\n"
+            "print(vector_isa.available(), 'vgetmant' in c.kernels[0].asm(), err < 1e-6)\n")
+    env = {**os.environ, "NUMBA_CPU_NAME": "haswell", "NUMBA_CPU_FEATURES": "-avx512f"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.stdout.split() == ["False", "False", "True"], out.stderr[-2000:]
