@@ -49,9 +49,12 @@ def main():
     # float32 without a division: log(1+f) = f - f^2/2 + f^3 P(f), 1+f in [sqrt(1/2), sqrt(2))
     fit("LOG_F f32", np.log1p, lambda f: f - f * f / 2, lambda f: f ** 3, lambda f: f,
         float(np.sqrt(0.5) - 1) * 1.01, float(np.sqrt(2.0) - 1) * 1.01, 7)
-    # float32 with vector_isa's table: f = m r_j - 1 in [-1/32, 1/16]
+    # with vector_isa's table: f = m r_j - 1 in [-1/32, 1/16] (float32), [-0.0372, 1/16]
+    # (float64: r_j of 5 bits)
     fit("LOG_T f32", np.log1p, lambda f: f - f * f / 2, lambda f: f ** 3, lambda f: f,
         -0.0313, 0.0626, 2)
+    fit("LOG_T f64", np.log1p, lambda f: f - f * f / 2, lambda f: f ** 3, lambda f: f,
+        -0.0372, 0.0626, 7)
     # sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2) on |r| <= pi/4
     q = np.pi / 4 * 1.02
     for name, d in (("SIN f32", 2), ("SIN f64", 7)):
@@ -91,5 +94,70 @@ def main():
         -0.5001, 0.5001, 11)
 
 
+# --- per-cell polynomials, looked up in vector_isa's tables ---------------------------------
+
+def tanh32_cells():
+    """float32 tanh on 32 cells of |x|: cell 0 is [0, 5/64), cells 1-31 quarter octaves from
+    5/64 to 16 (the index is |x|'s exponent and top two mantissa bits, less 4 (127 - 4), at
+    least 0). Left edges d_j (0 for cell 0)."""
+    edges = [0.0] + [2.0 ** e * (1 + q / 4) for e in range(-4, 4) for q in range(4)][1:] + [16.0]
+    return edges[:-1], edges[1:]
+
+
+def fit_cell(f, lo, hi, d, degree, through_zero, n=3000):
+    """Coefficients (lowest first) of P(r), r = x - d, with f(x) ~ P(r) on [lo, hi], weighted
+    by the relative error; `through_zero`: P(r) = r + r^2 Q(r) (f(0) = 0, f'(0) = 1, so tiny
+    arguments keep their relative accuracy)."""
+    x = L((lo + hi) / 2) + L((hi - lo) / 2) * np.cos(np.pi * (np.arange(n) + 0.5) / n)
+    x = x[x > 0]
+    fx, r = f(x), x - L(d)
+    if through_zero:
+        basis = np.vander(r.astype(np.float64), degree - 1, increasing=True) * \
+            (r * r).astype(np.float64)[:, None]
+        c = fit_lstsq(basis, fx, lambda c: r + r * r * np.polynomial.polynomial.polyval(
+            r, c.astype(L)))
+        c = np.concatenate([[0.0, 1.0], c])
+    else:
+        c = fit_lstsq(np.vander(r.astype(np.float64), degree + 1, increasing=True), fx,
+                      lambda c: np.polynomial.polynomial.polyval(r, c.astype(L)))
+    approx = np.polynomial.polynomial.polyval(r, c.astype(L))
+    return c, float(np.max(np.abs((approx - fx) / fx)))
+
+
+def fit_lstsq(basis, fx, model):
+    """Coefficients c minimizing the relative error of model(c) against fx (least squares,
+    columns scaled to unit norm), refined twice on the long-double residual."""
+    A = basis / fx.astype(np.float64)[:, None]
+    scale = np.linalg.norm(A, axis=0)
+    c = np.zeros(A.shape[1])
+    for _ in range(3):
+        resid = np.asarray((fx - model(c)) / fx, np.float64)
+        c = c + np.linalg.lstsq(A / scale, resid, rcond=None)[0] / scale
+    return c
+
+
+def write_tables(path):
+    """jitviz/backends/cpu/vecmath_tables.py: the per-cell coefficients."""
+    lows, highs = tanh32_cells()
+    rows, worst = [], 0.0
+    for j, (lo, hi) in enumerate(zip(lows, highs)):
+        c, err = fit_cell(np.tanh, lo, hi, lows[j], 5, j == 0)
+        rows.append(tuple(float(np.float32(v)) for v in c))
+        worst = max(worst, err)
+    print(f"TANH32 cells: degree 5, max rel error {worst:.3g} ({np.log2(worst):.1f} bits)")
+    with open(path, "w") as out:
+        out.write('"""Per-cell polynomial coefficients for vecmath\'s table-driven functions, written by\n'
+                  '`python scripts/fit_vecmath.py --tables` (do not edit).\n\n'
+                  f'TANH32: float32 tanh on the cells of `tanh32_cells` there (left edges\n'
+                  f'TANH32_D), P(r) = sum c_i r^i with r = |x| - d_j, degree 5: {worst:.3g} relative.\n"""\n\n')
+        out.write("TANH32_D = (" + ", ".join(repr(float(np.float32(v))) for v in lows) + ")\n")
+        out.write("TANH32_C = (\n" + "".join(f"    ({', '.join(repr(v) for v in row)}),\n"
+                                              for row in rows) + ")\n")
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+    if "--tables" in sys.argv:
+        write_tables("jitviz/backends/cpu/vecmath_tables.py")
+    else:
+        main()

@@ -19,6 +19,7 @@ import jitviz.numpy as jnp
 from jitviz import lax
 
 from helpers import float64_kept  # noqa: E402
+from jitviz.backends.cpu.vecmath_tables import TANH32_D  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -44,9 +45,10 @@ FUNCS = {
     "expm1": (jnp.expm1, np.expm1, [k * LN2 / 2 for k in range(-8, 9)] + [88.72, 709.78]),
     "exp2": (jnp.exp2, np.exp2, [0.5, -0.5, 1.5, 127.99, 128.0, -149.5, 1023.9, -1074.5]),
     "logistic": (lax.logistic, _logistic, [0.0, 88.7, -88.7, -103.9, 709.7, -745.0]),
-    # tanh reduces 2|x| by ln2/2 steps and clamps it at 2 * 9.02 (float32), 2 * 19.1
+    # tanh reduces 2|x| by ln2/2 steps and clamps it at 2 * 9.02 (float32), 2 * 19.1; float32
+    # with vector_isa: the edges of its 32 cells
     "tanh": (jnp.tanh, np.tanh, [k * LN2 / 4 for k in range(1, 12)]
-             + [0.5, 1.0, -1.0, 9.0, 9.02, 19.0, 19.1, 22.0]),
+             + [0.5, 1.0, -1.0, 9.0, 9.02, 19.0, 19.1, 22.0] + list(TANH32_D[1:])),
     # sinh/cosh: |x| by ln2/2 steps, 2^-2n clamped above n = 32, overflow near 89.4 and 710.5
     "sinh": (jnp.sinh, np.sinh, [k * LN2 / 2 for k in range(-8, 9)]
              + [32.5 * LN2, 33.5 * LN2, 89.41, 89.42, 710.47, 710.48]),

@@ -13,6 +13,9 @@ import jitviz
 import jitviz.numpy as jnp
 from jitviz.backends.cpu import vector_isa
 
+sys.path.insert(0, os.path.dirname(__file__))
+from helpers import float64_kept  # noqa: E402
+
 pytestmark = pytest.mark.skipif(not vector_isa.available(),
                                 reason="needs a CPU with AVX-512F and VL")
 
@@ -20,9 +23,12 @@ L = np.longdouble
 
 
 def _hot_loop(asm):
-    """The block of a kernel's assembly with the most vector registers: its vector loop."""
-    blocks = re.split(r"\n\.LBB\S+:", asm)
-    return max(blocks, key=lambda b: b.count("zmm") + b.count("ymm"))
+    """The vector loop of a kernel's assembly: of the blocks that jump back to their own
+    label, the one with the most vector registers."""
+    parts = re.split(r"\n(\.LBB\w+):", asm)
+    blocks = [(parts[i], parts[i + 1]) for i in range(1, len(parts) - 1, 2)]
+    loops = [body for label, body in blocks if re.search(rf"\bj\w+\s+{label}\b", body)]
+    return max(loops, key=lambda b: b.count("zmm") + b.count("ymm"))
 
 
 def _special_values(dtype):
@@ -58,11 +64,11 @@ def test_getexp_and_getmant_split_every_float(dtype):
     np.testing.assert_array_equal(e[x == 0], -np.inf)
 
 
-@pytest.mark.parametrize("dtype,n", [(np.float32, 16), (np.float32, 4), (np.float64, 8),
-                                     (np.float64, 16)])
+@pytest.mark.parametrize("dtype,n", [(np.float32, 16), (np.float32, 4), (np.float32, 32),
+                                     (np.float64, 8), (np.float64, 16)])
 def test_table_lookup_is_a_permute_in_the_vector_loop(dtype, n):
-    """values[i & (n - 1)], one permute per vector (16 doubles: two and a blend), and the
-    vector loop calls nothing: the vector versions were inlined after vectorizing."""
+    """values[i & (n - 1)], one permute per vector (32 floats, 16 doubles: a two-table one),
+    and the vector loop calls nothing: the vector versions were inlined after vectorizing."""
     values = np.arange(n) * 1.25 - 3.0
     lookup = vector_isa.table(list(values), dtype)
 
@@ -80,12 +86,17 @@ def test_table_lookup_is_a_permute_in_the_vector_loop(dtype, n):
     assert "call" not in loop and "vgather" not in loop
 
 
-def test_the_float32_log_kernel_uses_them_and_calls_nothing_per_vector():
+@pytest.mark.parametrize("fn,instructions", [
+    (jnp.log, ("vgetmantps", "vgetexpps", "vperm")),  # a 16-entry table
+    (jnp.tanh, ("vpermi2ps",)),  # 32 cells' coefficients
+    (lambda v: jnp.log(v.astype(np.float64)), ("vgetmantpd", "vgetexppd", "vpermi2pd"))])
+def test_the_kernels_use_them_and_call_nothing_per_vector(fn, instructions):
     x = np.random.default_rng(0).uniform(1e-3, 100, 4096).astype(np.float32)
-    k = jitviz.jit(jnp.log).lower(x).compile().kernels[0]
+    with float64_kept():
+        k = jitviz.jit(fn).lower(x).compile().kernels[0]
     loop = _hot_loop(k.asm())
-    for instruction in ("vgetmantps", "vgetexpps", "vpermps"):
-        assert instruction in loop or instruction.replace("vpermps", "vpermd") in loop
+    for instruction in instructions:
+        assert instruction in loop, (instruction, loop)
     assert "call" not in loop
 
 

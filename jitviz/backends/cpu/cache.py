@@ -102,10 +102,10 @@ def _cpu_tag() -> str:
 
 
 def _runtime_tag() -> str:
-    from . import runtime, vecmath, vecmath_core, vecmath_trig, vector_isa
+    from . import runtime, vecmath, vecmath_core, vecmath_tables, vecmath_trig, vector_isa
     h = hashlib.sha256()
     # vecmath's functions are compiled into kernels too
-    for mod in (runtime, vecmath, vecmath_core, vecmath_trig, vector_isa):
+    for mod in (runtime, vecmath, vecmath_core, vecmath_tables, vecmath_trig, vector_isa):
         with open(mod.__file__, "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:8]

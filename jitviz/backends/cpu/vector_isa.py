@@ -129,50 +129,74 @@ def _scalar_intrinsic(name, text, nb_arg, nb_ret, ll_arg, ll_ret):
     return call
 
 
+def _const_vector(values, ftype):
+    return f"<{len(values)} x {ftype}> <" + ", ".join(
+        f"{ftype} {_hex(v, ftype)}" for v in values) + ">"
+
+
+def _gather(w, values, ftype, tag, index):
+    """IR of values[index] for a <w x i32> index already in range: a chain of extracts and
+    inserts from one constant, which X86's instruction selection turns into one variable
+    permute (`vpermps`, `vpermpd`) where the constant fits one register."""
+    const = _const_vector(values, ftype)
+    lines, prev = [], "poison"
+    for k in range(w):
+        lines += [f"  %{tag}j{k} = extractelement <{w} x i32> {index}, i32 {k}",
+                  f"  %{tag}e{k} = extractelement {const}, i32 %{tag}j{k}",
+                  f"  %{tag}r{k} = insertelement <{w} x {ftype}> {prev}, {ftype} "
+                  f"%{tag}e{k}, i32 {k}"]
+        prev = f"%{tag}r{k}"
+    return lines, prev
+
+
 def table(values, dtype):
-    """An intrinsic `lookup(i)` -> values[i & (n - 1)] (int32 i, n a power of two <= 16):
-    one permute of a constant register per vector (`vpermps`, `vpermpd`/`vpermi2pd`)."""
-    ftype, _, _, lltype, nbtype, widths = _FLOAT[np.dtype(dtype).type]
+    """An intrinsic `lookup(i)` -> values[i & (n - 1)] (int32 i, n a power of two up to two
+    registers: 32 floats, 16 doubles). One permute of a constant register per vector
+    (`vpermps`, `vpermpd`); two registers' worth, at full width, one two-table permute
+    (`vpermi2ps`, `vpermi2pd`), else two permutes and a blend."""
+    ftype, p, _, lltype, nbtype, widths = _FLOAT[np.dtype(dtype).type]
     n = len(values)
-    assert n in (2, 4, 8, 16), n
+    per_zmm = 16 if ftype == "float" else 8
+    assert n in (2, 4, 8, 16, 32) and n <= 2 * per_zmm, n
     name = f"{PREFIX}table{next(_names)}"
-    const = f"<{n} x {ftype}> <" + ", ".join(f"{ftype} {_hex(v, ftype)}" for v in values) + ">"
-    scalar = (f"  %j = and i32 %x, {n - 1}\n  %v = extractelement {const}, i32 %j\n"
+    scalar = (f"  %j = and i32 %x, {n - 1}\n"
+              f"  %v = extractelement {_const_vector(values, ftype)}, i32 %j\n"
               f"  ret {ftype} %v")
-
-    half = 8 if (ftype == "double" and n == 16) else n  # a zmm holds 8 doubles
-
-    def gather(w, values, tag, index):
-        # a chain of extracts and inserts from one constant: X86's instruction selection
-        # turns it into one variable permute
-        const = f"<{len(values)} x {ftype}> <" + ", ".join(
-            f"{ftype} {_hex(v, ftype)}" for v in values) + ">"
-        lines, prev = [], "poison"
-        for k in range(w):
-            lines += [f"  %{tag}j{k} = extractelement <{w} x i32> {index}, i32 {k}",
-                      f"  %{tag}e{k} = extractelement {const}, i32 %{tag}j{k}",
-                      f"  %{tag}r{k} = insertelement <{w} x {ftype}> {prev}, {ftype} "
-                      f"%{tag}e{k}, i32 {k}"]
-            prev = f"%{tag}r{k}"
-        return lines, prev
+    half = min(n, per_zmm)
+    declarations = []
+    if n > per_zmm:
+        it = "i32" if ftype == "float" else "i64"
+        vt, ivt = f"<{per_zmm} x {ftype}>", f"<{per_zmm} x {it}>"
+        declarations.append(f"declare {vt} @llvm.x86.avx512.vpermi2var.{p}.512({vt}, {ivt}, "
+                            f"{vt})")
 
     def vector(w):
-        # (the masks as vector `and`s: per-lane ones would hide the pattern)
+        # (the masks as vector `and`s: per-lane ones would hide the permute's pattern)
         splat = lambda v: "<" + ", ".join([f"i32 {v}"] * w) + ">"  # noqa: E731
+        vt = f"<{w} x {ftype}>"
+        if n > per_zmm and w == per_zmm:  # one vpermi2ps/pd: bit log2(half) picks the table
+            it = "i32" if ftype == "float" else "i64"
+            index = ["  %m = and <{w} x i32> %x, {mask}".format(w=w, mask=splat(n - 1))]
+            if it == "i64":
+                index.append(f"  %mi = zext <{w} x i32> %m to <{w} x i64>")
+            ix = "%m" if it == "i32" else "%mi"
+            lo = _const_vector(values[:half], ftype)
+            hi = _const_vector(values[half:], ftype)
+            return "\n".join(index + [
+                f"  %r = call {vt} @llvm.x86.avx512.vpermi2var.{p}.512({lo}, "
+                f"<{w} x {it}> {ix}, {hi})", f"  ret {vt} %r"])
         lines = [f"  %m = and <{w} x i32> %x, {splat(half - 1)}"]
-        low, low_out = gather(w, values[:half], "a", "%m")
+        low, low_out = _gather(w, values[:half], ftype, "a", "%m")
         lines += low
         if half == n:
-            return "\n".join(lines) + f"\n  ret <{w} x {ftype}> {low_out}"
-        high, high_out = gather(w, values[half:], "b", "%m")  # 16 doubles: two permutes
-        lines += high
-        lines += [f"  %h = and <{w} x i32> %x, {splat(half)}",
-                  f"  %c = icmp ne <{w} x i32> %h, zeroinitializer",
-                  f"  %s = select <{w} x i1> %c, <{w} x {ftype}> {high_out}, "
-                  f"<{w} x {ftype}> {low_out}",
-                  f"  ret <{w} x {ftype}> %s"]
-        return "\n".join(lines)
-    text = _module_text(name, ftype, "i32", widths, scalar, vector, [])
+            return "\n".join(lines) + f"\n  ret {vt} {low_out}"
+        high, high_out = _gather(w, values[half:], ftype, "b", "%m")
+        return "\n".join(lines + high + [
+            f"  %h = and <{w} x i32> %x, {splat(half)}",
+            f"  %c = icmp ne <{w} x i32> %h, zeroinitializer",
+            f"  %s = select <{w} x i1> %c, {vt} {high_out}, {vt} {low_out}",
+            f"  ret {vt} %s"])
+    text = _module_text(name, ftype, "i32", widths, scalar, vector, declarations)
     return _scalar_intrinsic(name, text, types.int32, nbtype, ir.IntType(32), lltype())
 
 
