@@ -64,6 +64,23 @@ def test_getexp_and_getmant_split_every_float(dtype):
     np.testing.assert_array_equal(e[x == 0], -np.inf)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_scalef_scales_by_the_floor_of_a_float_exponent(dtype):
+    scalef = vector_isa.scalef_f32 if dtype == np.float32 else vector_isa.scalef_f64
+
+    @njit
+    def scale_all(x, e, out):
+        for i in range(x.size):
+            out[i] = scalef(x[i], e[i])
+
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.standard_normal(3000), [0.0, -0.0, 1.0, np.inf, 3.0]]).astype(dtype)
+    e = np.concatenate([rng.uniform(-40, 40, 3000), [5.0, 7.5, -2.5, -3.0, -200.0]]).astype(dtype)
+    out = np.empty_like(x)
+    scale_all(x, e, out)
+    np.testing.assert_array_equal(out, np.ldexp(x, np.floor(e).astype(np.int32)))
+
+
 @pytest.mark.parametrize("dtype,n", [(np.float32, 16), (np.float32, 4), (np.float32, 32),
                                      (np.float64, 8), (np.float64, 16)])
 def test_table_lookup_is_a_permute_in_the_vector_loop(dtype, n):

@@ -229,13 +229,15 @@ def _log_table_cells(c):
     return r_j, t_hi, t_lo
 
 
-def _log_table_parts(c, scale):
+def _log_table_parts(c):
     """`parts` (below) from AVX-512's exponent and mantissa (`vector_isa`; subnormals
     included, so `lift` is not needed) and a table (`_log_table_cells`): u = 2^k m, m in
     [3/4, 3/2), 1 + f = m r_j for the r_j of m's cell, and log(u) = k ln2 + t_j + log(1 + f)
     with f in [-1/16, 1/16]: a polynomial of degree 4 (float32; 9 on the full range) or 10
     (float64, where the full range takes a division). The returned t is t_j's high part; its
-    low part joins the tail, and so does -f^2/2 (hfsq 0): at most 1/32 of f."""
+    low part joins the tail, and so does -f^2/2 (hfsq 0): at most 1/32 of f. A correction
+    c_abs is scaled by 2^-k with `vscalef` (a float exponent: `ldexp` would convert k to an
+    integer, which cost log1p 40% of its time); `parts_exact` has none."""
     F, I, ONE, HALF, ZERO, PT = c.F, c.I, c.ONE, c.HALF, c.ZERO, c.LOG_T
     r_j, t_hi, t_lo = _log_table_cells(c)
     TAB_R, TAB_T = vector_isa.table(r_j, F), vector_isa.table(t_hi, F)
@@ -243,23 +245,37 @@ def _log_table_parts(c, scale):
     f32 = F is np.float32
     getmant = vector_isa.getmant_f32 if f32 else vector_isa.getmant_f64
     getexp = vector_isa.getexp_f32 if f32 else vector_isa.getexp_f64
+    scalef = vector_isa.scalef_f32 if f32 else vector_isa.scalef_f64
     SHIFT = I(c.MANT - 4)
 
     @inline
-    def parts_table(u, c_abs, lift):
+    def cell(u):
         m = getmant(u)
         k = getexp(u) + (ONE if m < ONE else ZERO)
         j = np.int32(I(as_int(m) >> SHIFT) & I(15))
-        r = TAB_R(j)
-        f = fma(m, r, -ONE) + scale(c_abs, -np.int32(k)) * r
-        tail = fma(f * f, fma(f, horner(f, PT), -HALF), TAB_TL(j))
-        return k, TAB_T(j), f, ZERO, tail
+        return m, k, j, TAB_R(j)
+
+    @inline
+    def tail_of(f, j):
+        return fma(f * f, fma(f, horner(f, PT), -HALF), TAB_TL(j))
+
+    @inline
+    def parts_table(u, c_abs, lift):
+        m, k, j, r = cell(u)
+        f = fma(m, r, -ONE) + scalef(c_abs, -k) * r
+        return k, TAB_T(j), f, ZERO, tail_of(f, j)
+
+    @inline
+    def parts_exact(u, lift):
+        m, k, j, r = cell(u)
+        f = fma(m, r, -ONE)
+        return k, TAB_T(j), f, ZERO, tail_of(f, j)
 
     @inline
     def add_table(t, v):
         return t + v
 
-    return parts_table, add_table
+    return parts_table, parts_exact, add_table
 
 
 def _make_log_family(c, scale):
@@ -311,12 +327,16 @@ def _make_log_family(c, scale):
         return F(k), ZERO, f, hfsq, tail_of(f, hfsq)
 
     @inline
+    def parts_exact(u, lift):
+        return parts(u, ZERO, lift)
+
+    @inline
     def no_table(t, v):
         return v
 
-    log_parts, with_table = parts, no_table
+    log_parts, log_parts_exact, with_table = parts, parts_exact, no_table
     if c.LOG_T is not None and vector_isa.available():
-        log_parts, with_table = _log_table_parts(c, scale)
+        log_parts, log_parts_exact, with_table = _log_table_parts(c)
 
     @inline
     def log_of(u, c_abs, kadd, lift):
@@ -327,12 +347,12 @@ def _make_log_family(c, scale):
         return fma(k, LN2_HI, with_table(t, ((tail + k * LN2_LO) - hfsq) + f))
 
     @inline
-    def log_of_corrected(u, c_abs):
-        """log(u + c_abs) by `parts` always: with the table, scaling c_abs by 2^-k converts
-        k to an integer, and log1p measured slower that way (float32 297 -> 310 us, float64
-        795 -> 809)."""
-        k, _, f, hfsq, tail = parts(u, c_abs, False)
-        return fma(k, LN2_HI, ((tail + k * LN2_LO) - hfsq) + f)
+    def log_exact(u, kadd, lift):
+        """log_of(u, 0, kadd, lift): with the table, no correction to scale (an opaque
+        `vscalef` of 0 would still run)."""
+        k, t, f, hfsq, tail = log_parts_exact(u, lift)
+        k = k + kadd
+        return fma(k, LN2_HI, with_table(t, ((tail + k * LN2_LO) - hfsq) + f))
 
     @inline
     def one_plus(t):
@@ -349,12 +369,12 @@ def _make_log_family(c, scale):
 
     @inline
     def log(x):
-        return specials(x, log_of(x, ZERO, ZERO, True), ZERO)
+        return specials(x, log_exact(x, ZERO, True), ZERO)
 
     @inline
     def log1p(x):
         u, cr = one_plus(x)
-        y = log_of_corrected(u, cr)  # (fl(1 + x) is 0 or at least 2^-53: never subnormal)
+        y = log_of(u, cr, ZERO, False)  # (fl(1 + x) is 0 or at least 2^-53: never subnormal)
         y = x if x == ZERO else y  # -0.0
         return specials(x, y, -ONE)
 
@@ -362,14 +382,14 @@ def _make_log_family(c, scale):
     def log2(x):
         """k + log(1 + f) log2(e): exact for powers of two (log(1) = 0); log2(e) in two
         pieces so the product keeps the precision of log(1 + f)."""
-        k, t, f, hfsq, tail = log_parts(x, ZERO, True)
+        k, t, f, hfsq, tail = log_parts_exact(x, True)
         v = with_table(t, (tail - hfsq) + f)
         return specials(x, fma(v, LOG2E_HI, fma(v, LOG2E_LO, k)), ZERO)
 
     @inline
     def log10(x):
         """k log10(2) + log(1 + f) log10(e), log10(2) in two pieces (k * L10_HI exact)."""
-        k, t, f, hfsq, tail = log_parts(x, ZERO, True)
+        k, t, f, hfsq, tail = log_parts_exact(x, True)
         v = with_table(t, (tail - hfsq) + f)
         return specials(x, fma(k, L10_HI, fma(v, LOG10E, k * L10_LO)), ZERO)
 
@@ -430,7 +450,7 @@ def _make_log_family(c, scale):
         a = abs(x)
         z = a * a
         p = fma(a * z, horner(z, PAT), a)
-        y = HALF * log_of((ONE + a) / (ONE - a), ZERO, ZERO, False)  # (never subnormal)
+        y = HALF * log_exact((ONE + a) / (ONE - a), ZERO, False)  # (never subnormal)
         y = p if a < HALF else y
         y = y if a < ONE else (INF if a == ONE else NAN)
         return np.copysign(y, x)
@@ -446,7 +466,7 @@ def _make_log_family(c, scale):
         p = fma(a * z, horner(z, PAS), a)
         huge = a > HUGE
         u = a if huge else a + np.sqrt(fma(a, a, ONE))
-        y = log_of(u, ZERO, ONE if huge else ZERO, False)  # (u >= 1)
+        y = log_exact(u, ONE if huge else ZERO, False)  # (u >= 1)
         y = p if a < ASINH_POLY_MAX else y
         y = y if a < INF else a  # inf, and NaN
         return np.copysign(y, x)
@@ -462,7 +482,7 @@ def _make_log_family(c, scale):
         p = np.sqrt(t + t) * fma(t, horner(t, PAC), ONE)
         huge = x > HUGE
         u = x if huge else x + np.sqrt(fma(x, x, -ONE))
-        y = log_of(u, ZERO, ONE if huge else ZERO, False)  # (u >= 1)
+        y = log_exact(u, ONE if huge else ZERO, False)  # (u >= 1)
         y = p if x < TWO else y
         y = y if x >= ONE else NAN
         return y if x < INF else x  # inf, and NaN
