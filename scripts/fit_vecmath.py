@@ -104,6 +104,12 @@ def tanh32_cells():
     return edges[:-1], edges[1:]
 
 
+def cbrt32_cells():
+    """float32 cbrt of v = 2^k m (k = 0, 1, 2; m in [1, 2)) on 24 cells: 8 of m per k, cell
+    k * 8 + q = [1 + q/8, 1 + (q + 1)/8) (m's top three mantissa bits), left edge 1 + q/8."""
+    return [(k, 1 + q / 8, 1 + (q + 1) / 8) for k in range(3) for q in range(8)]
+
+
 def fit_cell(f, lo, hi, d, degree, through_zero, n=3000):
     """Coefficients (lowest first) of P(r), r = x - d, with f(x) ~ P(r) on [lo, hi], weighted
     by the relative error; `through_zero`: P(r) = r + r^2 Q(r) (f(0) = 0, f'(0) = 1, so tiny
@@ -145,14 +151,25 @@ def write_tables(path):
         rows.append(tuple(float(np.float32(v)) for v in c))
         worst = max(worst, err)
     print(f"TANH32 cells: degree 5, max rel error {worst:.3g} ({np.log2(worst):.1f} bits)")
+    cbrt_rows, cbrt_worst = [], 0.0
+    for k, lo, hi in cbrt32_cells():
+        c, err = fit_cell(lambda m, k=k: np.cbrt(L(2.0 ** k) * m), lo, hi, lo, 4, False)
+        cbrt_rows.append(tuple(float(np.float32(v)) for v in c))
+        cbrt_worst = max(cbrt_worst, err)
+    cbrt_rows += [(0.0,) * 5] * (32 - len(cbrt_rows))  # (unused: k is at most 2)
+    print(f"CBRT32 cells: degree 4, max rel error {cbrt_worst:.3g} "
+          f"({np.log2(cbrt_worst):.1f} bits)")
     with open(path, "w") as out:
         out.write('"""Per-cell polynomial coefficients for vecmath\'s table-driven functions, written by\n'
                   '`python scripts/fit_vecmath.py --tables` (do not edit).\n\n'
                   f'TANH32: float32 tanh on the cells of `tanh32_cells` there (left edges\n'
-                  f'TANH32_D), P(r) = sum c_i r^i with r = |x| - d_j, degree 5: {worst:.3g} relative.\n"""\n\n')
+                  f'TANH32_D), P(r) = sum c_i r^i with r = |x| - d_j, degree 5: {worst:.3g} relative.\n'
+                  f'CBRT32: float32 cbrt of 2^k m on the cells of `cbrt32_cells` (k * 8 + q), P(r)\n'
+                  f'with r = m - (1 + q/8), degree 4: {cbrt_worst:.3g} relative.\n"""\n\n')
         out.write("TANH32_D = (" + ", ".join(repr(float(np.float32(v))) for v in lows) + ")\n")
-        out.write("TANH32_C = (\n" + "".join(f"    ({', '.join(repr(v) for v in row)}),\n"
-                                              for row in rows) + ")\n")
+        for name, table in (("TANH32_C", rows), ("CBRT32_C", cbrt_rows)):
+            out.write(f"{name} = (\n" + "".join(f"    ({', '.join(repr(v) for v in row)}),\n"
+                                                 for row in table) + ")\n")
 
 
 if __name__ == "__main__":

@@ -64,7 +64,9 @@ FUNCS = {
     "atan": (jnp.arctan, np.arctan, [np.tan(np.pi / 8), np.tan(3 * np.pi / 8), 1.0, 1e10]),
     "asin": (jnp.arcsin, np.arcsin, [0.5, -0.5, 1.0, -1.0, 0.975]),
     "acos": (jnp.arccos, np.arccos, [0.5, -0.5, 1.0, -1.0, 0.975, -0.975]),
-    "cbrt": (jnp.cbrt, np.cbrt, [1.0, 2.0, 4.0, 8.0, 0.125, 1e-40, 1e-310]),
+    # cbrt: float32 with vector_isa: the edges of its cells (2^k (1 + q/8))
+    "cbrt": (jnp.cbrt, np.cbrt, [1.0, 2.0, 4.0, 8.0, 0.125, 1e-40, 1e-310]
+             + [2.0 ** k * (1 + q / 8) for k in range(3) for q in range(1, 8)]),
     # trig: the quadrant edges, the Cody-Waite/Payne-Hanek switch (2^30), the float64 closest
     # to a multiple of pi/2 (6381956970095103 * 2^797) and the float32 one (about 1.6e35 ...)
     **{name: (fn, ref, [k * np.pi / 4 for k in range(-12, 13)] + [

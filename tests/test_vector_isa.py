@@ -106,6 +106,7 @@ def test_table_lookup_is_a_permute_in_the_vector_loop(dtype, n):
 @pytest.mark.parametrize("fn,instructions", [
     (jnp.log, ("vgetmantps", "vgetexpps", "vperm")),  # a 16-entry table
     (jnp.tanh, ("vpermi2ps",)),  # 32 cells' coefficients
+    (jnp.cbrt, ("vgetmantps", "vgetexpps", "vpermi2ps", "vscalefps")),
     (lambda v: jnp.log(v.astype(np.float64)), ("vgetmantpd", "vgetexppd", "vpermi2pd"))])
 def test_the_kernels_use_them_and_call_nothing_per_vector(fn, instructions):
     x = np.random.default_rng(0).uniform(1e-3, 100, 4096).astype(np.float32)

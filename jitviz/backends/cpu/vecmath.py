@@ -567,15 +567,50 @@ def _make_tanh_table(c):
     return tanh
 
 
+def _make_cbrt_table(c):
+    """float32 cbrt by cells: |x| = 2^(3q + k) m with AVX-512's exponent and mantissa (m in
+    [1, 2), subnormals included), and cbrt(2^k m) on 24 cells (k and m's top three mantissa
+    bits: `vecmath_tables.CBRT32_C`) by a degree-4 polynomial in r = m - (the cell's left
+    edge, from m's bits: exact) whose coefficients come from 32-entry tables (2^-29.4
+    relative); scaled by 2^q. No Newton step, no division."""
+    from .vecmath_tables import CBRT32_C
+    F, I = c.F, c.I
+    HALF, THIRD, THREE = c.HALF, F(1 / 3), F(3)
+    C0, C1, C2, C3, C4 = (vector_isa.table(col, F) for col in zip(*CBRT32_C))
+    getexp, getmant1, scalef = (vector_isa.getexp_f32, vector_isa.getmant1_f32,
+                                vector_isa.scalef_f32)
+    U, MAX_BITS = np.uint32, I(np.array(np.finfo(F).max, F).view(I))
+    EDGE_MASK = I(np.array(0xFFF00000, np.uint32).view(np.int32))  # sign, exponent, 3 bits
+
+    @inline
+    def cbrt(x):
+        a = abs(x)
+        e = getexp(a)
+        m = getmant1(a)
+        q = np.floor((e + HALF) * THIRD)  # (exact for the small integer e, as in `cbrt`)
+        k = e - THREE * q
+        mb = as_int(m)
+        j = np.int32(np.int32(k) * np.int32(8) + I(I(mb >> I(20)) & I(7)))
+        r = m - as_float(I(mb & EDGE_MASK))
+        y = fma(fma(fma(fma(C4(j), r, C3(j)), r, C2(j)), r, C1(j)), r, C0(j))
+        y = scalef(y, q)
+        finite_nonzero = U(as_int(a) - I(1)) < U(MAX_BITS)  # (as in `cbrt`)
+        y = y if finite_nonzero else a
+        return np.copysign(y, x)
+
+    return cbrt
+
+
 def _build(c):
     scale = _make_scale(c)
     e = _make_exp_family(c, scale, _make_pow2(c))
     lg = _make_log_family(c, scale)
     trig = TRIG_F32 if c is F32 else TRIG_F64
+    cbrt = _make_cbrt(c, scale)
     if c is F32 and vector_isa.available():
-        e.tanh = _make_tanh_table(c)
+        e.tanh, cbrt = _make_tanh_table(c), _make_cbrt_table(c)
     return SimpleNamespace(scale=scale, **vars(e), **vars(lg), **vars(trig),
-                           **vars(make_inverse_trig(c)), cbrt=_make_cbrt(c, scale))
+                           **vars(make_inverse_trig(c)), cbrt=cbrt)
 
 
 _V32 = _build(F32)

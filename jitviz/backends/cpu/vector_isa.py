@@ -212,7 +212,7 @@ def _x86_unary(op, dtype, imm=None):
     """AVX-512's vget<op>ps/pd as a scalar function (the ss/sd form) with vector versions:
     `imm` is getmant's normalization interval and sign control."""
     ftype, p, s, lltype, nbtype, widths = _FLOAT[np.dtype(dtype).type]
-    name = f"{PREFIX}get{op}_{p}"
+    name = f"{PREFIX}get{op}_{p}" + ("" if imm is None else f"_{imm}")
     lanes128 = 4 if ftype == "float" else 2
     v128 = f"<{lanes128} x {ftype}>"
     imm_arg = "" if imm is None else f"i32 {imm}, "
@@ -273,13 +273,17 @@ def _x86_scalef(dtype):
                              lltype())
 
 
-# getmant's immediate: bits 1:0 the interval (3: [3/4, 3/2)), bits 3:2 the sign (0: x's)
-_MANT_3_4 = 3
+# getmant's immediate: bits 1:0 the interval (0: [1, 2), 3: [3/4, 3/2)), bits 3:2 the sign
+# (0: x's)
+_MANT_1, _MANT_3_4 = 0, 3
 
 # getexp(x): floor(log2|x|) as a float, subnormals included (-inf for 0, inf for inf, NaN for
-# NaN); getmant(x): |x| 2^-e in [3/4, 3/2) with x's sign, where e is getexp(x) or one more
+# NaN); getmant(x): |x| 2^-e in [3/4, 3/2) with x's sign, where e is getexp(x) or one more;
+# getmant1(x): |x| 2^-getexp(x), in [1, 2)
 getexp_f32, getexp_f64 = _x86_unary("exp", np.float32), _x86_unary("exp", np.float64)
 getmant_f32 = _x86_unary("mant", np.float32, _MANT_3_4)
 getmant_f64 = _x86_unary("mant", np.float64, _MANT_3_4)
+getmant1_f32 = _x86_unary("mant", np.float32, _MANT_1)
+getmant1_f64 = _x86_unary("mant", np.float64, _MANT_1)
 # scalef(x, e): x 2^floor(e), e a float
 scalef_f32, scalef_f64 = _x86_scalef(np.float32), _x86_scalef(np.float64)
