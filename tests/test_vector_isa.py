@@ -158,3 +158,21 @@ def test_without_avx512_the_portable_functions_are_used():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.stdout.split() == ["False", "False", "True"], out.stderr[-2000:]
+
+
+def test_kernels_with_them_load_from_the_disk_cache_in_a_new_process(tmp_path):
+    """The kernel cache keeps the object code with the linked functions inlined: a second
+    process reuses the kernels and computes the same bits."""
+    code = ("import numpy as np, jitviz, jitviz.numpy as jnp\n"
+            "x = np.linspace(0.01, 30, 5000, dtype=np.float32)\n"
+            "c = jitviz.jit(lambda v: (jnp.log(v), jnp.tanh(v), jnp.cbrt(v), jnp.log1p(v)))"
+            ".lower(x).compile()\n"
+            "print(all(k.reused for k in c.kernels), "
+            "sum(float(np.asarray(o, np.float64).sum()) for o in c(x)).hex())\n")
+    env = {**os.environ, "JITVIZ_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, timeout=300) for _ in range(2)]
+    (first_reused, first_sum), (second_reused, second_sum) = (
+        r.stdout.split() if r.returncode == 0 else pytest.fail(r.stderr[-2000:]) for r in runs)
+    assert (first_reused, second_reused) == ("False", "True")
+    assert first_sum == second_sum
