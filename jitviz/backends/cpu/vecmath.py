@@ -568,7 +568,8 @@ def _make_tanh_table(c):
     exponent and top two mantissa bits pick one of 32 cells (`vecmath_tables.TANH32_*`:
     quarter octaves from 5/64 to 16, and [0, 5/64) whose polynomial is r + r^2 Q(r), exact
     for tiny and subnormal x), and a degree-5 polynomial in r = |x| - (the cell's left edge,
-    exact) with that cell's coefficients (2^-26.3 relative) gives tanh|x|: six lookups and
+    exact) with that cell's float32 coefficients (2^-24.6 relative, fitted so that no cell's
+    error leans one way: `fit_cell`) gives tanh|x|: six lookups and
     five FMAs, where `tanh` of the exp family takes an expm1 and a division."""
     from .vecmath_tables import TANH32_C, TANH32_D
     I, F, ONE, TMAX = c.I, c.F, c.ONE, c.TANH_MAX
@@ -593,7 +594,7 @@ def _make_cbrt_table(c):
     """float32 cbrt by cells: |x| = 2^(3q + k) m with AVX-512's exponent and mantissa (m in
     [1, 2), subnormals included), and cbrt(2^k m) on 24 cells (k and m's top three mantissa
     bits: `vecmath_tables.CBRT32_C`) by a degree-4 polynomial in r = m - (the cell's left
-    edge, from m's bits: exact) whose coefficients come from 32-entry tables (2^-29.4
+    edge, from m's bits: exact) whose coefficients come from 32-entry tables (2^-24.3
     relative); scaled by 2^q. No Newton step, no division."""
     from .vecmath_tables import CBRT32_C
     F, I = c.F, c.I
