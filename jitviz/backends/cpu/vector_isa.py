@@ -46,9 +46,11 @@ def _inline_after_vectorizing(optimize):
     def optimize_final_module(self):
         optimize(self)
         module = self._final_module
-        if any(f.name.startswith(PREFIX) for f in module.functions):
+        target_machine = getattr(self._codegen, "_tm", None)  # (None: another Numba)
+        if target_machine is not None and any(f.name.startswith(PREFIX)
+                                              for f in module.functions):
             tuning = llvm.create_pipeline_tuning_options(speed_level=1)
-            builder = llvm.create_pass_builder(self._codegen._tm, tuning)
+            builder = llvm.create_pass_builder(target_machine, tuning)
             passes = llvm.create_new_module_pass_manager()
             passes.add_always_inliner_pass()
             passes.add_instruction_combine_pass()
@@ -64,7 +66,9 @@ def _install_hook() -> bool:
         optimize = CPUCodeLibrary._optimize_final_module
         if not getattr(optimize, "_jitviz_inlines", False):
             CPUCodeLibrary._optimize_final_module = _inline_after_vectorizing(optimize)
-        return hasattr(llvm.ModulePassManager, "add_always_inliner_pass")
+        # (the IR here uses opaque pointers, LLVM's default from 15 on)
+        return hasattr(llvm.ModulePassManager, "add_always_inliner_pass") and \
+            llvm.llvm_version_info >= (15,)
     except (ImportError, AttributeError):  # another Numba: vecmath keeps its portable code
         return False
 
