@@ -212,68 +212,42 @@ def table(values, dtype):
     return _scalar_intrinsic(name, text, [types.int32], nbtype, [ir.IntType(32)], lltype())
 
 
-def _x86_unary(op, dtype, imm=None):
-    """AVX-512's vget<op>ps/pd as a scalar function (the ss/sd form) with vector versions:
-    `imm` is getmant's normalization interval and sign control."""
+def _x86_op(op, dtype, arity=1, imm=None):
+    """An AVX-512 instruction with a masked LLVM intrinsic (vgetexp, vgetmant: arity 1, `imm`
+    getmant's normalization interval and sign control; vscalef: arity 2) as a scalar function
+    (the ss/sd form, whose first operand fills the upper lanes) with vector versions."""
     ftype, p, s, lltype, nbtype, widths = _FLOAT[np.dtype(dtype).type]
-    name = f"{PREFIX}get{op}_{p}" + ("" if imm is None else f"_{imm}")
+    name = f"{PREFIX}{op}_{p}" + ("" if imm is None else f"_{imm}")
     lanes128 = 4 if ftype == "float" else 2
     v128 = f"<{lanes128} x {ftype}>"
-    imm_arg = "" if imm is None else f"i32 {imm}, "
-    imm_type = "" if imm is None else "i32, "
-    decls = [f"declare {v128} @llvm.x86.avx512.mask.get{op}.{s}({v128}, {v128}, {imm_type}"
-             f"{v128}, i8, i32)"]
+    imm_arg, imm_type = ("", "") if imm is None else (f"i32 {imm}, ", "i32, ")
+    intrinsic = f"llvm.x86.avx512.mask.{op}"
+
+    def packed(w):
+        vt, bits = f"<{w} x {ftype}>", w * (32 if ftype == "float" else 64)
+        return vt, f"{intrinsic}.{p}.{bits}", bits == 512  # (512 bits: a rounding operand)
+
+    decls = [f"declare {v128} @{intrinsic}.{s}({v128}, {v128}, {imm_type}{v128}, i8, i32)"]
     for w in widths:
-        vt = f"<{w} x {ftype}>"
-        bits = w * (32 if ftype == "float" else 64)
-        rounding = ", i32" if bits == 512 else ""
-        decls.append(f"declare {vt} @llvm.x86.avx512.mask.get{op}.{p}.{bits}({vt}, "
-                     f"{imm_type}{vt}, {_MASK_TYPE[w]}{rounding})")
+        vt, fn, rounded = packed(w)
+        decls.append(f"declare {vt} @{fn}({', '.join([vt] * arity)}, {imm_type}{vt}, "
+                     f"{_MASK_TYPE[w]}{', i32' if rounded else ''})")
+    second = "%v" if arity == 1 else "%e"
     scalar = (f"  %v = insertelement {v128} poison, {ftype} %x, i32 0\n"
-              f"  %r = call {v128} @llvm.x86.avx512.mask.get{op}.{s}({v128} %v, {v128} %v, "
-              f"{imm_arg}{v128} zeroinitializer, i8 -1, i32 4)\n"
-              f"  %e = extractelement {v128} %r, i32 0\n  ret {ftype} %e")
-
-    def vector(w):
-        vt = f"<{w} x {ftype}>"
-        bits = w * (32 if ftype == "float" else 64)
-        rounding = ", i32 4" if bits == 512 else ""  # 4: the current rounding mode
-        return (f"  %r = call {vt} @llvm.x86.avx512.mask.get{op}.{p}.{bits}({vt} %x, "
-                f"{imm_arg}{vt} zeroinitializer, {_MASK_TYPE[w]} -1{rounding})\n"
-                f"  ret {vt} %r")
-    text = _module_text(name, ftype, [ftype], widths, scalar, vector, decls)
-    return _scalar_intrinsic(name, text, [nbtype], nbtype, [lltype()], lltype())
-
-
-def _x86_scalef(dtype):
-    """AVX-512's vscalefps/pd: x 2^floor(e) for a float e (no conversion to an integer, which
-    `ldexp` needs: that conversion cost log1p 40% of its time)."""
-    ftype, p, s, lltype, nbtype, widths = _FLOAT[np.dtype(dtype).type]
-    name = f"{PREFIX}scalef_{p}"
-    lanes128 = 4 if ftype == "float" else 2
-    v128 = f"<{lanes128} x {ftype}>"
-    decls = [f"declare {v128} @llvm.x86.avx512.mask.scalef.{s}({v128}, {v128}, {v128}, i8, "
-             f"i32)"]
-    for w in widths:
-        vt = f"<{w} x {ftype}>"
-        bits = w * (32 if ftype == "float" else 64)
-        rounding = ", i32" if bits == 512 else ""
-        decls.append(f"declare {vt} @llvm.x86.avx512.mask.scalef.{p}.{bits}({vt}, {vt}, {vt}, "
-                     f"{_MASK_TYPE[w]}{rounding})")
-    scalar = (f"  %v = insertelement {v128} poison, {ftype} %x, i32 0\n"
-              f"  %e = insertelement {v128} poison, {ftype} %y, i32 0\n"
-              f"  %r = call {v128} @llvm.x86.avx512.mask.scalef.{s}({v128} %v, {v128} %e, "
+              + (f"  %e = insertelement {v128} poison, {ftype} %y, i32 0\n" if arity == 2
+                 else "")
+              + f"  %r = call {v128} @{intrinsic}.{s}({v128} %v, {v128} {second}, {imm_arg}"
               f"{v128} zeroinitializer, i8 -1, i32 4)\n"
               f"  %o = extractelement {v128} %r, i32 0\n  ret {ftype} %o")
 
     def vector(w):
-        vt = f"<{w} x {ftype}>"
-        bits = w * (32 if ftype == "float" else 64)
-        rounding = ", i32 4" if bits == 512 else ""
-        return (f"  %r = call {vt} @llvm.x86.avx512.mask.scalef.{p}.{bits}({vt} %x, {vt} %y, "
-                f"{vt} zeroinitializer, {_MASK_TYPE[w]} -1{rounding})\n  ret {vt} %r")
-    text = _module_text(name, ftype, [ftype, ftype], widths, scalar, vector, decls)
-    return _scalar_intrinsic(name, text, [nbtype, nbtype], nbtype, [lltype(), lltype()],
+        vt, fn, rounded = packed(w)
+        operands = ", ".join(f"{vt} {n}" for n in ("%x", "%y")[:arity])
+        return (f"  %r = call {vt} @{fn}({operands}, {imm_arg}{vt} zeroinitializer, "
+                f"{_MASK_TYPE[w]} -1{', i32 4' if rounded else ''})\n  ret {vt} %r")
+    # (rounding operand 4: the current rounding mode)
+    text = _module_text(name, ftype, [ftype] * arity, widths, scalar, vector, decls)
+    return _scalar_intrinsic(name, text, [nbtype] * arity, nbtype, [lltype()] * arity,
                              lltype())
 
 
@@ -284,10 +258,12 @@ _MANT_1, _MANT_3_4 = 0, 3
 # getexp(x): floor(log2|x|) as a float, subnormals included (-inf for 0, inf for inf, NaN for
 # NaN); getmant(x): |x| 2^-e in [3/4, 3/2) with x's sign, where e is getexp(x) or one more;
 # getmant1(x): |x| 2^-getexp(x), in [1, 2)
-getexp_f32, getexp_f64 = _x86_unary("exp", np.float32), _x86_unary("exp", np.float64)
-getmant_f32 = _x86_unary("mant", np.float32, _MANT_3_4)
-getmant_f64 = _x86_unary("mant", np.float64, _MANT_3_4)
-getmant1_f32 = _x86_unary("mant", np.float32, _MANT_1)
-getmant1_f64 = _x86_unary("mant", np.float64, _MANT_1)
-# scalef(x, e): x 2^floor(e), e a float
-scalef_f32, scalef_f64 = _x86_scalef(np.float32), _x86_scalef(np.float64)
+getexp_f32, getexp_f64 = _x86_op("getexp", np.float32), _x86_op("getexp", np.float64)
+getmant_f32 = _x86_op("getmant", np.float32, imm=_MANT_3_4)
+getmant_f64 = _x86_op("getmant", np.float64, imm=_MANT_3_4)
+getmant1_f32 = _x86_op("getmant", np.float32, imm=_MANT_1)
+getmant1_f64 = _x86_op("getmant", np.float64, imm=_MANT_1)
+# scalef(x, e): x 2^floor(e) for a float e (no conversion to an integer, which `ldexp` needs:
+# that conversion cost log1p 40% of its time)
+scalef_f32 = _x86_op("scalef", np.float32, arity=2)
+scalef_f64 = _x86_op("scalef", np.float64, arity=2)
