@@ -8,10 +8,21 @@ weighted by the relative error of the whole f (what ulps measure) and fit by
 least squares on Chebyshev nodes (close to minimax: within a bit or so of it).
 
     python scripts/fit_vecmath.py      # prints each fit: coefficients and max relative error
+    python scripts/fit_vecmath.py --tables   # rewrites jitviz/backends/cpu/vecmath_tables.py
+
+The per-cell polynomials of the table-driven float32 functions (vector_isa: tanh, cbrt) are
+fitted differently (`fit_cell`): float32 coefficients chosen one at a time, so that no cell's
+error leans one way.
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
+
+TABLES = Path(__file__).resolve().parent.parent / "jitviz" / "backends" / "cpu" / \
+    "vecmath_tables.py"
 
 L = np.longdouble
 
@@ -143,18 +154,6 @@ def fit_cell(f, lo, hi, d, degree, through_zero, n=3000):
     return np.array(coeffs), float(np.max(np.abs((approx - fx) / fx)))
 
 
-def fit_lstsq(basis, fx, model):
-    """Coefficients c minimizing the relative error of model(c) against fx (least squares,
-    columns scaled to unit norm), refined twice on the long-double residual."""
-    A = basis / fx.astype(np.float64)[:, None]
-    scale = np.linalg.norm(A, axis=0)
-    c = np.zeros(A.shape[1])
-    for _ in range(3):
-        resid = np.asarray((fx - model(c)) / fx, np.float64)
-        c = c + np.linalg.lstsq(A / scale, resid, rcond=None)[0] / scale
-    return c
-
-
 def write_tables(path):
     """jitviz/backends/cpu/vecmath_tables.py: the per-cell coefficients."""
     lows, highs = tanh32_cells()
@@ -172,13 +171,15 @@ def write_tables(path):
     cbrt_rows += [(0.0,) * 5] * (32 - len(cbrt_rows))  # (unused: k is at most 2)
     print(f"CBRT32 cells: degree 4, max rel error {cbrt_worst:.3g} "
           f"({np.log2(cbrt_worst):.1f} bits)")
+    header = (
+        "Per-cell polynomial coefficients for vecmath's table-driven functions, written by\n"
+        "`python scripts/fit_vecmath.py --tables` (do not edit).\n\n"
+        "TANH32: float32 tanh on the cells of `tanh32_cells` there (left edges\n"
+        f"TANH32_D), P(r) = sum c_i r^i with r = |x| - d_j, degree 5: {worst:.3g} relative.\n"
+        "CBRT32: float32 cbrt of 2^k m on the cells of `cbrt32_cells` (k * 8 + q), P(r)\n"
+        f"with r = m - (1 + q/8), degree 4: {cbrt_worst:.3g} relative.\n")
     with open(path, "w") as out:
-        out.write('"""Per-cell polynomial coefficients for vecmath\'s table-driven functions, written by\n'
-                  '`python scripts/fit_vecmath.py --tables` (do not edit).\n\n'
-                  f'TANH32: float32 tanh on the cells of `tanh32_cells` there (left edges\n'
-                  f'TANH32_D), P(r) = sum c_i r^i with r = |x| - d_j, degree 5: {worst:.3g} relative.\n'
-                  f'CBRT32: float32 cbrt of 2^k m on the cells of `cbrt32_cells` (k * 8 + q), P(r)\n'
-                  f'with r = m - (1 + q/8), degree 4: {cbrt_worst:.3g} relative.\n"""\n\n')
+        out.write(f'"""{header}"""\n\n')
         out.write("TANH32_D = (" + ", ".join(repr(float(np.float32(v))) for v in lows) + ")\n")
         for name, table in (("TANH32_C", rows), ("CBRT32_C", cbrt_rows)):
             out.write(f"{name} = (\n" + "".join(f"    ({', '.join(repr(v) for v in row)}),\n"
@@ -186,8 +187,7 @@ def write_tables(path):
 
 
 if __name__ == "__main__":
-    import sys
     if "--tables" in sys.argv:
-        write_tables("jitviz/backends/cpu/vecmath_tables.py")
+        write_tables(TABLES)
     else:
         main()

@@ -240,6 +240,33 @@ def test_pow_with_large_exponents_within_4_ulp(dtype):
     assert finite.sum() > 2.5 * n  # most results are finite and nonzero: measured
 
 
+def test_pow_of_float32_converts_an_integer_exponent_to_float32_first():
+    """lax.pow(float32, int32) as XLA lowers it: the exponent becomes float32 before the
+    power, so 2^24 + 1 is even there ((-1)^y = 1, (-2)^y = +inf), as the interpreter computes
+    (its NumPy power of the float32-converted exponent)."""
+    x = np.array([-1.0, -2.0, -1.0, -2.0, 1.0000001, 3.0], np.float32)
+    y = np.array([2 ** 24 + 1, 2 ** 24 + 1, 3, -3, 2 ** 30, -7], np.int32)
+    got = np.asarray(_jit(lambda a, b: lax.pow(a, b))(x, y))
+    with np.errstate(all="ignore"):
+        want = np.power(x, y.astype(np.float32))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, np.asarray(_jit(lambda a, b: lax.pow(a, b),
+                                                       "interpret")(x, y)))
+
+
+def test_the_cell_tables_are_what_the_fitting_script_writes(tmp_path):
+    """vecmath_tables.py is generated (`python scripts/fit_vecmath.py --tables`): an edit by
+    hand, or a change to the fit not rerun, shows here."""
+    import importlib.util
+    from pathlib import Path
+    script = Path(__file__).resolve().parent.parent / "scripts" / "fit_vecmath.py"
+    spec = importlib.util.spec_from_file_location("fit_vecmath", script)
+    fit_vecmath = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit_vecmath)
+    fit_vecmath.write_tables(tmp_path / "tables.py")
+    assert (tmp_path / "tables.py").read_text() == fit_vecmath.TABLES.read_text()
+
+
 @pytest.mark.parametrize("parallel", [False, True])
 def test_trig_blocks_skip_the_table_unless_an_argument_needs_it(parallel):
     """sin/cos/tan run blockwise: the fast variants (no large-argument table) on blocks of

@@ -575,12 +575,13 @@ def _make_tanh_table(c):
     I, F, ONE, TMAX = c.I, c.F, c.ONE, c.TANH_MAX
     D = vector_isa.table(TANH32_D, F)
     C0, C1, C2, C3, C4, C5 = (vector_isa.table(col, F) for col in zip(*TANH32_C))
-    BASE = I((127 - 4) << 2)  # the exponent and mantissa bits of 1/16: cell 0
+    # the cell: |x|'s exponent and top two mantissa bits, counted from those of 1/16
+    SHIFT, BASE = I(c.MANT - 2), I((c.BIAS - 4) << 2)
 
     @inline
     def tanh(x):
         a = abs(x)
-        j = np.int32(I(as_int(a) >> I(21)) - BASE)
+        j = np.int32(I(as_int(a) >> SHIFT) - BASE)
         j = j if j > np.int32(0) else np.int32(0)  # (above 31 it wraps: a > TMAX there)
         r = a - D(j)
         y = fma(fma(fma(fma(fma(C5(j), r, C4(j)), r, C3(j)), r, C2(j)), r, C1(j)), r, C0(j))
@@ -603,7 +604,9 @@ def _make_cbrt_table(c):
     getexp, getmant1, scalef = (vector_isa.getexp_f32, vector_isa.getmant1_f32,
                                 vector_isa.scalef_f32)
     U, MAX_BITS = np.uint32, I(np.array(np.finfo(F).max, F).view(I))
-    EDGE_MASK = I(np.array(0xFFF00000, np.uint32).view(np.int32))  # sign, exponent, 3 bits
+    # m's sign, exponent and top three mantissa bits: its cell's left edge
+    SHIFT = I(c.MANT - 3)
+    EDGE_MASK = I(np.array((0xFFFFFFFF >> int(SHIFT)) << int(SHIFT), np.uint32).view(np.int32))
 
     @inline
     def cbrt(x):
@@ -613,7 +616,7 @@ def _make_cbrt_table(c):
         q = np.floor((e + HALF) * THIRD)  # (exact for the small integer e, as in `cbrt`)
         k = e - THREE * q
         mb = as_int(m)
-        j = np.int32(np.int32(k) * np.int32(8) + I(I(mb >> I(20)) & I(7)))
+        j = np.int32(np.int32(k) * np.int32(8) + I(I(mb >> SHIFT) & I(7)))
         r = m - as_float(I(mb & EDGE_MASK))
         y = fma(fma(fma(fma(C4(j), r, C3(j)), r, C2(j)), r, C1(j)), r, C0(j))
         y = scalef(y, q)

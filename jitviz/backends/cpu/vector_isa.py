@@ -1,13 +1,14 @@
 """Vector instructions that scalar code cannot express, for vecmath's loops (AVX-512 only):
-in-register table lookups (`vpermps`/`vpermpd`) and the exponent and mantissa of a float in one
-instruction each (`vgetexpps`, `vgetmantps`), as NumPy's SVML loops use them.
+in-register table lookups (`vpermps`/`vpermpd`, and `vpermi2ps`/`vpermi2pd` for two registers'
+worth), the exponent and mantissa of a float in one instruction each (`vgetexp`, `vgetmant`)
+and scaling by a float exponent (`vscalef`), as NumPy's SVML loops use them.
 
 vecmath's functions are scalar Numba code that LLVM's loop vectorizer widens. It cannot widen
 a lookup in a constant vector (an `extractelement` stops it) and a lookup in a constant array
 becomes a gather (slow here), and it never emits `vgetmant`. So each of these is a small scalar
 function, defined in LLVM IR, whose `vector-function-abi-variant` attribute (LLVM's vector
-function ABI) names versions of it for 4, 8 and 16 lanes: the vectorizer calls the version of
-its width, one instruction each. Those calls must then be inlined, or every vector register
+function ABI) names versions of it for 4, 8 and 16 lanes (float64: 2, 4, 8): the vectorizer
+calls the version of its width, one instruction each. Those calls must then be inlined, or every vector register
 live across them is spilled around each call (float32 log plus one lookup: 541 us for 1M
 values against 229 us without it). Numba runs no inliner after vectorizing, so
 `_inline_after_vectorizing` extends its last optimization step: on a module that calls these
@@ -169,7 +170,11 @@ def table(values, dtype):
     ftype, p, _, lltype, nbtype, widths = _FLOAT[np.dtype(dtype).type]
     n = len(values)
     per_zmm = 16 if ftype == "float" else 8
-    assert n in (2, 4, 8, 16, 32) and n <= 2 * per_zmm, n
+    sizes = [2 ** k for k in range(1, 6) if 2 ** k <= 2 * per_zmm]
+    if n not in sizes:
+        raise ValueError(f"vector_isa.table: {n} {np.dtype(dtype).name} values; a table holds "
+                         f"{', '.join(map(str, sizes))} of them (two vector registers at "
+                         f"most): pad it to the next of these sizes")
     name = f"{PREFIX}table{next(_names)}"
     scalar = (f"  %j = and i32 %x, {n - 1}\n"
               f"  %v = extractelement {_const_vector(values, ftype)}, i32 %j\n"
