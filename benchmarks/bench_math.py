@@ -10,8 +10,8 @@ function per jitted kernel, 1M values of float32 and of float64.
 
 Each function is timed through `jitviz.jit` (dispatch included), NumPy's ufunc with a
 preallocated output (its SIMD loop alone, no allocation) and jax.jit when installed, in
-interleaved rounds; the best round is reported. Inputs lie in each function's usual domain
-(a few units around 0; (-1, 1) for arcsin/arccos/arctanh, [1, 5) for arccosh).
+interleaved rounds; the best round is reported. The functions and their inputs are
+math_functions.py's.
 `ok`: jitviz's result is within 4 ulp of NumPy's float64 result (rounded to the dtype)
 wherever both are finite (a sanity check; tests/test_vecmath.py measures accuracy against
 exact references).
@@ -41,49 +41,7 @@ sys.path.insert(0, ROOT)
 
 import jitviz  # noqa: E402
 from _timing import best_times, jax, jjnp, print_against_peers  # noqa: E402
-import jitviz.numpy as jnp  # noqa: E402
-from jitviz import lax  # noqa: E402
-
-
-def _logistic_np(x, out):
-    np.negative(x, out=out)
-    np.exp(out, out=out)
-    out += 1
-    return np.reciprocal(out, out=out)
-
-
-# name -> (jitviz function, NumPy function (x, out), jax function, input range)
-UNARY = {
-    "exp": (jnp.exp, np.exp, "exp", (-5, 5)),
-    "log": (jnp.log, np.log, "log", (0, 10)),
-    "tanh": (jnp.tanh, np.tanh, "tanh", (-5, 5)),
-    "logistic": (lax.logistic, _logistic_np, None, (-5, 5)),
-    "log1p": (jnp.log1p, np.log1p, "log1p", (0, 10)),
-    "expm1": (jnp.expm1, np.expm1, "expm1", (-5, 5)),
-    "sin": (jnp.sin, np.sin, "sin", (-10, 10)),
-    "cos": (jnp.cos, np.cos, "cos", (-10, 10)),
-    "tan": (jnp.tan, np.tan, "tan", (-10, 10)),
-    "log2": (jnp.log2, np.log2, "log2", (0, 10)),
-    "log10": (jnp.log10, np.log10, "log10", (0, 10)),
-    "exp2": (jnp.exp2, np.exp2, "exp2", (-5, 5)),
-    "sinh": (jnp.sinh, np.sinh, "sinh", (-5, 5)),
-    "cosh": (jnp.cosh, np.cosh, "cosh", (-5, 5)),
-    "arcsinh": (jnp.arcsinh, np.arcsinh, "arcsinh", (-5, 5)),
-    "arccosh": (jnp.arccosh, np.arccosh, "arccosh", (1, 5)),
-    "arctanh": (jnp.arctanh, np.arctanh, "arctanh", (-1, 1)),
-    "arcsin": (jnp.arcsin, np.arcsin, "arcsin", (-1, 1)),
-    "arccos": (jnp.arccos, np.arccos, "arccos", (-1, 1)),
-    "arctan": (jnp.arctan, np.arctan, "arctan", (-5, 5)),
-    "cbrt": (jnp.cbrt, np.cbrt, "cbrt", (-10, 10)),
-    # x ** 2.5, the common form of pow: one exponent for the whole array (NumPy's SIMD pow
-    # loop wants two contiguous arrays, so this is its slow path)
-    "pow_y2.5": (lambda x: x ** 2.5, lambda x, out: np.power(x, x.dtype.type(2.5), out=out),
-                 lambda xp: (lambda x: x ** 2.5), (0, 5)),
-}
-BINARY = {
-    "arctan2": (jnp.arctan2, np.arctan2, "arctan2", (-5, 5)),
-    "pow": (lax.pow, np.power, "power", (0, 5)),
-}
+from math_functions import BINARY, UNARY, inputs  # noqa: E402
 
 
 def best_thread_times(fns: dict, args, rounds: int, budget: float, max_calls: int) -> dict:
@@ -119,13 +77,9 @@ def run_table(names, dtypes, rounds, budget, n=1_000_000, clock="wall"):
     rng = np.random.default_rng(0)
     rows = []
     for name in names:
-        binary = name in BINARY
-        fn, npf, jaxname, (lo, hi) = (BINARY if binary else UNARY)[name]
+        fn, npf, jaxname, _ = (BINARY if name in BINARY else UNARY)[name]
         for dt in dtypes:
-            args = tuple((lo + (hi - lo) * rng.random(n)).astype(dt)
-                         for _ in range(2 if binary else 1))
-            if name == "pow":
-                args = (args[0], (args[1] - 2.5).astype(dt))
+            args = inputs(name, dt, n, rng)
             out = np.empty(n, dt)
             # the thread clock sees the calling thread only: one thread, as NumPy's loop
             jf = jitviz.jit(fn, parallel=False) if clock == "thread" else jitviz.jit(fn)

@@ -157,3 +157,19 @@ def test_kernels_planned_for_the_hardware_target_compile_to_ptx():
                                 f"{str(e).splitlines()[0]}")
     assert len(seen) > 100
     assert not failures, "\n".join(failures)
+
+
+def test_logistic_computes_one_exponential_per_element():
+    """CUDA's logistic writes e^-|x| twice (1 / (1 + e), times e below 0, accurate where
+    e^-x overflows): NVVM computes it once, as many exponentials as 1 / (1 + e^-x) has."""
+    x = np.linspace(-5, 5, 1000).astype(np.float32)
+
+    def kernel(fn):
+        (k,) = jitviz.jit(fn, backend="cuda").lower(x).compile().kernels
+        return k
+    logistic, plain = kernel(lax.logistic), kernel(lambda v: 1 / (1 + jnp.exp(-v)))
+    # the code, not the comments (which quote the caller's lines)
+    code = "\n".join(line for line in logistic.source.splitlines()
+                     if not line.lstrip().startswith("#"))
+    assert code.count("exp(-abs(") == 2
+    assert logistic.ptx((9, 0)).count("ex2.approx") == plain.ptx((9, 0)).count("ex2.approx") > 0

@@ -7,9 +7,18 @@ special values. Finite results must be within 4 ulp of a long-double reference (
 significand on x86: exact enough to measure float64 ulps); the special values (NaN, +-inf,
 +-0.0 and overflowing results) must equal the interpreter's (NumPy's) bit for bit. The README's accuracy table is the `max ulp` these tests measure.
 
-(CUDA kernels keep libdevice's functions: they are not tested here.)
+CUDA kernels keep libdevice's functions (the GPU's own vectorized math: see
+jitviz/backends/cuda/rules.py); the same measurements run on them too (the `cuda` tests at the
+end): on a GPU that measures libdevice, in Numba's simulator (a child process, without a GPU)
+the CUDA lowering of each function and its special values.
 """
 from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -320,3 +329,73 @@ def test_fastmath_keeps_the_exp_family_and_cbrt_within_4_ulp(name, dtype):
     err = np.abs(got - ref) / ulp
     i = int(np.argmax(err))
     assert err[i] <= MAX_ULP, f"{name}({x[i]!r}) with fastmath is {float(err[i]):.2f} ulp off"
+
+
+# --- the CUDA kernels: libdevice on a GPU, the lowering in Numba's simulator ------------------
+
+CUDA_CHILD = os.environ.get("JITVIZ_CUDA_SIM_CHILD") == "1"
+
+
+def _cuda_mode():
+    from jitviz.backends.cuda.runtime import runtime
+    return runtime().mode
+
+
+@pytest.fixture
+def cuda_here():
+    """Runs a test on CUDA where there is a GPU, or in the simulator's child process."""
+    mode = _cuda_mode()
+    if not (mode == "gpu" or (mode == "sim" and CUDA_CHILD)):
+        pytest.skip("needs a GPU, or runs in the simulator child (test_cuda_simulator_agrees)")
+    return mode
+
+
+# In the simulator the kernels call NumPy's functions (the interpreter's) in place of
+# libdevice's, and NumPy's float64 cos(5.319372648326541e+255) is 8 ulp off on this machine's
+# AVX-512 loops (-4.68716592425462e-19; exact: -4.6871659242546276e-19), where libdevice
+# documents 2 ulp over the whole range (CUDA Math API): there sin/cos/tan are measured below
+# 2^30 only. On a GPU everything is measured.
+HOST_TRIG_MAX = 2.0 ** 30
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(FUNCS))
+def test_cuda_within_4_ulp_everywhere_and_specials_exact(name, dtype, cuda_here):
+    """libdevice through jitviz's CUDA kernels: within 4 ulp, and NaN, infinities and signed
+    zeros exactly the interpreter's (as the CPU's functions above)."""
+    fn, ref_fn, edges = FUNCS[name]
+    x = _inputs(dtype, edges)
+    if cuda_here == "sim" and name in ("sin", "cos", "tan"):
+        x = x[~(np.abs(x) >= HOST_TRIG_MAX)]  # (NaN kept)
+    err, i, finite = _measure(fn, ref_fn, (x,), dtype, backend="cuda")
+    assert err <= MAX_ULP, f"cuda ({cuda_here}): {name}({x[finite][i]!r}) is {err:.2f} ulp off"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_cuda_binary_within_4_ulp_and_specials_exact(name, dtype, cuda_here):
+    fn, ref_fn, values = BINARY[name]
+    x, y = _pairs(dtype, values)
+    err, i, finite = _measure(fn, ref_fn, (x, y), dtype, backend="cuda")
+    assert err <= MAX_ULP, (cuda_here, name, x[finite][i], y[finite][i], err)
+
+
+@pytest.mark.skipif(CUDA_CHILD, reason="the parent of the simulator run")
+def test_cuda_simulator_agrees():
+    """This file's `cuda` tests in Numba's simulator, in a fresh process (on a GPU machine
+    they run in this process, on the GPU, instead)."""
+    mode = _cuda_mode()
+    if mode == "gpu":
+        pytest.skip("a GPU is here: the cuda tests ran on it")
+    pytest.importorskip("numba.cuda")
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", JITVIZ_CUDA_SIM_CHILD="1",
+               PYTHONPATH=os.pathsep.join([str(root)] + [p for p in os.environ.get(
+                   "PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-o", "addopts=", "-k", "cuda", str(Path(__file__))],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=1200)
+    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-60:])
+    assert proc.returncode == 0, f"simulator tests failed:\n{tail}"
+    passed = re.search(r"(\d+) passed", proc.stdout)
+    assert passed and int(passed[1]) == 2 * (len(FUNCS) + len(BINARY)), tail  # none skipped

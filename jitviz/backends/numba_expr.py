@@ -201,8 +201,15 @@ def _rsqrt(d, args, ins, out, params):
 
 
 def _logistic(d, args, ins, out, params):
-    one = d.const(1, out)
-    return f"{one} / ({one} + {d.call('exp', [f'-{args[0]}'], ins[0], out)})"
+    """1 / (1 + e), times e below 0, with e = e^-|x|: 1 / (1 + e^-x) alone overflows e^-x from
+    x = -88.7 (float32) on and gives 0 down to -103.9, where the result is still a normal or
+    subnormal number. e is written twice and computed once (LLVM merges the calls of the pure
+    function: tests/test_cuda_ptx.py counts the exponentials). Complex: the plain form."""
+    one, x = d.const(1, out), args[0]
+    if ins[0].kind == "c":
+        return f"{one} / ({one} + {d.call('exp', [f'-{x}'], ins[0], out)})"
+    e = d.call("exp", [f"-abs({x})"], ins[0], out)
+    return f"({one} / ({one} + {e}) * ({one} if ({x}) >= {d.const(0, out)} else {e}))"
 
 
 def _clamp(d, args, ins, out, params):
