@@ -106,6 +106,8 @@ def test_subnormal_numbers_are_kept(backend):
     tiny = np.array([1e-45], F32)
     assert jitviz.jit(jnp.ceil, backend=backend)(tiny)[0] == 1.0
     assert jitviz.jit(lambda x: x > 0, backend=backend)(tiny)[0]
+    sigmoid = jitviz.jit(jitviz.nn.sigmoid, backend=backend)(np.array([-90.0], F32))[0]
+    assert 8.1e-40 < sigmoid < 8.3e-40  # 1 / (1 + e^90): JAX gives 0.0
 
 
 @pytest.mark.parametrize("backend", ["interpret", "cpu"])

@@ -184,6 +184,20 @@ def test_pow_vectorizes_without_libm_calls():
         assert "@pow" not in k.llvm_ir() and "pow@PLT" not in asm and "powf@PLT" not in asm
 
 
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_logistic_keeps_its_subnormal_results(backend):
+    """Below -88.7 (float32) e^-x overflows while logistic(x) is still a subnormal number
+    down to -103.9: the interpreter (the oracle) computes what the kernels do, 1 / (1 + e)
+    times e with e = e^-|x|, not 1 / (1 + e^-x), which gives 0 there (as XLA does)."""
+    x = np.linspace(-104, -88, 2001).astype(np.float32)
+    got = np.asarray(_jit(lax.logistic, backend)(x))
+    ref = _logistic(x.astype(L))
+    tiny = L(np.finfo(np.float32).smallest_subnormal)
+    assert np.all(np.abs(got.astype(L) - ref) <= np.maximum(
+        4 * np.spacing(ref.astype(np.float32)).astype(L), tiny))
+    assert (got > 0).sum() == (ref >= tiny / 2).sum() > 1500
+
+
 def test_float16_uses_the_float32_functions():
     x = np.linspace(-3, 3, 101, dtype=np.float16)
     got = np.asarray(jitviz.jit(jnp.tanh)(x))

@@ -62,7 +62,15 @@ def binary(name, impl, accepts=ANY, compare=False):
 
 
 def _logistic(x):
-    return 1 / (1 + np.exp(-x))
+    """1 / (1 + e), times e below 0, with e = e^-|x|, as the CPU and CUDA kernels compute it:
+    1 / (1 + e^-x) alone gives 0 below -88.7 in float32 (e^-x overflows) where the result is
+    a subnormal number down to -103.9 (XLA's expansion gives 0 there)."""
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        return 1 / (1 + np.exp(-x))
+    e = np.exp(-np.abs(x))
+    r = 1 / (1 + e)
+    return np.where(x >= 0, r, e * r)
 
 
 def _int_div(x, y):
