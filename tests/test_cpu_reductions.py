@@ -181,6 +181,27 @@ def test_kernel_shapes():
                     jitviz_kernels(lambda x: jnp.max(x, axis=-1), x))
     assert f"rt.stack_array({cpu_render.LANES}, np.float32)" in src
     assert "rt.nonneg(" in src and "rt.lanes_total_max(" in src
+    # long rows take more lanes (more independent chains), short ones fewer (less to combine)
+    long_rows = np.ones((2, cpu_render.LONG_ROW), f32)
+    src = "\n".join(k.source for k in jitviz_kernels(lambda x: jnp.max(x, axis=-1), long_rows))
+    assert f"rt.stack_array({cpu_render.LANES_LONG}, np.float32)" in src
+    assert cpu_render.LANES < cpu_render.LANES_LONG
+
+
+@pytest.mark.parametrize("dtype", [f32, f64])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_lanes_combine_with_every_lane_reaching_the_result(op, dtype):
+    """The halving combine (lane j with j + h): each lane in turn holds the row's extreme
+    (or its only NaN), at every row length around the lane counts."""
+    for n in (cpu_render.LANES - 1, cpu_render.LANES, 3 * cpu_render.LANES + 5,
+              cpu_render.LONG_ROW + 3):
+        for lane in range(0, cpu_render.LANES_LONG, 7):
+            x = np.zeros((3, n), dtype)
+            if lane < n:
+                x[0, lane] = 5.0 if op == "max" else -5.0
+                x[1, lane] = np.nan
+                x[2, n - 1 - lane] = 7.0 if op == "max" else -7.0
+            assert_bits(run(op, x, -1), want(op, x, -1))
 
 
 def jitviz_kernels(f, x):

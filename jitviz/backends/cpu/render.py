@@ -61,7 +61,16 @@ def _index_text(name, idx):
 # an elementwise nest runs them blockwise (`FusedRenderer._guarded_loops`)
 GUARDED = re.compile(r"rt\.(sin|cos|tan)_(f32|f64)\((\w+)\)")
 BLOCK = 128  # = runtime.BLOCK: the block of a sum/prod cascade (fixes its numerics)
-LANES = 64  # = runtime.LANES: the block of a max/min row when no cascade shares it
+# the lanes of a max/min row (runtime.lane_max) when no cascade shares its nest: 32 for rows
+# shorter than LONG_ROW (measured: rows of 100, 10000 of them, 110 us; with 64 lanes 242 us,
+# 16 lanes 373 us), 64 from there (4 float32 or 8 float64 AVX-512 registers: more independent
+# chains to hide the compare-and-select latency; rows of 1M: 175 us against 188 with 32)
+LANES, LANES_LONG, LONG_ROW = 32, 64, 8192
+
+
+def max_min_lanes(row: int) -> int:
+    """The block (lane count) of a max/min over rows of `row` values."""
+    return LANES_LONG if row >= LONG_ROW else LANES
 
 
 def _is_reduction(eqn) -> bool:
@@ -511,11 +520,12 @@ class FusedRenderer:
         op, cascade = red.blocked, red.cascade
         k = len(eqn.invars[0].aval.shape) - 1
         # The nest's block: a cascade fixes it at BLOCK (its numerics depend on it); max/min
-        # alone take LANES, what fits the vector registers. Kept in hooks.pre under
-        # "block" (and max/min lanes under "lanes") for _blocked_loops.
+        # alone take `max_min_lanes` of the row. Kept in hooks.pre under "block" (and
+        # max/min lanes under "lanes") for _blocked_loops.
         nest = next(n for n in self.nests if any(e is eqn for e in n.roots))
         size = BLOCK if any(self._blocked(e) and _reduction(e).cascade
-                            for e in nest.roots) else LANES
+                            for e in nest.roots) else \
+            max_min_lanes(eqn.invars[0].aval.shape[k])
         hooks.pre["block"] = size
         if not cascade:  # max/min: exact in any order; per-lane updates vectorize
             lanes, nans = self.fresh("lane"), self.fresh("nan")
