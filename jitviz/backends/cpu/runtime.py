@@ -238,8 +238,11 @@ def _mul(a, b):
 @_inline
 def fmax(a, b):
     """np.maximum without branches (so loops using it vectorize): NaN wins; of two equal
-    values a, except that +0.0 beats -0.0 (IEEE 754-2019 maximum, as XLA)."""
-    return a if (a > b) | (a != a) | ((a == b) & (math.copysign(1.0, a) > 0)) else b
+    values a where b is negative, else b, so that +0.0 beats -0.0 (IEEE 754-2019 maximum, as
+    XLA). (Tested as "b's sign is negative": LLVM makes that one sign-bit test; "a's sign is
+    positive" became two float64 conversions and compares, 116 -> 70 us for a max over axis 0
+    of 1000x1000 float32.)"""
+    return a if (a > b) | (a != a) | ((a == b) & (math.copysign(1.0, b) < 0)) else b
 
 
 @_inline
