@@ -7,7 +7,10 @@
 #
 # On a machine without jitviz's dependencies installed, wheels in .whl/ (NumPy < 2.5 for
 # numba-cuda 0.30, graphviz) are installed into /tmp/site first; the machine's own Numba,
-# numba-cuda, CuPy and JAX are used. Each step has its own time limit so that one slow step
+# numba-cuda, CuPy and JAX are used. To fetch them for a Python 3.12 machine (.whl/ is not
+# committed: list it in .git/info/exclude):
+#     python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#         --implementation cp --platform manylinux_2_28_x86_64 -d .whl numpy==2.3.5 graphviz==0.21 Each step has its own time limit so that one slow step
 # leaves the others their time: STEP_TESTS, STEP_MATH_TESTS, STEP_BENCH, STEP_MATH (seconds).
 set -u
 OUT=${OUT:-/tmp/gpu_check}
