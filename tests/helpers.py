@@ -9,9 +9,11 @@ It also checks the provenance the issue asks for: every equation's `source` is a
 from __future__ import annotations
 
 import contextlib
-
 import inspect
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -343,3 +345,43 @@ def playwright_env(labextension) -> dict:
     env = dict(os.environ)
     env["JITVIZ_CHROMIUM"] = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
     return env
+
+
+# --- child processes (Numba's CUDA simulator, bounds checks: settings read at import) ---------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def child_env(**extra) -> dict:
+    """This process's environment with `extra` set and the repository first on PYTHONPATH."""
+    paths = [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(paths), **extra)
+
+
+def run_pytest_child(test_file, *pytest_args, timeout=1200, **env) -> str:
+    """pytest on `test_file` in a fresh process with `env` set; asserts that it passed and
+    returns its output."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-o", "addopts=", *pytest_args, str(test_file)],
+                          cwd=ROOT, env=child_env(**env), capture_output=True, text=True,
+                          timeout=timeout)
+    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-80:])
+    assert proc.returncode == 0, f"the child process's tests failed:\n{tail}"
+    assert " passed" in proc.stdout and " failed" not in proc.stdout, tail
+    return proc.stdout
+
+
+def run_in_simulator(test_file, *pytest_args, timeout=1200) -> str:
+    """`test_file`'s simulator tests (those its JITVIZ_CUDA_SIM_CHILD switch selects) in
+    Numba's CUDA simulator, in a fresh process."""
+    return run_pytest_child(test_file, *pytest_args, timeout=timeout,
+                            NUMBA_ENABLE_CUDASIM="1", JITVIZ_CUDA_SIM_CHILD="1")
+
+
+def run_program_in_simulator(program: str, timeout=600) -> str:
+    """A Python program in Numba's CUDA simulator, in a fresh process; returns its output."""
+    proc = subprocess.run([sys.executable, "-c", program], cwd=ROOT,
+                          env=child_env(NUMBA_ENABLE_CUDASIM="1"), capture_output=True,
+                          text=True, timeout=timeout)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    return proc.stdout

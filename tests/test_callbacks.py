@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,8 +22,8 @@ from jitviz.experimental import io_callback
 jax = pytest.importorskip("jax")
 import jax.numpy as jaxnp  # noqa: E402
 from jax.experimental import io_callback as jax_io_callback  # noqa: E402
+from helpers import child_env, run_in_simulator
 
-ROOT = Path(__file__).resolve().parent.parent
 CHILD = os.environ.get("JITVIZ_CUDA_SIM_CHILD") == "1"
 sim = pytest.mark.skipif(not CHILD, reason="runs in the CUDA simulator child process")
 main_only = pytest.mark.skipif(CHILD, reason="runs in the main test process")
@@ -376,15 +375,7 @@ def test_a_rerun_cell_reuses_the_slot_of_the_run_it_replaces():
 @main_only
 def test_cuda_simulator_suite():
     """Run this file's `sim` tests in Numba's CUDA simulator, in a fresh process."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", JITVIZ_CUDA_SIM_CHILD="1",
-               PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in os.environ.get(
-                   "PYTHONPATH", "").split(os.pathsep) if p]))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "-o", "addopts=", "-k", "cuda", str(Path(__file__))],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-60:])
-    assert proc.returncode == 0, f"simulator tests failed:\n{tail}"
-    assert " passed" in proc.stdout and " failed" not in proc.stdout, tail
+    run_in_simulator(__file__, "-k", "cuda", timeout=900)
 
 
 @sim
@@ -494,9 +485,7 @@ print(float(f(np.ones(3, np.float32))[0]))
 def test_a_kernel_from_the_disk_cache_calls_this_process_function(tmp_path):
     """Two processes, one kernel text (the same slot name), different functions: the second
     loads the first's compiled region from disk and still calls its own function."""
-    env = dict(os.environ, JITVIZ_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in os.environ.get(
-                   "PYTHONPATH", "").split(os.pathsep) if p]))
+    env = child_env(JITVIZ_CACHE_DIR=str(tmp_path / "cache"))
     script = tmp_path / "scale.py"
     script.write_text(_SCALE_SCRIPT)
     outs = []

@@ -29,6 +29,7 @@ from jitviz.core.ir import ClosedJaxpr
 from jitviz.core.registry import PRIMITIVES
 
 from test_primitives import CASES, Case, _case_id, closed  # noqa: E402
+from helpers import run_in_simulator
 
 try:  # the optimizer registers `fused`
     import jitviz.passes  # noqa: F401
@@ -216,15 +217,7 @@ def test_every_primitive_has_a_differential_case():
 @main_only
 def test_simulator_suite():
     """Run this file's `sim` tests in Numba's CUDA simulator, in a fresh process."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", JITVIZ_CUDA_SIM_CHILD="1",
-               PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in os.environ.get(
-                   "PYTHONPATH", "").split(os.pathsep) if p]))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "-o", "addopts=", str(Path(__file__))],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
-    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-80:])
-    assert proc.returncode == 0, f"simulator tests failed:\n{tail}"
-    assert " passed" in proc.stdout and " failed" not in proc.stdout, tail
+    run_in_simulator(__file__)
 
 
 @sim

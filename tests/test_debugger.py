@@ -14,6 +14,7 @@ import pytest
 import jitviz
 import jitviz.numpy as jnp
 from jitviz import lax
+from helpers import run_program_in_simulator
 
 jax = pytest.importorskip("jax")
 
@@ -213,13 +214,7 @@ print("ok")
 
 
 def test_cuda_stops_between_kernels_in_the_simulator():
-    import subprocess
-    import sys
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    out = subprocess.run([sys.executable, "-c", CUDA_PROGRAM], capture_output=True, text=True,
-                         cwd=os.path.dirname(os.path.dirname(__file__)), env=env, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.strip().endswith("ok")
+    assert run_program_in_simulator(CUDA_PROGRAM).strip().endswith("ok")
 
 
 def test_ordered_is_jax_s_ordered_debug_effect():

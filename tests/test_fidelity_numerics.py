@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -26,10 +23,10 @@ import pytest
 import jitviz
 import jitviz.numpy as jnp
 from jitviz import lax
+from helpers import run_in_simulator
 
 pytestmark = pytest.mark.filterwarnings("ignore::jitviz.RetraceWarning")
 
-ROOT = Path(__file__).resolve().parent.parent
 CHILD = os.environ.get("JITVIZ_CUDA_SIM_CHILD") == "1"
 sim = pytest.mark.skipif(not CHILD, reason="runs in the CUDA simulator child process "
                                            "(test_cuda_simulator_agrees)")
@@ -323,15 +320,7 @@ def test_matches_jax(mode, how, request):
 @main_only
 def test_cuda_simulator_agrees():
     """Run this file's `sim` tests in Numba's CUDA simulator, in a fresh process."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", JITVIZ_CUDA_SIM_CHILD="1",
-               PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in os.environ.get(
-                   "PYTHONPATH", "").split(os.pathsep) if p]))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "-o", "addopts=", str(Path(__file__))],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
-    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-60:])
-    assert proc.returncode == 0, f"simulator tests failed:\n{tail}"
-    assert " passed" in proc.stdout and " failed" not in proc.stdout, tail
+    run_in_simulator(__file__)
 
 
 @sim

@@ -23,9 +23,6 @@ test_explorer_widget.py and test_magics.py, over `helpers.XSS_PAYLOADS`.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,9 +31,8 @@ import jitviz
 import jitviz.numpy as jnp
 from jitviz import lax
 
-from helpers import assert_close
+from helpers import assert_close, run_pytest_child
 
-ROOT = Path(__file__).resolve().parent.parent
 BOUNDS_CHILD = os.environ.get("JITVIZ_BOUNDSCHECK_CHILD") == "1"
 in_bounds_child = pytest.mark.skipif(not BOUNDS_CHILD, reason="runs under NUMBA_BOUNDSCHECK=1 "
                                      "in test_generated_cpu_kernels_stay_in_bounds' child")
@@ -256,16 +252,10 @@ def test_program_in_bounds_matches_interpreter(name):
 
 @main_only
 def test_generated_cpu_kernels_stay_in_bounds(tmp_path):
-    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", JITVIZ_BOUNDSCHECK_CHILD="1",
-               NUMBA_CACHE_DIR=str(tmp_path / "numba"), JITVIZ_CACHE_DIR=str(tmp_path / "jv"),
-               PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in os.environ.get(
-                   "PYTHONPATH", "").split(os.pathsep) if p]))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "-o", "addopts=", "-k", "child or in_bounds", str(Path(__file__))],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
-    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-60:])
-    assert proc.returncode == 0, f"bounds-checked run failed:\n{tail}"
-    assert f"{len(BOUNDS_PROGRAMS) + 1} passed" in proc.stdout, tail
+    out = run_pytest_child(__file__, "-k", "child or in_bounds", NUMBA_BOUNDSCHECK="1",
+                           JITVIZ_BOUNDSCHECK_CHILD="1", NUMBA_CACHE_DIR=str(tmp_path / "numba"),
+                           JITVIZ_CACHE_DIR=str(tmp_path / "jv"))
+    assert f"{len(BOUNDS_PROGRAMS) + 1} passed" in out, out[-3000:]
 
 
 # --- 4. bad input: a clear error naming the argument and the line -----------------------------

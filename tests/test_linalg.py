@@ -13,7 +13,7 @@ import jitviz
 import jitviz.numpy as jnp
 import jitviz.scipy.linalg as jsl
 from jitviz import lax
-from helpers import jax_x64_enabled, x64_enabled
+from helpers import jax_x64_enabled, run_program_in_simulator, x64_enabled
 
 # written for NumPy 64-bit operands that stay 64-bit (jitviz's keep_float64 switch);
 # JAX's own 32-bit narrowing is tests/test_array_promotion.py's
@@ -662,8 +662,4 @@ print("ok", len(ours))
 
 
 def test_cuda_runs_linalg_as_host_steps_in_the_simulator():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    out = subprocess.run([sys.executable, "-c", CUDA_PROGRAM], capture_output=True, text=True,
-                         cwd=os.path.dirname(os.path.dirname(__file__)), env=env, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.strip().endswith("ok 7")
+    assert run_program_in_simulator(CUDA_PROGRAM).strip().endswith("ok 7")

@@ -5,10 +5,6 @@ child process); derivatives against JAX; vmap against a loop; errors for bad inp
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +14,7 @@ import jitviz.numpy as jnp
 import jitviz.scipy.special as special
 from jitviz import lax
 
-from helpers import x64_enabled
+from helpers import run_program_in_simulator, x64_enabled
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +25,6 @@ def _float64_operands_stay_float64(keep_float64):
 jax = pytest.importorskip("jax")
 jax_special = pytest.importorskip("jax.scipy.special")
 
-ROOT = Path(__file__).resolve().parent.parent
 rng = np.random.default_rng(14)
 
 EDGES = [-np.inf, -50.5, -3.0, -2.5, -1.0, -0.5, -1e-30, -0.0, 0.0, 1e-30, 0.5, 1.0, 1.4616,
@@ -334,13 +329,7 @@ print("cuda simulator agrees")
 
 
 def test_cuda_simulator_matches_the_interpreter():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
-               PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in os.environ.get(
-                   "PYTHONPATH", "").split(os.pathsep) if p]))
-    proc = subprocess.run([sys.executable, "-c", _SIM_PROGRAM], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0 and "cuda simulator agrees" in proc.stdout, \
-        (proc.stdout + proc.stderr)[-3000:]
+    assert "cuda simulator agrees" in run_program_in_simulator(_SIM_PROGRAM)
 
 
 # --- lax's composites (jitviz/lax/composites.py) ----------------------------------------------

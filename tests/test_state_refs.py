@@ -10,6 +10,7 @@ import pytest
 import jitviz
 import jitviz.numpy as jnp
 from jitviz import lax
+from helpers import run_program_in_simulator
 
 BACKENDS = ["interpret", "cpu"]
 
@@ -516,19 +517,8 @@ print("same as the interpreter")
 
 
 def test_refs_on_the_cuda_backend_in_the_simulator():
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
     pytest.importorskip("numba.cuda")
-    root = Path(__file__).resolve().parent.parent
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
-               PYTHONPATH=os.pathsep.join([str(root)] + [p for p in os.environ.get(
-                   "PYTHONPATH", "").split(os.pathsep) if p]))
-    proc = subprocess.run([sys.executable, "-c", _CUDA_SIM_PROGRAM], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "same as the interpreter" in proc.stdout
+    assert "same as the interpreter" in run_program_in_simulator(_CUDA_SIM_PROGRAM)
 
 
 def test_swap_and_refs_inside_pytree_arguments_match_jax():

@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,7 +24,7 @@ import jitviz
 import jitviz.numpy as jnp
 from jitviz import lax
 
-from helpers import float64_kept  # noqa: E402
+from helpers import float64_kept, run_in_simulator  # noqa: E402
 from jitviz.backends.cpu.vecmath_tables import TANH32_D  # noqa: E402
 
 
@@ -402,14 +399,6 @@ def test_cuda_simulator_agrees():
     if mode == "gpu":
         pytest.skip("a GPU is here: the cuda tests ran on it")
     pytest.importorskip("numba.cuda")
-    root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", JITVIZ_CUDA_SIM_CHILD="1",
-               PYTHONPATH=os.pathsep.join([str(root)] + [p for p in os.environ.get(
-                   "PYTHONPATH", "").split(os.pathsep) if p]))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "-o", "addopts=", "-k", "cuda", str(Path(__file__))],
-                          cwd=root, env=env, capture_output=True, text=True, timeout=1200)
-    tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-60:])
-    assert proc.returncode == 0, f"simulator tests failed:\n{tail}"
-    passed = re.search(r"(\d+) passed", proc.stdout)
-    assert passed and int(passed[1]) == 2 * (len(FUNCS) + len(BINARY)), tail  # none skipped
+    out = run_in_simulator(__file__, "-k", "cuda")
+    passed = re.search(r"(\d+) passed", out)
+    assert passed and int(passed[1]) == 2 * (len(FUNCS) + len(BINARY)), out[-3000:]  # no skip
