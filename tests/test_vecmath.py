@@ -10,7 +10,8 @@ significand on x86: exact enough to measure float64 ulps); the special values (N
 CUDA kernels keep libdevice's functions (the GPU's own vectorized math: see
 jitviz/backends/cuda/rules.py); the same measurements run on them too (the `cuda` tests at the
 end): on a GPU that measures libdevice, in Numba's simulator (a child process, without a GPU)
-the CUDA lowering of each function and its special values.
+the CUDA lowering of each function and its special values. The interpreter (the oracle: NumPy's
+loops) is measured the same way.
 """
 from __future__ import annotations
 
@@ -274,6 +275,37 @@ def test_pow_of_float32_converts_an_integer_exponent_to_float32_first():
                                                        "interpret")(x, y)))
 
 
+# NumPy's own functions (the interpreter's, and the CUDA simulator's stand-ins for libdevice)
+# are measured below 2^30 for sin/cos/tan: NumPy's float64 cos(5.319372648326541e+255) is 8 ulp
+# off on this machine's AVX-512 loops (-4.68716592425462e-19; exact: -4.6871659242546276e-19),
+# where libdevice documents 2 ulp over the whole range (CUDA Math API) and jitviz's CPU
+# functions are measured everywhere.
+HOST_TRIG_MAX = 2.0 ** 30
+
+
+def _below_host_trig_max(name, x):
+    return x[~(np.abs(x) >= HOST_TRIG_MAX)] if name in ("sin", "cos", "tan") else x  # (NaN kept)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(FUNCS))
+def test_the_interpreter_is_within_4_ulp_too(name, dtype):
+    """The oracle (NumPy's loops) over the same inputs: what the kernels are compared with is
+    itself within the bound (measured 3.2 ulp at most, float32 log2)."""
+    fn, ref_fn, edges = FUNCS[name]
+    x = _below_host_trig_max(name, _inputs(dtype, edges))
+    err, i, finite = _measure(fn, ref_fn, (x,), dtype, backend="interpret")
+    assert err <= MAX_ULP, f"interpreter: {name}({x[finite][i]!r}) is {err:.2f} ulp off"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_the_interpreters_binary_functions_are_within_4_ulp_too(name, dtype):
+    fn, ref_fn, values = BINARY[name]
+    err, i, finite = _measure(fn, ref_fn, _pairs(dtype, values), dtype, backend="interpret")
+    assert err <= MAX_ULP, (name, err)
+
+
 def test_the_cell_tables_are_what_the_fitting_script_writes(tmp_path):
     """vecmath_tables.py is generated (`python scripts/fit_vecmath.py --tables`): an edit by
     hand, or a change to the fit not rerun, shows here."""
@@ -361,12 +393,6 @@ def cuda_here():
     return mode
 
 
-# In the simulator the kernels call NumPy's functions (the interpreter's) in place of
-# libdevice's, and NumPy's float64 cos(5.319372648326541e+255) is 8 ulp off on this machine's
-# AVX-512 loops (-4.68716592425462e-19; exact: -4.6871659242546276e-19), where libdevice
-# documents 2 ulp over the whole range (CUDA Math API): there sin/cos/tan are measured below
-# 2^30 only. On a GPU everything is measured.
-HOST_TRIG_MAX = 2.0 ** 30
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
@@ -376,8 +402,7 @@ def test_cuda_within_4_ulp_everywhere_and_specials_exact(name, dtype, cuda_here)
     zeros exactly the interpreter's (as the CPU's functions above)."""
     fn, ref_fn, edges = FUNCS[name]
     x = _inputs(dtype, edges)
-    if cuda_here == "sim" and name in ("sin", "cos", "tan"):
-        x = x[~(np.abs(x) >= HOST_TRIG_MAX)]  # (NaN kept)
+    x = _below_host_trig_max(name, x) if cuda_here == "sim" else x
     err, i, finite = _measure(fn, ref_fn, (x,), dtype, backend="cuda")
     assert err <= MAX_ULP, f"cuda ({cuda_here}): {name}({x[finite][i]!r}) is {err:.2f} ulp off"
 
