@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import jitviz  # noqa: E402
 from jitviz.backends.cuda.runtime import runtime as cuda_runtime  # noqa: E402
-from math_functions import BINARY, UNARY, inputs  # noqa: E402
+from math_functions import BINARY, UNARY, inputs, selected  # noqa: E402
 
 # CuPy's name where it differs from NumPy's (its ufuncs follow NumPy's names)
 CUPY = {"logistic": lambda cp: (lambda x: 1 / (1 + cp.exp(-x))),
@@ -116,7 +116,7 @@ def main(argv=None):
     calls, rounds = (1, 1) if args.smoke else (args.calls, args.rounds)
     gpu = rt.mode == "gpu"
     cp, jax = load_peers(gpu)
-    names = [s for s in args.only.split(",") if s] or list(UNARY) + list(BINARY)
+    names = selected(args.only)
     dtypes = [np.dtype(d) for d in args.dtype.split(",")]
     if gpu:
         dev = cuda.get_current_device()

@@ -41,7 +41,7 @@ sys.path.insert(0, ROOT)
 
 import jitviz  # noqa: E402
 from _timing import best_times, jax, jjnp, print_against_peers  # noqa: E402
-from math_functions import BINARY, UNARY, inputs  # noqa: E402
+from math_functions import BINARY, UNARY, inputs, selected  # noqa: E402
 
 
 def best_thread_times(fns: dict, args, rounds: int, budget: float, max_calls: int) -> dict:
@@ -119,7 +119,7 @@ def main():
     jitviz.config.update("enable_x64", True)
     if jax is not None:
         jax.config.update("jax_enable_x64", True)
-    names = args.only.split(",") if args.only else list(UNARY) + list(BINARY)
+    names = selected(args.only)
     rounds, budget = (3, 0.02) if args.quick else (args.rounds, 0.05)
     cpu = os.environ.get("NUMBA_CPU_NAME", "host")
     clock_text = "CPU time of the calling thread; jitviz with parallel=False"

@@ -59,6 +59,16 @@ BINARY = {
 }
 
 
+def selected(only: str) -> list:
+    """The function names of `--only` (comma-separated; empty: all of them), checked."""
+    names = [s for s in only.split(",") if s] or list(UNARY) + list(BINARY)
+    unknown = [n for n in names if n not in UNARY and n not in BINARY]
+    if unknown:
+        raise SystemExit(f"--only: no function {', '.join(unknown)}; the functions are "
+                         f"{', '.join(list(UNARY) + list(BINARY))}")
+    return names
+
+
 def inputs(name, dtype, n, rng):
     """The operands of one row: n values of `dtype` in the function's range."""
     binary = name in BINARY

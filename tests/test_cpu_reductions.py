@@ -125,6 +125,28 @@ def test_signed_zeros(op, n, dtype):
     assert_bits(run(op, x, -1)[1], want(op, x, -1)[1])
 
 
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+@pytest.mark.parametrize("dtype", [f32, f64])
+def test_maximum_and_minimum_order_signed_zeros_in_either_argument_order(backend, dtype):
+    """IEEE 754-2019 maximum/minimum, as XLA: +0.0 beats -0.0 for maximum, -0.0 for minimum,
+    whichever operand it is (runtime.fmax tests the second operand's sign bit)."""
+    import jitviz
+    a = np.array([0.0, -0.0, -0.0, 0.0, 1.0, -1.0], dtype)
+    b = np.array([-0.0, 0.0, -0.0, 0.0, 1.0, -1.0], dtype)
+    for fn, zeros in ((jnp.maximum, [0.0, 0.0, -0.0, 0.0]), (jnp.minimum, [-0.0, -0.0, -0.0, 0.0])):
+        got = np.asarray(jitviz.jit(fn, backend=backend)(a, b))
+        assert_bits(got, np.array(zeros + [1.0, -1.0], dtype))
+
+
+@pytest.mark.parametrize("dtype", [f32, f64])
+def test_max_over_axis_0_takes_the_ieee_maximum_of_signed_zeros(dtype):
+    """A running max down the rows (runtime.fmax): a column of -0.0 then +0.0 (or the other
+    order) gives +0.0, min gives -0.0 (the CPU's choice; NumPy's np.max depends on its loop)."""
+    x = np.array([[-0.0, 0.0, -0.0], [0.0, -0.0, -0.0]], dtype)
+    assert_bits(run("max", x, 0), np.array([0.0, 0.0, -0.0], dtype))
+    assert_bits(run("min", x, 0), np.array([-0.0, -0.0, -0.0], dtype))
+
+
 @pytest.mark.parametrize("op", ["max", "min"])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.int8])
 def test_integers(op, dtype):

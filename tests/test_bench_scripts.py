@@ -1,0 +1,73 @@
+"""The benchmark scripts and the GPU check still run: each in a fresh process on tiny sizes
+(the CUDA ones in Numba's simulator), checking what they print, not how fast anything is
+(speed is measured by the scripts themselves, not asserted here)."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from helpers import ROOT, child_env
+
+
+def run_script(args, **env):
+    proc = subprocess.run([sys.executable, *args], cwd=ROOT, env=child_env(**env),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    return proc.stdout
+
+
+def rows(out, names):
+    """The table rows of `names` (one per function and dtype)."""
+    return [line.split() for line in out.splitlines() if line.split()[:1] in ([n] for n in names)]
+
+
+def test_bench_math_rows_agree_with_numpy():
+    names = ["exp", "pow", "pow_y2.5"]
+    out = run_script(["benchmarks/bench_math.py", "--quick", "--only", ",".join(names),
+                      "--dtype", "float32", "--clock", "thread"])
+    found = rows(out, names)
+    assert [r[0] for r in found] == names
+    assert all(r[-1] == "yes" for r in found), out  # within 4 ulp of NumPy's float64
+
+
+def test_bench_cuda_math_runs_in_the_simulator():
+    pytest.importorskip("numba.cuda")
+    names = ["exp", "logistic", "arctan2"]
+    out = run_script(["benchmarks/bench_cuda_math.py", "--smoke", "--only", ",".join(names)],
+                     NUMBA_ENABLE_CUDASIM="1")
+    found = rows(out, names)
+    assert [(r[0], r[1]) for r in found] == [(n, d) for n in names
+                                             for d in ("float32", "float64")]
+    assert all(float(r[-1]) <= 4 for r in found), out  # the ulp column
+
+
+def test_bench_cuda_runs_in_the_simulator():
+    pytest.importorskip("numba.cuda")
+    out = run_script(["benchmarks/bench_cuda.py", "--smoke"], NUMBA_ENABLE_CUDASIM="1")
+    for workload in ("x*x + x*2.0", "selu", "norm", "forward pass", "fori_loop"):
+        assert workload in out, out
+
+
+def test_gpu_check_names_tests_that_exist():
+    """scripts/gpu_check.sh runs and deselects tests by name: a rename must not turn its
+    deselection into a failure on the next lent GPU, or its file list into an error."""
+    script = (ROOT / "scripts" / "gpu_check.sh").read_text()
+    files = set(re.findall(r"\btests/(test_\w+\.py)\b", script))
+    assert files >= {"test_cuda_backend.py", "test_cuda_ptx.py", "test_vecmath.py"}
+    for name in files:
+        assert (ROOT / "tests" / name).exists(), name
+    deselected = re.findall(r"--deselect tests/(test_\w+\.py)::(\w+)", script)
+    assert deselected
+    for file, test in deselected:
+        assert re.search(rf"^def {test}\(", (ROOT / "tests" / file).read_text(), re.M), test
+    assert subprocess.run(["bash", "-n", str(ROOT / "scripts" / "gpu_check.sh")]).returncode == 0
+
+
+def test_an_unknown_function_name_is_refused_with_the_list():
+    proc = subprocess.run([sys.executable, "benchmarks/bench_math.py", "--only", "exp,tnah"],
+                          cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "--only: no function tnah; the functions are exp, log, tanh" in proc.stderr
