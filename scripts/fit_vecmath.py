@@ -96,6 +96,12 @@ def main():
         lambda s: s * s, 1e-5, smax * 1.01, 2)
     fit("POW32_EXP2", np.exp2, lambda r: 1 + 0 * r, lambda r: r, lambda r: r,
         -0.5001, 0.5001, 5)
+    # float32 pow on AVX-512 (tables of 32 cells of the mantissa, 16 of 2^(j/16)):
+    # log2(1 + f) = f log2(e) + f^2 Q(f) for |f| <= 2^-5, 2^r = 1 + r E(r) for |r| <= 1/32
+    fit("POW32T_LOG2", lambda f: np.log2(1 + f), lambda f: f / np.log(L(2)), lambda f: f * f,
+        lambda f: f, -1 / 32 * 1.001, 1 / 32 * 1.001, 3)
+    fit("POW32T_EXP2", np.exp2, lambda r: 1 + 0 * r, lambda r: r, lambda r: r,
+        -1 / 32 - 1e-3, 1 / 32 + 1e-3, 2)
     # float64 pow: log(1 + f) = 2s + (2/3) s^3 + s^5 P(s^2) (the long-double reference
     # limits the reported error to about 2^-61.6: the tail itself is fitted far better),
     # 2^r = 1 + r P(r)

@@ -633,8 +633,8 @@ def test_threads_are_chosen_per_kernel_from_its_size(monkeypatch):
     assert threaded and line == "# threads: every core (parallel=True)"
     line, threaded = head(lambda x: x.sum(0), np.ones((4096, 4), np.float32))
     assert not threaded and "cannot be split" in line
-    line, threaded = head(jnp.sin, big)  # blockwise sin/cos/tan: one thread (faster)
-    assert not threaded and "sin/cos/tan blockwise" in line
+    line, threaded = head(jnp.sin, big)  # blockwise sin/cos/tan: their blocks split
+    assert threaded and "threads: all 2 cores" in line
     x = np.random.default_rng(1).random((300, 40)).astype(np.float32)
     g = lambda x: jnp.sum(jnp.exp(x), axis=1) + x[:, 0]  # noqa: E731
     np.testing.assert_array_equal(np.asarray(jitviz.jit(g)(x)),

@@ -43,24 +43,29 @@ def _special_values(dtype):
 def test_getexp_and_getmant_split_every_float(dtype):
     getexp = vector_isa.getexp_f32 if dtype == np.float32 else vector_isa.getexp_f64
     getmant = vector_isa.getmant_f32 if dtype == np.float32 else vector_isa.getmant_f64
+    # ([1/2, 1): float32 only, pow's)
+    getmant_half = vector_isa.getmant_half_f32 if dtype == np.float32 else getmant
 
     @njit
-    def split(x, e, m):
+    def split(x, e, m, h):
         for i in range(x.size):  # vectorized: the 16/8-lane versions; the tail: the scalar
             e[i] = getexp(x[i])
             m[i] = getmant(x[i])
+            h[i] = getmant_half(x[i])
 
     rng = np.random.default_rng(3)
     it = np.int32 if dtype == np.float32 else np.int64
     bits = rng.integers(np.iinfo(it).min, np.iinfo(it).max, 5000, dtype=it).view(dtype)
     x = np.concatenate([bits, _special_values(dtype)])
-    e, m = np.empty_like(x), np.empty_like(x)
-    split(x, e, m)
+    e, m, h = np.empty_like(x), np.empty_like(x), np.empty_like(x)
+    split(x, e, m, h)
     finite = np.isfinite(x) & (x != 0)
     mant, exp = np.frexp(x[finite])  # |mant| in [1/2, 1)
     np.testing.assert_array_equal(e[finite], (exp - 1).astype(dtype))
     want = np.where(np.abs(mant) < 0.75, mant * 2, mant)  # [3/4, 3/2), x's sign
     np.testing.assert_array_equal(m[finite], want)
+    if dtype == np.float32:
+        np.testing.assert_array_equal(h[finite], mant)
     assert np.all(np.isnan(e[np.isnan(x)])) and np.all(np.isnan(m[np.isnan(x)]))
     np.testing.assert_array_equal(e[np.isinf(x)], np.inf)
     np.testing.assert_array_equal(e[x == 0], -np.inf)
@@ -124,6 +129,18 @@ def test_the_kernels_use_them_and_call_nothing_per_vector(fn, instructions):
     for instruction in instructions:
         assert instruction in loop, (instruction, loop)
     assert "call" not in loop
+
+
+def test_float32_pow_uses_them_and_calls_nothing_per_vector():
+    """float32 pow's log2 and exp2 by tables: getexp/getmant, a two-register permute for
+    the 32 cells, one-register permutes for 2^(j/16), vscalef."""
+    from jitviz import lax
+    x = np.random.default_rng(0).uniform(1e-3, 100, 4096).astype(np.float32)
+    k = jitviz.jit(lambda a, b: lax.pow(a, b), parallel=False).lower(x, x).compile().kernels[0]
+    loop = _hot_loop(k.asm())
+    for instruction in ("vgetmantps", "vgetexpps", "vpermt2ps", "vpermps", "vscalefps"):
+        assert instruction in loop, (instruction, loop)
+    assert "call" not in loop and "vgather" not in loop
 
 
 @pytest.mark.parametrize("parallel", [False, True])

@@ -103,8 +103,8 @@ class Program:
         threaded, why = self._threads(body)
         code = render_fused(body, name, parallel=threaded, fastmath=self.fastmath)
         if threaded and not code.uses_prange:
-            why = "threads: one (its outer loop cannot be split: it reduces over it, is " \
-                  "blocked, or runs sin/cos/tan blockwise)"
+            why = "threads: one (its outer loop cannot be split: it reduces over it, or " \
+                  "is blocked)"
         module = ModuleText(self.options)
         module.add(code.name, code.text, code.line_eqns, parallel=code.uses_prange)
         arg_types = [_nb_type(a.aval, fb.layout(a)) for a in operands]

@@ -58,8 +58,15 @@ def _index_text(name, idx):
 
 
 # calls with a fast variant for most arguments and a test for the others (vecmath.py):
-# an elementwise nest runs them blockwise (`FusedRenderer._guarded_loops`)
-GUARDED = re.compile(r"rt\.(sin|cos|tan)_(f32|f64)\((\w+)\)")
+# an elementwise nest runs them blockwise (`FusedRenderer._guarded_loops`). The test of each
+# function (`rt.<test>_f32(args)`): sin/cos/tan's fast variants leave out the table of large
+# arguments, pow's the special cases (a base that is not positive and finite, an infinite or
+# NaN exponent: 25 of its 58 instructions per vector on AVX-512)
+GUARD_TESTS = {"sin": "trig_big", "cos": "trig_big", "tan": "trig_big", "pow": "pow_special"}
+GUARDED = re.compile(rf"rt\.({'|'.join(GUARD_TESTS)})_(f32|f64)\(([^()]*)\)")
+# a block's start under prange, masked: the mask tells LLVM it is not negative, so the block's
+# loads need no wraparound test and vectorize (without it they became gathers, 3x slower)
+BLOCK_START_MASK = (1 << 48) - 1
 BLOCK = 128  # = runtime.BLOCK: the block of a sum/prod cascade (fixes its numerics)
 # the lanes of a max/min row (runtime.lane_max) when no cascade shares its nest: 32 for rows
 # shorter than LONG_ROW (measured: rows of 100, 10000 of them, 110 us; with 64 lanes 242 us,
@@ -292,12 +299,10 @@ class FusedRenderer:
         guarded = (rank > 0 and not blocked
                    and not any(_is_reduction(e) for e in nest.roots)
                    and any(GUARDED.search(text) for _, text, _ in body))
-        # a one-axis nest of blockwise sin/cos/tan stays on one thread: its blocks under
-        # prange did not vectorize (measured 2-3x slower than one thread); a blocked row
-        # reduction splits its rows, each thread with its own scratch (hooks.scratch)
+        # a blocked row reduction splits its rows, each thread with its own scratch
+        # (hooks.scratch); a one-axis guarded nest splits its blocks (_guarded_loops)
         prange_ok = self.parallel and rank > 0 and not (blocked and rank == 1) and not any(
-            _is_reduction(e) and 0 in e.params["axes"] for e in nest.roots) \
-            and not (guarded and rank == 1)
+            _is_reduction(e) and 0 in e.params["axes"] for e in nest.roots)
         sizes = [self.size_src.get(d, str(nest.shape[d])) for d in range(rank)]
         self.block = []
         for d, s in enumerate(sizes):
@@ -330,7 +335,7 @@ class FusedRenderer:
         if blocked:
             self._blocked_loops(rank - 1, body, hooks, *(span if rank == 1 else ("0", None)))
         elif guarded:
-            self._guarded_loops(rank - 1, body)
+            self._guarded_loops(rank - 1, body, prange_ok and rank == 1)
         else:
             self._innermost(1 + rank, body, hooks)
         for d in range(rank - 1, -1, -1):
@@ -437,26 +442,34 @@ class FusedRenderer:
         for _, tail, eqn in hooks.after_block:
             self.emit(2 + k, tail, eqn)
 
-    def _guarded_loops(self, k, body):
+    def _guarded_loops(self, k, body, threaded=False):
         """The innermost loop of an elementwise nest whose functions have a fast variant for
-        most arguments (GUARDED: sin/cos/tan without their large-argument table): each full
-        block runs the fast variants and ORs each argument's `big` test into a flag (one
-        vectorized loop); a block with a large argument is recomputed with the full
-        functions (the body is elementwise: rewriting its outputs is harmless). The tail
-        uses the full functions. Every value still comes out of the full-range code's
-        result for its argument, only the common case skips the table's gathers."""
+        most arguments (GUARDED: sin/cos/tan without their large-argument table, pow without
+        its special cases): each full block runs the fast variants and ORs each call's test
+        into a flag (one vectorized loop); a block where a test holds is recomputed with the
+        full functions (the body is elementwise: rewriting its outputs is harmless). The
+        tail uses the full functions. Every value still comes out of the full function's
+        result for its arguments; only the common case skips the table's gathers or the
+        special cases. `threaded`: the blocks of a one-axis nest are split across threads."""
         fast = []
         for depth, text, eqn in body:
             fast.append((depth + 1, GUARDED.sub(r"rt.\1_\2_fast(\3)", text), eqn))
             for m in GUARDED.finditer(text):
-                fast.append((depth + 1, f"g{k} |= rt.trig_big_{m.group(2)}({m.group(3)})", eqn))
+                test = GUARD_TESTS[m.group(1)]
+                fast.append((depth + 1, f"g{k} |= rt.{test}_{m.group(2)}({m.group(3)})", eqn))
         self.emit(1 + k, f"f{k} = n{k} - n{k} % {BLOCK}")
-        self.emit(1 + k, f"for b{k} in range(0, f{k}, {BLOCK}):")
+        if threaded:
+            self.uses_prange = True
+            self.emit(1 + k, f"for q{k} in prange(f{k} // {BLOCK}):")
+            self.emit(2 + k, f"b{k} = (q{k} & {BLOCK_START_MASK:#x}) * {BLOCK}  # (>= 0: see "
+                             f"BLOCK_START_MASK in render.py)")
+        else:
+            self.emit(1 + k, f"for b{k} in range(0, f{k}, {BLOCK}):")
         self.emit(2 + k, f"g{k} = False")
         self.emit(2 + k, f"for j{k} in range({BLOCK}):")
         self.emit(3 + k, f"i{k} = b{k} + j{k}")
         self.block.extend(fast)
-        self.emit(2 + k, f"if g{k}:  # a large argument: the block again, full range")
+        self.emit(2 + k, f"if g{k}:  # a test held: the block again, full functions")
         self.emit(3 + k, f"for j{k} in range({BLOCK}):")
         self.emit(4 + k, f"i{k} = b{k} + j{k}")
         self.block.extend((depth + 2, text, eqn) for depth, text, eqn in body)

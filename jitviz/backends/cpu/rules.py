@@ -300,7 +300,7 @@ register_rules(COST, {
     lax.logistic_p: 3, lax.tanh_p: 3, lax.sinh_p: 3, lax.cosh_p: 3, lax.asinh_p: 5,
     lax.acosh_p: 5, lax.atanh_p: 5, lax.sin_p: 4, lax.cos_p: 4, lax.tan_p: 4,
     lax.asin_p: 3, lax.acos_p: 3, lax.atan_p: 3, lax.cbrt_p: 5, lax.atan2_p: 7,
-    lax.pow_p: 23,
+    lax.pow_p: 7,
 })
 
 

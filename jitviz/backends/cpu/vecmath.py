@@ -650,7 +650,8 @@ for _name in FUNCTIONS:
     globals()[f"{_name}_f32"] = getattr(_V32, _name)
     globals()[f"{_name}_f64"] = getattr(_V64, _name)
     __all__ += [f"{_name}_f32", f"{_name}_f64"]
-__all__ += ["pow_f32", "pow_f64"]
+__all__ += ["pow_f32", "pow_f64", "pow_f32_fast", "pow_f64_fast", "pow_special_f32",
+            "pow_special_f64"]
 for _name in ("sin", "cos", "tan"):
     globals()[f"{_name}_f32_fast"] = getattr(TRIG_F32_FAST, _name)
     globals()[f"{_name}_f64_fast"] = getattr(TRIG_F64_FAST, _name)
@@ -662,7 +663,10 @@ __all__ += ["trig_big_f32", "trig_big_f64"]
 # x^y = 2^(y log2|x|) in float32 pairs (hi + lo), 16 lanes per AVX-512 vector: |y log2 x| reaches
 # 150 before the result is 0 or inf, and each 2^-24 of absolute error in it is 0.7 ulp of the
 # result, so log2|x| needs about 2^-31 relative, more than one float32 holds. (It was computed
-# in float64 before: 8 lanes and twice the instructions per value, 1.5x slower.)
+# in float64 before: 8 lanes and twice the instructions per value, 1.5x slower.) On AVX-512 by
+# tables (_make_pow32_table), elsewhere by the portable functions below. pow_f32_fast leaves
+# out the special cases; elementwise kernels run it blockwise where pow_special_f32 is false
+# for every value (render.py's guarded loops).
 # atanh(s) = s + s^3/3 + s^5 P(s^2) for |s| <= 3 - 2 sqrt(2) (2^-36.6), 2^r = 1 + r E(r) on
 # [-1/2, 1/2] (2^-28.8); coefficients: `scripts/fit_vecmath.py`.
 _POW32_ATANH = (0.20000080800139458, 0.1427307087660384, 0.1172149598642827)
@@ -711,27 +715,126 @@ def _log2_pair32(a):
     return gh, (ph - (gh - k)) + pl
 
 
+def _make_pow32_table():
+    """float32 log2|x| as a pair and 2^z from a pair by AVX-512's tables (vector_isa), as
+    NumPy's SVML loop computes them (its algorithm; our cells, coefficients and code):
+    x = 2^e m with m in [1/2, 1) from vgetexp/vgetmant, the top 5 bits of m's mantissa pick
+    r_j (a multiple of 1/32, so 1 + f = m r_j is exact in one FMA and |f| <= 2^-5) and
+    1 - log2(r_j) as hi + lo, hi a multiple of 2^-16 (e + hi is exact); log2(1 + f) =
+    f log2(e) (log2(e) in two pieces, the product's error by an FMA) + f^2 Q(f), degree 3
+    (2^-31.6); the sums by exact two-sums. The two cells at 1 (m near 1/2 and near 1) take
+    r = 2 and r = 1: e + hi is 0 there, so log2 of x near 1 keeps its relative accuracy.
+    2^z = 2^(n/16) 2^r, n = rint(16 z) by adding 1.5 * 2^23 (its low bits index a 16-entry
+    table of 2^(j/16) as hi + lo), r = z - n/16 (exact) in [-1/32, 1/32] by a degree-3
+    polynomial (2^-29), scaled by 2^floor(n/16) with vscalef. About 58 instructions per 16
+    values in the kernel loop; the pairs' portable code takes 133."""
+    F, ONE = np.float32, np.float32(1)
+    L = np.longdouble
+    r_j = []
+    for i in range(32):  # the cells [1/2 + i/64, 1/2 + (i+1)/64)
+        lo, hi = L(0.5) + L(i) / 64, L(0.5) + L(i + 1) / 64
+        r = 2.0 if i == 0 else 1.0 if i == 31 else min(
+            (k / 32 for k in range(32, 65)),
+            key=lambda c: max(abs(L(c) * lo - 1), abs(L(c) * hi - 1)))
+        r_j.append(r)
+    t = [1 - np.log2(L(r)) for r in r_j]
+    t_hi = [float(np.round(v * 2 ** 16) / 2 ** 16) for v in t]
+    t_lo = [float(F(v - L(h))) for v, h in zip(t, t_hi)]
+    e2 = [L(2) ** (L(j) / 16) for j in range(16)]
+    e2_hi = [float(F(v)) for v in e2]
+    e2_lo = [float(F(v - L(F(v)))) for v in e2]
+    R, T_HI, T_LO, E_HI, E_LO = (vector_isa.table(v, F) for v in (r_j, t_hi, t_lo, e2_hi, e2_lo))
+    getexp, scalef = vector_isa.getexp_f32, vector_isa.scalef_f32
+    getmant = vector_isa.getmant_half_f32
+    Q = tuple(F(v) for v in (-0.7213474484336853, 0.4808982893518832, -0.3609680782043702,
+                             0.2887862417182902))
+    E = tuple(F(v) for v in (0.6931471846155055, 0.24023484294634678, 0.05550006503728344))
+    LOG2E_HI = F(1 / np.log(L(2)))
+    LOG2E_LO = F(1 / np.log(L(2)) - L(LOG2E_HI))
+    SHIFTER, SIXTEEN, SIXTEENTH = F(1.5 * 2 ** 23), F(16), F(1 / 16)
+
+    @inline
+    def log2_pair(a):
+        """log2(a) for finite a > 0 as (hi, lo), about 2^-30 relative."""
+        e = getexp(a)
+        m = getmant(a)
+        j = np.int32(np.int32(as_int(m) >> np.int32(18)) & np.int32(31))
+        f = fma(m, R(j), -ONE)  # exact
+        kt = e + T_HI(j)  # exact
+        ph = f * LOG2E_HI
+        pl = fma(f, LOG2E_HI, -ph)
+        q = fma(f * f, horner(f, Q), f * LOG2E_LO)
+        u = ph + q  # |q| < |ph|: its error is exact below
+        hi = kt + u  # kt is 0 or |kt| > |u|: likewise
+        return hi, ((kt - hi) + u) + ((((ph - u) + q) + pl) + T_LO(j))
+
+    @inline
+    def exp2_pair(zh, zl):
+        """2^(zh + zl) for |zh| <= the clamp and |zl| tiny beside it."""
+        s = fma(zh, SIXTEEN, SHIFTER)
+        n = s - SHIFTER
+        r = fma(n, -SIXTEENTH, zh) + zl
+        j = np.int32(as_int(s))
+        th = E_HI(j)
+        return scalef(fma(th, r * horner(r, E), E_LO(j)) + th, n * SIXTEENTH)
+
+    return log2_pair, exp2_pair
+
+
+@inline
+def _exp2_pair32_portable(zh, zl):
+    """2^(zh + zl): 2^n 2^r, n = rint(zh), r = (zh - n) + zl by a polynomial."""
+    n = np.rint(zh)
+    r = (zh - n) + zl
+    return _scale32(fma(r, horner_split2(r, _POW32_EXP2_2), _F32(1)), np.int32(n))
+
+
+if vector_isa.available():
+    _log2_pair32_any, _exp2_pair32 = _make_pow32_table()
+else:
+    _log2_pair32_any, _exp2_pair32 = _log2_pair32, _exp2_pair32_portable
+
+
+@inline
+def _pow32_core(y, gh, gl):
+    """2^(y (gh + gl)), |y log2 x| clamped at 200 (0 or inf beyond; NaN stays NaN)."""
+    zh = y * gh
+    zl = fma(y, gh, -zh) + y * gl
+    big = abs(zh) > _POW32_CLAMP  # (inf included; NaN is not)
+    zc = np.copysign(_POW32_CLAMP, zh) if big else zh
+    return _exp2_pair32(zc, _F32(0) if big else zl), zh
+
+
+@inline
+def pow_f32_fast(x, y):
+    """pow_f32 for x > 0 finite and y finite (pow_special_f32 false): no special cases."""
+    gh, gl = _log2_pair32_any(_F32(x))
+    return _pow32_core(_F32(y), gh, gl)[0]
+
+
+@inline
+def pow_special_f32(x, y):
+    """Whether pow_f32(x, y) needs its special cases: x not positive and finite, y not
+    finite (NaN included)."""
+    x, y = _F32(x), _F32(y)
+    return (np.uint32(as_int(x) - _I32(1)) >= np.uint32(0x7F7FFFFF)) | ~(abs(y) < _F32(np.inf))
+
+
 @inline
 def pow_f32(x, y):
-    """x^y for float32 as 2^(y log2|x|): log2|x| as a float32 pair (_log2_pair32), times y
-    as a pair, 2^z = 2^n 2^r with n = rint(z) and r = (z_hi - n) + z_lo by a polynomial
-    (measured within 1.7 ulp, tests/test_vecmath.py); |z| beyond 200 gives 0 or inf
-    directly. Then C's special cases: x^0 = 1 and 1^y = 1 (even NaN), (-1)^+-inf = 1, a
-    negative x needs an integral y (else NaN; -inf excepted) and an odd one flips the sign
-    (of zeros and infinities too). An integer y is converted to float32 first, as XLA does."""
+    """x^y for float32 as 2^(y log2|x|): log2|x| as a float32 pair (by tables on AVX-512,
+    _make_pow32_table, else _log2_pair32), times y as a pair, 2^z from the pair; |z| beyond
+    200 gives 0 or inf directly (measured within 1.7 ulp, tests/test_vecmath.py). Then C's
+    special cases: x^0 = 1 and 1^y = 1 (even NaN), (-1)^+-inf = 1, a negative x needs an
+    integral y (else NaN; -inf excepted) and an odd one flips the sign (of zeros and
+    infinities too). An integer y is converted to float32 first, as XLA does."""
     ZERO, ONE, INF = _F32(0), _F32(1), _F32(np.inf)
     x, y = _F32(x), _F32(y)
     a = abs(x)
-    gh, gl = _log2_pair32(a)
+    gh, gl = _log2_pair32_any(a)
     gh = gh if a > ZERO else -INF
     gh = gh if a < INF else a  # inf, or NaN
-    zh = y * gh
-    zl = fma(y, gh, -zh) + y * gl
-    big = abs(zh) > _POW32_CLAMP  # (inf included; NaN is not and stays NaN below)
-    zc = np.copysign(_POW32_CLAMP, zh) if big else zh
-    n = np.rint(zc)
-    r = (zc - n) + (ZERO if big else zl)
-    res = _scale32(fma(r, horner_split2(r, _POW32_EXP2_2), ONE), np.int32(n))
+    res, zh = _pow32_core(y, gh, gl)
     res = res if zh == zh else zh
     integral = np.rint(y) == y
     odd = integral & (np.rint(y * _F32(0.5)) * _F32(2) != y)
@@ -806,6 +909,33 @@ def _log2_dd(ad):
 
 
 @inline
+def _pow64_core(y, gh, gl):
+    """2^(y (gh + gl)), |y log2 x| clamped at 1100 (0 or inf beyond; NaN stays NaN)."""
+    zh = y * gh
+    zl = fma(y, gh, -zh) + y * gl
+    big = abs(zh) > _POW64_CLAMP  # (inf included; NaN is not)
+    zc = np.copysign(_POW64_CLAMP, zh) if big else zh
+    n = np.rint(zc)
+    r = (zc - n) + (0.0 if big else zl)
+    return _scale64(fma(r, horner(r, _POW64_EXP2), 1.0), np.int32(n)), zh
+
+
+@inline
+def pow_f64_fast(x, y):
+    """pow_f64 for x > 0 finite and y finite (pow_special_f64 false): no special cases."""
+    gh, gl = _log2_dd(np.float64(x))
+    return _pow64_core(np.float64(y), gh, gl)[0]
+
+
+@inline
+def pow_special_f64(x, y):
+    """Whether pow_f64(x, y) needs its special cases (as pow_special_f32)."""
+    x, y = np.float64(x), np.float64(y)
+    return (np.uint64(as_int(x) - np.int64(1)) >= np.uint64(0x7FEFFFFFFFFFFFFF)) | \
+        ~(abs(y) < np.inf)
+
+
+@inline
 def pow_f64(x, y):
     """x^y for float64 as 2^(y log2|x|): log2|x| as a double-double (_log2_dd), times y as
     a double-double (an FMA gives the product's error), 2^z = 2^n 2^r with n = rint(z) and
@@ -816,13 +946,7 @@ def pow_f64(x, y):
     gh, gl = _log2_dd(ad)
     gh = gh if ad > 0.0 else -np.inf
     gh = gh if ad < np.inf else ad  # inf, or NaN
-    zh = y * gh
-    zl = fma(y, gh, -zh) + y * gl
-    big = abs(zh) > _POW64_CLAMP  # (inf included; NaN is not and stays NaN below)
-    zc = np.copysign(_POW64_CLAMP, zh) if big else zh
-    n = np.rint(zc)
-    r = (zc - n) + (0.0 if big else zl)
-    res = _scale64(fma(r, horner(r, _POW64_EXP2), 1.0), np.int32(n))
+    res, zh = _pow64_core(y, gh, gl)
     res = res if zh == zh else zh
     integral = np.rint(y) == y
     odd = integral & (np.rint(y * 0.5) * 2.0 != y)

@@ -256,9 +256,9 @@ def _x86_op(op, dtype, arity=1, imm=None):
                              lltype())
 
 
-# getmant's immediate: bits 1:0 the interval (0: [1, 2), 3: [3/4, 3/2)), bits 3:2 the sign
-# (0: x's)
-_MANT_1, _MANT_3_4 = 0, 3
+# getmant's immediate: bits 1:0 the interval (0: [1, 2), 2: [1/2, 1), 3: [3/4, 3/2)), bits
+# 3:2 the sign (0: x's)
+_MANT_1, _MANT_HALF, _MANT_3_4 = 0, 2, 3
 
 # getexp(x): floor(log2|x|) as a float, subnormals included (-inf for 0, inf for inf, NaN for
 # NaN); getmant(x): |x| 2^-e in [3/4, 3/2) with x's sign, where e is getexp(x) or one more;
@@ -268,6 +268,8 @@ getmant_f32 = _x86_op("getmant", np.float32, imm=_MANT_3_4)
 getmant_f64 = _x86_op("getmant", np.float64, imm=_MANT_3_4)
 getmant1_f32 = _x86_op("getmant", np.float32, imm=_MANT_1)
 getmant1_f64 = _x86_op("getmant", np.float64, imm=_MANT_1)
+# getmant_half(x): |x| 2^-(getexp(x) + 1), in [1/2, 1)
+getmant_half_f32 = _x86_op("getmant", np.float32, imm=_MANT_HALF)
 # scalef(x, e): x 2^floor(e) for a float e (no conversion to an integer, which `ldexp` needs:
 # that conversion cost log1p 40% of its time)
 scalef_f32 = _x86_op("scalef", np.float32, arity=2)
