@@ -10,7 +10,7 @@ least squares on Chebyshev nodes (close to minimax: within a bit or so of it).
     python scripts/fit_vecmath.py      # prints each fit: coefficients and max relative error
     python scripts/fit_vecmath.py --tables   # rewrites jitviz/backends/cpu/vecmath_tables.py
 
-The per-cell polynomials of the table-driven float32 functions (vector_isa: tanh, cbrt) are
+The per-cell polynomials of the table-driven float32 tanh (vector_isa) are
 fitted differently (`fit_cell`): float32 coefficients chosen one at a time, so that no cell's
 error leans one way.
 """
@@ -96,6 +96,9 @@ def main():
         lambda s: s * s, 1e-5, smax * 1.01, 2)
     fit("POW32_EXP2", np.exp2, lambda r: 1 + 0 * r, lambda r: r, lambda r: r,
         -0.5001, 0.5001, 5)
+    # float32 cbrt on AVX-512: cbrt(1 + t) = 1 + t P(t), |t| < 0.0595 (cells of m of 1/8)
+    fit("CBRT32T", lambda t: np.cbrt(1 + t), lambda t: 1 + 0 * t, lambda t: t, lambda t: t,
+        -0.0595, 0.0595, 3)
     # float32 pow on AVX-512 (tables of 32 cells of the mantissa, 16 of 2^(j/16)):
     # log2(1 + f) = f log2(e) + f^2 Q(f) for |f| <= 2^-5, 2^r = 1 + r E(r) for |r| <= 1/32
     fit("POW32T_LOG2", lambda f: np.log2(1 + f), lambda f: f / np.log(L(2)), lambda f: f * f,
@@ -119,12 +122,6 @@ def tanh32_cells():
     least 0). Left edges d_j (0 for cell 0)."""
     edges = [0.0] + [2.0 ** e * (1 + q / 4) for e in range(-4, 4) for q in range(4)][1:] + [16.0]
     return edges[:-1], edges[1:]
-
-
-def cbrt32_cells():
-    """float32 cbrt of v = 2^k m (k = 0, 1, 2; m in [1, 2)) on 24 cells: 8 of m per k, cell
-    k * 8 + q = [1 + q/8, 1 + (q + 1)/8) (m's top three mantissa bits), left edge 1 + q/8."""
-    return [(k, 1 + q / 8, 1 + (q + 1) / 8) for k in range(3) for q in range(8)]
 
 
 def fit_cell(f, lo, hi, d, degree, through_zero, n=3000):
@@ -169,25 +166,15 @@ def write_tables(path):
         rows.append(tuple(float(np.float32(v)) for v in c))
         worst = max(worst, err)
     print(f"TANH32 cells: degree 5, max rel error {worst:.3g} ({np.log2(worst):.1f} bits)")
-    cbrt_rows, cbrt_worst = [], 0.0
-    for k, lo, hi in cbrt32_cells():
-        c, err = fit_cell(lambda m, k=k: np.cbrt(L(2.0 ** k) * m), lo, hi, lo, 4, False)
-        cbrt_rows.append(tuple(float(np.float32(v)) for v in c))
-        cbrt_worst = max(cbrt_worst, err)
-    cbrt_rows += [(0.0,) * 5] * (32 - len(cbrt_rows))  # (unused: k is at most 2)
-    print(f"CBRT32 cells: degree 4, max rel error {cbrt_worst:.3g} "
-          f"({np.log2(cbrt_worst):.1f} bits)")
     header = (
         "Per-cell polynomial coefficients for vecmath's table-driven functions, written by\n"
         "`python scripts/fit_vecmath.py --tables` (do not edit).\n\n"
         "TANH32: float32 tanh on the cells of `tanh32_cells` there (left edges\n"
-        f"TANH32_D), P(r) = sum c_i r^i with r = |x| - d_j, degree 5: {worst:.3g} relative.\n"
-        "CBRT32: float32 cbrt of 2^k m on the cells of `cbrt32_cells` (k * 8 + q), P(r)\n"
-        f"with r = m - (1 + q/8), degree 4: {cbrt_worst:.3g} relative.\n")
+        f"TANH32_D), P(r) = sum c_i r^i with r = |x| - d_j, degree 5: {worst:.3g} relative.\n")
     with open(path, "w") as out:
         out.write(f'"""{header}"""\n\n')
         out.write("TANH32_D = (" + ", ".join(repr(float(np.float32(v))) for v in lows) + ")\n")
-        for name, table in (("TANH32_C", rows), ("CBRT32_C", cbrt_rows)):
+        for name, table in (("TANH32_C", rows),):
             out.write(f"{name} = (\n" + "".join(f"    ({', '.join(repr(v) for v in row)}),\n"
                                                  for row in table) + ")\n")
 
