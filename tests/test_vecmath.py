@@ -337,36 +337,50 @@ def test_trig_blocks_skip_the_table_unless_an_argument_needs_it(parallel):
     np.testing.assert_allclose(got, want.astype(np.float64), rtol=1e-5, atol=1e-5)
 
 
+# binary functions that run blockwise: a fast variant without the special cases, and for each
+# a few arguments that need them (the first value is y for atan2, x for pow)
+GUARDED_BINARY = {
+    "pow": (lambda a, b: lax.pow(a, b) * 2, (0.01, 10), (-6, 6),
+            [(-2.0, 3.0), (0.0, 2.5), (np.inf, 0.5), (3.0, np.nan), (-0.5, -np.inf),
+             (np.nan, 1.0), (-1.0, 1e30), (-3.0, -2.0)]),
+    "atan2": (lambda a, b: jnp.arctan2(a, b) * 2, (-10, 10), (-10, 10),
+              [(0.0, 0.0), (-0.0, -0.0), (np.inf, 2.0), (1.0, -np.inf), (np.nan, 1.0),
+               (2.0, np.nan), (np.inf, np.inf), (3e38, 1.0)]),
+}
+
+
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
-def test_pow_blocks_skip_the_special_cases_unless_a_value_needs_them(dtype, parallel):
-    """pow runs blockwise like sin/cos/tan: a block of positive finite bases and finite
-    exponents takes pow_*_fast (no special cases), a block with any other value the full
-    function, whose results on the ordinary values are the same bits. Threaded, the blocks
-    are split across threads (one axis: `prange` over blocks)."""
+@pytest.mark.parametrize("name", sorted(GUARDED_BINARY))
+def test_binary_blocks_skip_the_special_cases_unless_a_value_needs_them(name, dtype, parallel):
+    """pow and atan2 run blockwise like sin/cos/tan: a block where their test is false for
+    every value takes the fast variant (no special cases), a block with any other value the
+    full function, whose results on the ordinary values are the same bits. Threaded, the
+    blocks are split across threads (one axis: `prange` over blocks)."""
+    fn, a_range, b_range, unusual = GUARDED_BINARY[name]
     rng = np.random.default_rng(11)
     n = 128 * 40 + 17  # 40 blocks and a tail
-    x = rng.uniform(0.01, 10, n).astype(dtype)
-    y = rng.uniform(-6, 6, n).astype(dtype)
-    c = jitviz.jit(lambda a, b: lax.pow(a, b) * 2, parallel=parallel).lower(x, y).compile()
+    a = rng.uniform(*a_range, n).astype(dtype)
+    b = rng.uniform(*b_range, n).astype(dtype)
+    c = jitviz.jit(fn, parallel=parallel).lower(a, b).compile()
     src = c.kernels[0].source
     tag = "f32" if dtype == np.float32 else "f64"
-    assert f"rt.pow_{tag}_fast(" in src and f"rt.pow_special_{tag}(" in src
+    test = {"pow": "pow_special", "atan2": "atan2_special"}[name]
+    assert f"rt.{name}_{tag}_fast(" in src and f"rt.{test}_{tag}(" in src
     assert ("prange(" in src) == parallel
-    clean = np.asarray(c(x, y))
-    xs, ys = x.copy(), y.copy()
-    # one unusual value in some blocks (and the tail): each kind the test must catch
-    spots = {3: (-2.0, 3.0), 128 * 5 + 9: (0.0, 2.5), 128 * 11 + 127: (np.inf, 0.5),
-             128 * 17: (3.0, np.nan), 128 * 23 + 64: (-0.5, -np.inf), 128 * 29 + 1: (np.nan, 1.0),
-             128 * 33 + 2: (-1.0, 1e30), n - 4: (-3.0, -2.0)}
-    for i, (a, b) in spots.items():
-        xs[i], ys[i] = a, b
-    dirty = np.asarray(c(xs, ys))
+    clean = np.asarray(c(a, b))
+    # one unusual pair in some blocks (and the tail): each kind the test must catch
+    spots = [3, 128 * 5 + 9, 128 * 11 + 127, 128 * 17, 128 * 23 + 64, 128 * 29 + 1,
+             128 * 33 + 2, n - 4]
+    a2, b2 = a.copy(), b.copy()
+    for i, (u, v) in zip(spots, unusual):
+        a2[i], b2[i] = u, v
+    dirty = np.asarray(c(a2, b2))
     rest = np.ones(n, bool)
-    rest[list(spots)] = False
+    rest[spots] = False
     np.testing.assert_array_equal(dirty[rest], clean[rest])
     with np.errstate(all="ignore"):
-        want = np.asarray(_jit(lambda a, b: lax.pow(a, b) * 2, "interpret")(xs, ys))
+        want = np.asarray(_jit(fn, "interpret")(a2, b2))
     np.testing.assert_array_equal(dirty[~rest], want[~rest])
 
 
@@ -394,6 +408,21 @@ def test_pow_special_is_false_for_the_common_case_only():
                      (np.inf, 1.0), (-np.inf, 1.0), (np.nan, 1.0), (2.0, np.inf),
                      (2.0, -np.inf), (2.0, np.nan)):
             assert test(dtype(x), dtype(y)), (dtype, x, y)
+
+
+def test_atan2_special_is_false_for_the_common_case_only():
+    """atan2's block test: false for finite pairs below a quarter of the largest float that
+    are not both zero (one zero is ordinary), true otherwise."""
+    from jitviz.backends.cpu import runtime as rt
+    for dtype, test in ((np.float32, rt.atan2_special_f32),
+                        (np.float64, rt.atan2_special_f64)):
+        info = np.finfo(dtype)
+        for y, x in ((1.0, 2.0), (-3.0, 0.0), (0.0, -5.0), (-0.0, 1.0), (info.max / 8, -1.0),
+                     (info.smallest_subnormal, info.tiny)):
+            assert not test(dtype(y), dtype(x)), (dtype, y, x)
+        for y, x in ((0.0, 0.0), (-0.0, -0.0), (np.inf, 1.0), (1.0, -np.inf), (np.nan, 1.0),
+                     (1.0, np.nan), (info.max, 1.0), (1.0, -info.max / 2)):
+            assert test(dtype(y), dtype(x)), (dtype, y, x)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])

@@ -61,8 +61,10 @@ def _index_text(name, idx):
 # an elementwise nest runs them blockwise (`FusedRenderer._guarded_loops`). The test of each
 # function (`rt.<test>_f32(args)`): sin/cos/tan's fast variants leave out the table of large
 # arguments, pow's the special cases (a base that is not positive and finite, an infinite or
-# NaN exponent: 30 of float32 pow's 88 instructions per vector on AVX-512)
-GUARD_TESTS = {"sin": "trig_big", "cos": "trig_big", "tan": "trig_big", "pow": "pow_special"}
+# NaN exponent: 30 of float32 pow's 88 instructions per vector on AVX-512), atan2's its
+# infinities, NaNs, huge ratios and 0/0
+GUARD_TESTS = {"sin": "trig_big", "cos": "trig_big", "tan": "trig_big", "pow": "pow_special",
+               "atan2": "atan2_special"}
 GUARDED = re.compile(rf"rt\.({'|'.join(GUARD_TESTS)})_(f32|f64)\(([^()]*)\)")
 # a block's start under prange, masked: the mask tells LLVM it is not negative, so the block's
 # loads need no wraparound test and vectorize (without it they became gathers, 3x slower)

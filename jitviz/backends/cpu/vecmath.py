@@ -671,6 +671,9 @@ for _name in ("sin", "cos", "tan"):
     globals()[f"{_name}_f32_fast"] = getattr(TRIG_F32_FAST, _name)
     globals()[f"{_name}_f64_fast"] = getattr(TRIG_F64_FAST, _name)
     __all__ += [f"{_name}_f32_fast", f"{_name}_f64_fast"]
+atan2_f32_fast, atan2_f64_fast = _V32.atan2_fast, _V64.atan2_fast
+atan2_special_f32, atan2_special_f64 = _V32.atan2_special, _V64.atan2_special
+__all__ += ["atan2_f32_fast", "atan2_f64_fast", "atan2_special_f32", "atan2_special_f64"]
 __all__ += ["trig_big_f32", "trig_big_f64"]
 
 

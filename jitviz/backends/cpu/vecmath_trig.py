@@ -295,23 +295,29 @@ def make_inverse_trig(c):
         return b_hi + (t + fma(t * z, horner(z, PA), b_lo))
 
     @inline
-    def atan_ratio(num, den):
-        """atan(num / den) for 0 <= num <= den with one division: u = num / den is in
-        [0, 1], so atan_abs's reduction is t = u or (u - 1) / (u + 1), that is
-        num / den or (num - den) / (num + den) (num - den exact when num >= den / 2).
-        Both near the largest float: both scaled by 1/4 first (exact), so num + den stays
-        finite; both infinite: atan(1); num = 0: 0 (even 0/0)."""
-        inf2 = (num == INF) & (den == INF)
-        num, den = (ONE, ONE) if inf2 else (num, den)
-        big = den > RATIO_BIG
-        num, den = (num * QUARTER, den * QUARTER) if big else (num, den)
+    def atan_ratio_core(num, den):
+        """atan(num / den) for 0 <= num <= den, den > 0 and finite below RATIO_BIG: u = num
+        / den is in [0, 1], so atan_abs's reduction is t = u or (u - 1) / (u + 1), that is
+        num / den or (num - den) / (num + den) (num - den exact when num >= den / 2), with
+        one division."""
         mid = num > TANPIO8 * den
         t = (num - den if mid else num) / (num + den if mid else den)
-        t = ZERO if num == ZERO else t
         z = t * t
         b_hi = PIO4_HI if mid else ZERO
         b_lo = PIO4_LO if mid else ZERO
         return b_hi + (t + fma(t * z, horner(z, PA), b_lo))
+
+    @inline
+    def atan_ratio(num, den):
+        """atan_ratio_core for any 0 <= num <= den. Both near the largest float: both
+        scaled by 1/4 first (exact), so num + den stays finite; both infinite: atan(1);
+        num = 0: 0 (even 0/0)."""
+        inf2 = (num == INF) & (den == INF)
+        num, den = (ONE, ONE) if inf2 else (num, den)
+        big = den > RATIO_BIG
+        num, den = (num * QUARTER, den * QUARTER) if big else (num, den)
+        r = atan_ratio_core(num, den)
+        return ZERO if num == ZERO else r
 
     @inline
     def atan(x):
@@ -347,21 +353,40 @@ def make_inverse_trig(c):
         return y if a == a else x
 
     @inline
-    def atan2(y, x):
-        """atan(min / max) of |y|, |x| (atan_ratio: one division), then placed by octant:
-        pi/2 - r when |y| > |x|, pi - r when x < 0 (-0.0 included), both: pi/2 + r; sign
-        of y. Equal infinities give atan(1), a zero numerator 0 (even 0/0), as C's atan2."""
-        ay, ax = abs(y), abs(x)
-        swap = ay > ax
-        num, den = (ax, ay) if swap else (ay, ax)
-        r = atan_ratio(num, den)
+    def place(r, swap, y, x):
+        """atan2 from r = atan(min / max) of |y|, |x|: pi/2 - r when |y| > |x|, pi - r when
+        x < 0 (-0.0 included), both: pi/2 + r; sign of y. pi and pi/2 in two pieces."""
         left = np.copysign(ONE, x) < ZERO
         b_hi = (PIO2_HI if swap else PI_HI) if left else (PIO2_HI if swap else ZERO)
         b_lo = (PIO2_LO if swap else PI_LO) if left else (PIO2_LO if swap else ZERO)
         v = b_hi + ((-r if swap != left else r) + b_lo)
-        v = np.copysign(v, y)
+        return np.copysign(v, y)
+
+    @inline
+    def atan2(y, x):
+        """atan(min / max) of |y|, |x| (atan_ratio: one division), placed by octant (`place`).
+        Equal infinities give atan(1), a zero numerator 0 (even 0/0), as C's atan2."""
+        ay, ax = abs(y), abs(x)
+        swap = ay > ax
+        r = atan_ratio(ax if swap else ay, ay if swap else ax)
+        v = place(r, swap, y, x)
         return v if (x == x) & (y == y) else x + y
 
-    return SimpleNamespace(atan=atan, asin=asin, acos=acos, atan2=atan2)
+    @inline
+    def atan2_fast(y, x):
+        """atan2 where atan2_special is false: no infinity, NaN, huge ratio or 0/0 to
+        handle (elementwise kernels run it blockwise, as pow_f32_fast)."""
+        ay, ax = abs(y), abs(x)
+        swap = ay > ax
+        return place(atan_ratio_core(ax if swap else ay, ay if swap else ax), swap, y, x)
+
+    @inline
+    def atan2_special(y, x):
+        """Whether atan2(y, x) needs its special cases: a NaN, an infinity or a value
+        beyond RATIO_BIG in either, or both zero."""
+        return ~(abs(y) <= RATIO_BIG) | ~(abs(x) <= RATIO_BIG) | ((y == ZERO) & (x == ZERO))
+
+    return SimpleNamespace(atan=atan, asin=asin, acos=acos, atan2=atan2,
+                           atan2_fast=atan2_fast, atan2_special=atan2_special)
 
 
