@@ -131,6 +131,42 @@ def test_the_kernels_use_them_and_call_nothing_per_vector(fn, instructions):
     assert "call" not in loop
 
 
+@pytest.mark.skipif(not vector_isa.available_dq(), reason="needs AVX-512DQ (vrange)")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_fmax_and_fmin_by_vrange_match_the_portable_selects(dtype):
+    """rt.fmax_f32/f64 (vrange and a NaN test) give the portable fmax/fmin's bits: NaN from
+    either side, +0.0 above -0.0, in the vector loop and in its scalar remainder."""
+    import itertools
+    from jitviz.backends.cpu import runtime as rt
+    tag = "f32" if dtype == np.float32 else "f64"
+    fast_max, fast_min = getattr(rt, f"fmax_{tag}"), getattr(rt, f"fmin_{tag}")
+
+    @njit
+    def run(a, b, out):
+        for i in range(a.size):
+            out[0, i] = fast_max(a[i], b[i])
+            out[1, i] = rt.fmax(a[i], b[i])
+            out[2, i] = fast_min(a[i], b[i])
+            out[3, i] = rt.fmin(a[i], b[i])
+
+    info = np.finfo(dtype)
+    vals = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, -np.nan, info.smallest_subnormal,
+            -info.smallest_subnormal, info.max, -info.max, 2.0, 2.5]
+    a, b = (np.array(v, dtype) for v in zip(*itertools.product(vals, vals)))
+    rng = np.random.default_rng(2)
+    a = np.concatenate([a, rng.standard_normal(1001).astype(dtype)])
+    b = np.concatenate([b, rng.standard_normal(1001).astype(dtype)])
+    out = np.empty((4, a.size), dtype)
+    run(a, b, out)
+    for fast, portable in ((out[0], out[1]), (out[2], out[3])):
+        nan = np.isnan(portable)
+        np.testing.assert_array_equal(np.isnan(fast), nan)
+        np.testing.assert_array_equal(fast[~nan].view(f"i{dtype().itemsize}"),
+                                      portable[~nan].view(f"i{dtype().itemsize}"))
+    loop = _hot_loop(run.inspect_asm(run.signatures[0]))
+    assert ("vrangeps" if dtype == np.float32 else "vrangepd") in loop, loop
+
+
 def test_float32_pow_uses_them_and_calls_nothing_per_vector():
     """float32 pow's log2 and exp2 by tables: getexp/getmant, a two-register permute for
     the 32 cells, one-register permutes for 2^(j/16), vscalef."""

@@ -119,8 +119,10 @@ class CpuDialect(Dialect):
             return f"({a} {'or' if monoid is MAX else 'and'} {b})"
         if kind in "iu":
             return f"{monoid.name}({a}, {b})"
-        if kind == "f":  # branch-free, NaN-propagating (vectorizes)
-            return f"rt.f{monoid.name}({a}, {b})"
+        if kind == "f":  # branch-free, NaN-propagating (vectorizes); vrange where it can
+            dt = compute_dtype(dtype)
+            suffix = {np.float32: "_f32", np.float64: "_f64"}.get(np.dtype(dt).type, "")
+            return f"rt.f{monoid.name}{suffix}({a}, {b})"
         return f"np.{'maximum' if monoid is MAX else 'minimum'}({a}, {b})"
 
     def helper(self, name):

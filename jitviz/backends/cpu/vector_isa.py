@@ -1,7 +1,9 @@
 """Vector instructions that scalar code cannot express, for vecmath's loops (AVX-512 only):
 in-register table lookups (`vpermps`/`vpermpd`, and `vpermi2ps`/`vpermi2pd` for two registers'
 worth), the exponent and mantissa of a float in one instruction each (`vgetexp`, `vgetmant`)
-and scaling by a float exponent (`vscalef`), as NumPy's SVML loops use them.
+and scaling by a float exponent (`vscalef`), as NumPy's SVML loops use them; and IEEE
+maximum/minimum with ordered signed zeros in one instruction (`vrange`, AVX-512DQ), for the
+runtime's fmax/fmin.
 
 vecmath's functions are scalar Numba code that LLVM's loop vectorizer widens. It cannot widen
 a lookup in a constant vector (an `extractelement` stops it) and a lookup in a constant array
@@ -254,6 +256,53 @@ def _x86_op(op, dtype, arity=1, imm=None):
     text = _module_text(name, ftype, [ftype] * arity, widths, scalar, vector, decls)
     return _scalar_intrinsic(name, text, [nbtype] * arity, nbtype, [lltype()] * arity,
                              lltype())
+
+
+def _range_op(dtype, imm):
+    """vrange (AVX-512DQ) with immediate `imm` as a scalar function with vector versions:
+    imm 5 is IEEE 754-2019 maximum of numbers (+0.0 above -0.0), 4 minimum (-0.0 below
+    +0.0). With a quiet NaN it returns the other operand (maxNum's rule), so callers handle
+    NaN themselves (runtime.fmax_f32). The scalar version runs the 128-bit one on lane 0."""
+    ftype, p, _, lltype, nbtype, widths = _FLOAT[np.dtype(dtype).type]
+    name = f"{PREFIX}range{imm}_{p}"
+    lanes128 = 4 if ftype == "float" else 2
+    v128 = f"<{lanes128} x {ftype}>"
+
+    def intrinsic(w):
+        bits = w * (32 if ftype == "float" else 64)
+        return f"llvm.x86.avx512.mask.range.{p}.{bits}", bits == 512  # (512: rounding operand)
+
+    decls = []
+    for w in sorted(set(widths) | {lanes128}):
+        fn, rounded = intrinsic(w)
+        vt = f"<{w} x {ftype}>"
+        decls.append(f"declare {vt} @{fn}({vt}, {vt}, i32, {vt}, {_MASK_TYPE[w]}"
+                     f"{', i32' if rounded else ''})")
+    fn128, _ = intrinsic(lanes128)
+    scalar = (f"  %a = insertelement {v128} poison, {ftype} %x, i32 0\n"
+              f"  %b = insertelement {v128} poison, {ftype} %y, i32 0\n"
+              f"  %r = call {v128} @{fn128}({v128} %a, {v128} %b, i32 {imm}, {v128} "
+              f"zeroinitializer, i8 -1)\n"
+              f"  %o = extractelement {v128} %r, i32 0\n  ret {ftype} %o")
+
+    def vector(w):
+        fn, rounded = intrinsic(w)
+        vt = f"<{w} x {ftype}>"
+        return (f"  %r = call {vt} @{fn}({vt} %x, {vt} %y, i32 {imm}, {vt} zeroinitializer, "
+                f"{_MASK_TYPE[w]} -1{', i32 4' if rounded else ''})\n  ret {vt} %r")
+    text = _module_text(name, ftype, [ftype, ftype], widths, scalar, vector, decls)
+    return _scalar_intrinsic(name, text, [nbtype] * 2, nbtype, [lltype()] * 2, lltype())
+
+
+def available_dq() -> bool:
+    """available() and AVX-512DQ (vrange)."""
+    from .vecmath_core import target_features
+    return available() and "+avx512dq" in target_features().split(",")
+
+
+# range_max(a, b), range_min(a, b): the maximum/minimum of two numbers, signed zeros ordered
+range_max_f32, range_min_f32 = _range_op(np.float32, 5), _range_op(np.float32, 4)
+range_max_f64, range_min_f64 = _range_op(np.float64, 5), _range_op(np.float64, 4)
 
 
 # getmant's immediate: bits 1:0 the interval (0: [1, 2), 2: [1/2, 1), 3: [3/4, 3/2)), bits
