@@ -814,13 +814,21 @@ else:
 
 
 @inline
-def _pow32_core(y, gh, gl):
-    """2^(y (gh + gl)), |y log2 x| clamped at 200 (0 or inf beyond; NaN stays NaN)."""
+def _times_log2(y, gh, gl, clamp):
+    """z = y (gh + gl) as (zc, zl, zh): zh = fl(z), zc it clamped at +-clamp (beyond, the
+    power is 0 or inf; NaN stays NaN), zl the product's low part (an FMA gives its error;
+    0 where clamped)."""
     zh = y * gh
     zl = fma(y, gh, -zh) + y * gl
-    big = abs(zh) > _POW32_CLAMP  # (inf included; NaN is not)
-    zc = np.copysign(_POW32_CLAMP, zh) if big else zh
-    return _exp2_pair32(zc, _F32(0) if big else zl), zh
+    big = abs(zh) > clamp  # (inf included; NaN is not)
+    return (np.copysign(clamp, zh) if big else zh), ((clamp - clamp) if big else zl), zh
+
+
+@inline
+def _pow32_core(y, gh, gl):
+    """2^(y (gh + gl)), |y log2 x| clamped at 200."""
+    zc, zl, zh = _times_log2(y, gh, gl, _POW32_CLAMP)
+    return _exp2_pair32(zc, zl), zh
 
 
 @inline
@@ -929,13 +937,10 @@ def _log2_dd(ad):
 
 @inline
 def _pow64_core(y, gh, gl):
-    """2^(y (gh + gl)), |y log2 x| clamped at 1100 (0 or inf beyond; NaN stays NaN)."""
-    zh = y * gh
-    zl = fma(y, gh, -zh) + y * gl
-    big = abs(zh) > _POW64_CLAMP  # (inf included; NaN is not)
-    zc = np.copysign(_POW64_CLAMP, zh) if big else zh
+    """2^(y (gh + gl)), |y log2 x| clamped at 1100."""
+    zc, zl, zh = _times_log2(y, gh, gl, _POW64_CLAMP)
     n = np.rint(zc)
-    r = (zc - n) + (0.0 if big else zl)
+    r = (zc - n) + zl
     return _scale64(fma(r, horner_split2(r, _POW64_EXP2_2), 1.0), np.int32(n)), zh
 
 
