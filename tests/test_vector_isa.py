@@ -120,6 +120,7 @@ def test_a_table_of_a_size_no_permute_holds_is_refused_by_name(n, dtype):
     (jnp.log, ("vgetmantps", "vgetexpps", "vperm")),  # a 16-entry table
     (jnp.tanh, ("vpermi2ps",)),  # 32 cells' coefficients
     (jnp.cbrt, ("vgetmantps", "vgetexpps", "vpermi2ps", "vscalefps")),
+    (jnp.tan, ("vpermi2ps", "vdivps")),  # 32 points of tan's period, one division
     (lambda v: jnp.log(v.astype(np.float64)), ("vgetmantpd", "vgetexppd", "vpermi2pd"))])
 def test_the_kernels_use_them_and_call_nothing_per_vector(fn, instructions):
     x = np.random.default_rng(0).uniform(1e-3, 100, 4096).astype(np.float32)

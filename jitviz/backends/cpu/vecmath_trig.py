@@ -272,6 +272,92 @@ TRIG_F32_FAST = _make_trig(np.float32, _S32, _C32, reduce_f32_fast)
 TRIG_F64_FAST = _make_trig(np.float64, _S64, _C64, reduce_f64_fast)
 
 
+def _make_tan32_table():
+    """float32 tan by 32 points of its period (AVX-512's permutes: vector_isa.table), as
+    NumPy's SVML loop computes it (its structure; our tables and code): |x| = n pi/32 + r,
+    |r| <= pi/64, x0 = (n mod 32) pi/32, t = tan r = r + r^3 (1/3 + 2 r^2/15) (2^-30), and
+    tan(x0 + r) = (A + B t) / (B - A t) with (A, B) = (tan x0, 1) where |x0 mod pi| <= pi/4,
+    else (1, cot x0): no quotient near a pole of tan x0. A and B are rounded to float32 and
+    their remainders enter through t, scaled (E = A_lo / B, F = B_lo / A), so that each of the
+    numerator and the denominator takes one rounding that matters. One division, no sine and
+    cosine polynomials: about 40 instructions per 16 values where those took 60.
+
+    Below 2^16 the reduction is Cody-Waite by pi/32 (reduce_f32's pieces of pi/2 over 16:
+    every FMA rounds relative to its result). Above (the full function only), reduce_f32's
+    Payne-Hanek fraction y of pi/2, in float64, gives n = 16 (q + y) and r = (16 y - rint(16
+    y)) pi/32. tan_fast is the first alone (elementwise kernels run it blockwise)."""
+    from . import vector_isa
+    F, L = np.float32, np.longdouble
+    pi = L("3.14159265358979323846264338327950288")
+    a_k, b_k = [], []
+    for k in range(32):
+        x0 = L(k) * pi / 32
+        if k < 8 or k > 24:
+            a_k.append(np.tan(x0)), b_k.append(L(1))
+        else:  # (cot(pi/2) is 0 exactly)
+            a_k.append(L(1)), b_k.append(L(0) if k == 16 else np.cos(x0) / np.sin(x0))
+    a_hi, b_hi = [F(v) for v in a_k], [F(v) for v in b_k]
+    # (a zero A or B is exact, with a zero remainder beside it)
+    e_k = [float(F((a - L(h)) / b)) if b != 0 else 0.0 for a, h, b in zip(a_k, a_hi, b_k)]
+    f_k = [float(F((b - L(h)) / a)) if a != 0 else 0.0 for b, h, a in zip(b_k, b_hi, a_k)]
+    A, B, E, FK = (vector_isa.table([float(v) for v in col], F) for col in (a_hi, b_hi, e_k, f_k))
+    C1, C2, C3 = (F(v / 16) for v in _F32_PIO2)
+    SCALE, ONE, INF = F(32 / np.pi), F(1), F(np.inf)
+    Q = (F(1 / 3), F(2 / 15))
+    PIO32 = np.float64(np.pi / 32)
+
+    @inline
+    def formula(x, a, r, k):
+        z = r * r
+        tl = r * z * horner(z, Q)
+        av, bv = A(k), B(k)
+        y = fma(bv, r + (tl + E(k)), av) / fma(-av, r + (tl - FK(k)), bv)
+        y = y if a < INF else x - x  # inf and NaN: NaN
+        return y * np.copysign(ONE, x)  # tan(-x) = -tan(x), tan(-0.0) = -0.0
+
+    @inline
+    def cody_waite(a):
+        n = np.rint(a * SCALE)
+        r = fma(n, -C1, a)
+        r = fma(n, -C2, r)
+        return fma(n, -C3, r), np.int32(n)
+
+    @inline
+    def tan_fast(x):
+        a = abs(x)
+        r, k = cody_waite(a)
+        return formula(x, a, r, k)
+
+    @inline
+    def tan(x):
+        a = abs(x)
+        r, k = cody_waite(a)
+        ix = as_int(a)
+        e = np.uint32(ix >> 23)
+        big = a >= _F32_CW_LIMIT
+        m = np.float64((ix & np.int32(0x7FFFFF)) | np.int32(0x800000))
+        c0 = _T32_0[e] if big else 0.0
+        c1 = _T32_1[e] if big else 0.0
+        c2 = _T32_2[e] if big else 0.0
+        p0 = m * c0
+        j0 = np.rint(p0)
+        s1 = fma(m, c1, p0 - j0)
+        j1 = np.rint(s1)
+        y16 = fma(m, c2, s1 - j1) * 16.0  # (exact scaling)
+        j2 = np.rint(y16)
+        big_r = np.float32((y16 - j2) * PIO32)
+        big_k = np.int32(np.int64(_mod4(j0) + j1) * 16 + np.int64(j2))
+        return formula(x, a, big_r if big else r, big_k if big else k)
+
+    return tan, tan_fast
+
+
+from . import vector_isa as _vector_isa  # noqa: E402
+
+if _vector_isa.available():
+    TRIG_F32.tan, TRIG_F32_FAST.tan = _make_tan32_table()
+
+
 # --- arctan, arcsin, arccos, arctan2 ----------------------------------------------------------
 
 def make_inverse_trig(c):
