@@ -446,8 +446,8 @@ class FusedRenderer:
 
     def _guarded_loops(self, k, body, threaded=False):
         """The innermost loop of an elementwise nest whose functions have a fast variant for
-        most arguments (GUARDED: sin/cos/tan without their large-argument table, pow without
-        its special cases): each full block runs the fast variants and ORs each call's test
+        most arguments (GUARDED: sin/cos/tan without their large-argument table, pow and
+        atan2 without their special cases): each full block runs the fast variants and ORs each call's test
         into a flag (one vectorized loop); a block where a test holds is recomputed with the
         full functions (the body is elementwise: rewriting its outputs is harmless). The
         tail uses the full functions. Every value still comes out of the full function's

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from . import vector_isa
 from .vecmath_core import as_int, fma, horner, inline
 
 # --- sin, cos, tan --------------------------------------------------------------------------
@@ -124,9 +125,19 @@ def reduce_f32(x):
     r = fma(n, -_F32_PIO2[0], a)
     r = fma(n, -_F32_PIO2[1], r)
     r = fma(n, -_F32_PIO2[2], r)
+    big = a >= _F32_CW_LIMIT
+    ph_q, y = _payne_hanek_f32(a, big)
+    r = np.float32(y * _PIO2_1) if big else r
+    return r, np.float32(0), (np.int64(ph_q) if big else np.int64(n)) & 3
+
+
+@inline
+def _payne_hanek_f32(a, big):
+    """(q, y) with |a| 2/pi = q + y (mod 4), q integral (a float), |y| <= 1/2 (float64), for
+    the lanes where `big` holds (the table loads are masked; 0 elsewhere): reduce_f32's
+    large-argument half."""
     ix = as_int(a)
     e = np.uint32(ix >> 23)
-    big = a >= _F32_CW_LIMIT
     m = np.float64((ix & np.int32(0x7FFFFF)) | np.int32(0x800000))
     c0 = _T32_0[e] if big else 0.0
     c1 = _T32_1[e] if big else 0.0
@@ -135,10 +146,7 @@ def reduce_f32(x):
     j0 = np.rint(p0)
     s1 = fma(m, c1, p0 - j0)
     j1 = np.rint(s1)
-    y = fma(m, c2, s1 - j1)
-    ph_q = np.int64(_mod4(j0) + j1)
-    r = np.float32(y * _PIO2_1) if big else r
-    return r, np.float32(0), (ph_q if big else np.int64(n)) & 3
+    return _mod4(j0) + j1, fma(m, c2, s1 - j1)
 
 
 @inline
@@ -286,7 +294,6 @@ def _make_tan32_table():
     every FMA rounds relative to its result). Above (the full function only), reduce_f32's
     Payne-Hanek fraction y of pi/2, in float64, gives n = 16 (q + y) and r = (16 y - rint(16
     y)) pi/32. tan_fast is the first alone (elementwise kernels run it blockwise)."""
-    from . import vector_isa
     F, L = np.float32, np.longdouble
     pi = L("3.14159265358979323846264338327950288")
     a_k, b_k = [], []
@@ -332,29 +339,18 @@ def _make_tan32_table():
     def tan(x):
         a = abs(x)
         r, k = cody_waite(a)
-        ix = as_int(a)
-        e = np.uint32(ix >> 23)
         big = a >= _F32_CW_LIMIT
-        m = np.float64((ix & np.int32(0x7FFFFF)) | np.int32(0x800000))
-        c0 = _T32_0[e] if big else 0.0
-        c1 = _T32_1[e] if big else 0.0
-        c2 = _T32_2[e] if big else 0.0
-        p0 = m * c0
-        j0 = np.rint(p0)
-        s1 = fma(m, c1, p0 - j0)
-        j1 = np.rint(s1)
-        y16 = fma(m, c2, s1 - j1) * 16.0  # (exact scaling)
-        j2 = np.rint(y16)
-        big_r = np.float32((y16 - j2) * PIO32)
-        big_k = np.int32(np.int64(_mod4(j0) + j1) * 16 + np.int64(j2))
+        q, y = _payne_hanek_f32(a, big)
+        y16 = y * 16.0  # (exact)
+        j = np.rint(y16)
+        big_r = np.float32((y16 - j) * PIO32)
+        big_k = np.int32(np.int64(q) * 16 + np.int64(j))
         return formula(x, a, big_r if big else r, big_k if big else k)
 
     return tan, tan_fast
 
 
-from . import vector_isa as _vector_isa  # noqa: E402
-
-if _vector_isa.available():
+if vector_isa.available():
     TRIG_F32.tan, TRIG_F32_FAST.tan = _make_tan32_table()
 
 
