@@ -384,6 +384,20 @@ def test_binary_blocks_skip_the_special_cases_unless_a_value_needs_them(name, dt
     np.testing.assert_array_equal(dirty[~rest], want[~rest])
 
 
+def test_every_guarded_function_has_its_fast_variant_and_test():
+    """render.GUARD_TESTS names the calls that run blockwise; each needs `rt.<name>_<t>_fast`
+    and `rt.<test>_<t>` for both float types (a new entry without them would render kernels
+    that fail to compile; the functions without an entry would never be used)."""
+    from jitviz.backends.cpu import runtime as rt
+    from jitviz.backends.cpu.render import GUARD_TESTS
+    for name, test in GUARD_TESTS.items():
+        for t in ("f32", "f64"):
+            assert callable(getattr(rt, f"{name}_{t}_fast", None)), (name, t)
+            assert callable(getattr(rt, f"{test}_{t}", None)), (test, t)
+    fast = {n[: -len("_f32_fast")] for n in dir(rt) if n.endswith("_f32_fast")}
+    assert fast == set(GUARD_TESTS), fast
+
+
 def test_threaded_blocks_load_without_gathers():
     """Under prange a block's start is masked (render.py's BLOCK_START_MASK): LLVM then knows
     it is not negative and the block's loads stay contiguous vector loads. Without the mask

@@ -14,8 +14,10 @@ into the code. The polynomials' coefficients come from `scripts/fit_vecmath.py`
 nodes, against long-double references). The kernels call them as `rt.<name>_f32` /
 `rt.<name>_f64` (runtime.py re-exports them; the `_vector` rule of rules.py names the
 function of a primitive and dtype).
-sin/cos/tan also have `_fast` variants without the large-argument table and a `trig_big_*`
-test, which elementwise kernels use blockwise (`FusedRenderer._guarded_loops`).
+sin/cos/tan, pow and atan2 also have `_fast` variants (without the large-argument table, or
+without the special cases) and a test per call (`trig_big_*`, `pow_special_*`,
+`atan2_special_*`), which elementwise kernels use blockwise (`FusedRenderer._guarded_loops`;
+render.py's GUARD_TESTS names them, and tests/test_vecmath.py checks that each exists here).
 
 Measured accuracy (max ulp over the whole range, tests/test_vecmath.py) is in README.md.
 """
