@@ -587,8 +587,12 @@ def test_an_elementary_function_weighs_what_it_costs():
     from jitviz.backends.cpu import rules, vecmath
     from jitviz.core.registry import PRIMITIVES
     vecmath_functions = set(vecmath.FUNCTIONS) | {"pow"}  # (rt.fmax_f32 is one instruction)
+    from jitviz.lax import primitives as lax
     k = jitviz.jit(lambda x: jnp.tanh(x) + 1).lower(np.ones(1000, np.float32)).compile()
-    assert k.kernels[0].cost.flops == 1000 * (3 + 1)
+    tanh_weight = rules.operations_per_element(lax.tanh_p)
+    assert k.kernels[0].cost.flops == 1000 * (tanh_weight + 1)
+    # (the weights are AVX-512's; without it a vector holds half the values: twice them)
+    assert tanh_weight == (3 if vecmath.target_has_avx512() else 6)
     unweighted, vectorized = [], set()
     for prim in PRIMITIVES.values():
         rule = rules.expr_rule(prim) if prim.kind == "elementwise" else None
@@ -609,6 +613,21 @@ def test_an_elementary_function_weighs_what_it_costs():
     assert not unweighted, f"vectorized functions without a weight in rules.COST: {unweighted}"
 
 
+def test_without_avx512_the_elementary_functions_weigh_twice(tmp_path):
+    """The weights are measured with AVX-512; an AVX2-only target (NUMBA_CPU_FEATURES
+    without it, in a fresh process: the factor is decided at import) counts them twice."""
+    import subprocess
+    import sys
+    code = ("from jitviz.backends.cpu import rules; from jitviz.lax import primitives as lax; "
+            "print(rules.operations_per_element(lax.tanh_p), "
+            "rules.operations_per_element(lax.pow_p), rules.operations_per_element(lax.add_p))")
+    env = {**os.environ, "NUMBA_CPU_NAME": "haswell", "NUMBA_CPU_FEATURES": "-avx512f",
+           "JITVIZ_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == ["6", "14", "1"]
+
+
 def test_threads_are_chosen_per_kernel_from_its_size(monkeypatch):
     """parallel=None: a kernel with parallel_min_ops operations or more runs its outer loop on
     every core (prange), a smaller one on one; the kernel's source says which and why, and the
@@ -624,11 +643,14 @@ def test_threads_are_chosen_per_kernel_from_its_size(monkeypatch):
         k = jitviz.jit(fn, **kw).lower(x).compile().kernels[0]
         return k.source.splitlines()[1], "prange(" in k.source
 
+    from jitviz.backends.cpu import rules
+    from jitviz.lax import primitives as lax
+    per_element = rules.operations_per_element(lax.tanh_p) + 1  # tanh (rules.COST), * 2
     small, big = np.ones(100, np.float32), np.ones(4096, np.float32)
     line, threaded = head(f, small)
-    assert not threaded and "threads: one (400 operations < " in line  # tanh: 3 (COST)
+    assert not threaded and f"threads: one ({100 * per_element} operations < " in line
     line, threaded = head(f, big)
-    assert threaded and "threads: all 2 cores (16,384 operations >= " in line
+    assert threaded and f"threads: all 2 cores ({4096 * per_element:,} operations >= " in line
     line, threaded = head(f, big, parallel=False)
     assert not threaded and line == "# threads: one (parallel=False)"
     line, threaded = head(f, small, parallel=True)
