@@ -645,7 +645,8 @@ def test_threads_are_chosen_per_kernel_from_its_size(monkeypatch):
 
     from jitviz.backends.cpu import rules
     from jitviz.lax import primitives as lax
-    per_element = rules.operations_per_element(lax.tanh_p) + 1  # tanh (rules.COST), * 2
+    # tanh (its rules.COST weight, twice that without AVX-512) and the product
+    per_element = rules.operations_per_element(lax.tanh_p) + 1
     small, big = np.ones(100, np.float32), np.ones(4096, np.float32)
     line, threaded = head(f, small)
     assert not threaded and f"threads: one ({100 * per_element} operations < " in line
