@@ -171,6 +171,30 @@ def test_a_dot_product_is_judged_against_its_error_bound():
     assert not runner.within_dot_error_bound(q, out(1.0), out(1e8))
 
 
+def test_a_dot_whose_partial_sums_may_overflow_may_end_in_inf_or_nan():
+    """Seed 47000258 (on an AVX2-only CPU): [-2, 6] . [-max, -max] is -4 max exactly,
+    beyond float32: with its products rounded first (jitviz's interpreter) inf + -inf is
+    NaN, with FMAs in order (XLA, NumPy's BLAS) inf; any of +-inf and NaN is one order's
+    sum. Where sum|a b| stays below the largest float, NaN against a number is not."""
+    big = np.finfo(np.float32).max
+    q = generator.Program(0, False, [
+        ("x0", np.array([0, 0, 0, -2, 6], np.int32)),
+        ("x1", np.array([0, 0, 0, -big, -big], np.float32))],
+        [generator.Stmt(("v0",), "jnp.inner(x0, x1)", "jnp.inner")], returns_override=("v0",))
+    small = q.replace(args=[("x0", np.array([0, 0, 0, -2, 6], np.int32)),
+                            ("x1", np.array([0, 0, 0, -1.0, -1.0], np.float32))])
+
+    def out(v):
+        return runner.Outcome(leaves=[runner.Leaf(np.float32(v), "float32", False, (),
+                                                  "Array")])
+    if not HAVE_JAX:
+        pytest.skip("JAX is not installed")
+    assert runner.within_dot_error_bound(q, out(np.inf), out(np.nan))
+    assert runner.within_dot_error_bound(q, out(-np.inf), out(np.inf))
+    assert not runner.within_dot_error_bound(small, out(-4.0), out(np.nan))
+    assert not runner.within_dot_error_bound(small, out(-4.0), out(np.inf))
+
+
 @needs_jax
 def test_the_generator_skips_an_operation_with_no_variable_that_fits():
     """Seed 35000062: every value had the largest rank when broadcast_to wanted a smaller

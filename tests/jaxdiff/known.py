@@ -133,7 +133,9 @@ KNOWN_DIFFERENCES = [
           "unrounded, so [inf, 1e30] . [inf, -1e30] is inf with one and NaN without (1e30 * "
           "-1e30 rounds to -inf), and the order of the additions is the kernel's; BLAS "
           "(jitviz) and XLA choose by shape. JAX computing the statement in float64 agrees "
-          "with one side, or the two differ within the dot's error bound 2 n u sum|a b|",
+          "with one side, or the two differ within the dot's error bound 2 n u sum|a b| "
+          "(where sum|a b| overflows, an inf or NaN on either side is one order's sum: "
+          "seed 47000258)",
           lambda m: bool(m.unrounded_products_only),
           # the fuzzer's seed 32003143 (XLA's choice depends on its flags as well: the
           # fuzzer's, driver.FAST_XLA_FLAGS, round this product)
