@@ -112,6 +112,15 @@ def main():
         lambda s: s ** 5, lambda s: s * s, 1e-5, smax * 1.01, 7)
     fit("POW64_EXP2", np.exp2, lambda r: 1 + 0 * r, lambda r: r, lambda r: r,
         -0.5001, 0.5001, 11)
+    # float64 pow on AVX-512 (the 16 cells of log's table, 16 entries of 2^(j/16)):
+    # log2(1 + f) = f log2(e) - f^2 log2(e)/2 + f^3 Q(f) for f in [-0.0372, 1/16], and
+    # 2^r = 1 + r E(r) for |r| <= 1/32 (a long-double reference: the reported error of Q
+    # bottoms out near 2^-64, which is the reference's)
+    log2e = 1 / np.log(L(2))
+    fit("POW64T_LOG2", lambda f: np.log1p(f) * log2e, lambda f: f * log2e - f * f * log2e / 2,
+        lambda f: f ** 3, lambda f: f, -0.0373, 0.0627, 9)
+    fit("POW64T_EXP2", np.exp2, lambda r: 1 + 0 * r, lambda r: r, lambda r: r,
+        -1 / 32 - 1e-4, 1 / 32 + 1e-4, 6)
 
 
 # --- per-cell polynomials, looked up in vector_isa's tables ---------------------------------

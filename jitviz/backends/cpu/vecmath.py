@@ -950,19 +950,116 @@ def _log2_dd(ad):
     return gh, gl + pl
 
 
+# float64 pow on AVX-512, by tables (`_make_pow64_table`): log2(1 + f) = f log2(e)
+# - f^2 log2(e)/2 + f^3 Q(f) for f in [-0.0372, 1/16] (2^-62 relative, the long-double
+# reference's limit), 2^r = 1 + r E(r) for |r| <= 1/32 (2^-60); `scripts/fit_vecmath.py`.
+_POW64T_LOG2 = (0.4808983469629878, -0.3606737602222375, 0.28853900817880546,
+                -0.24044917350345435, 0.20609928929550844, -0.18033682849374832,
+                0.16030109547873983, -0.14431699473258852, 0.1309330061144965,
+                -0.10564473634184471)
+_POW64T_EXP2 = (0.6931471805599453, 0.24022650695910094, 0.05550410866482089,
+                0.009618129106205962, 0.001333355816261082, 0.0001540377979194216,
+                1.5251824021395354e-05)
+
+
+def _make_pow64_table(getexp, getmant, scalef, table):
+    """float64 log2|x| as a double-double and 2^z from one, by 16-entry tables, in the
+    structure of the float32 ones (_make_pow32_table) and without _log_dd's division: x =
+    2^k m with m in [3/4, 3/2) (getmant/getexp), m's cell (log's 16 cells,
+    `_log_table_cells`) gives r_j of 5 significant bits, so f = m r_j - 1 is exact in one
+    FMA (|f| <= 1/16), and -log2(r_j) as hi + lo, hi a multiple of 2^-42 so that k + hi is
+    exact (|k| <= 1075). log2(1 + f) = f log2(e) (the product's error by an FMA, log2(e) in
+    two pieces) - f^2 log2(e)/2 (f^2 and the product exact by FMAs) + f^3 Q(f), the last in
+    float64: at most 2^-12 of the whole, so its rounding is 2^-65 of it. The two cells at 1
+    take r = 1: k + hi is 0 there, and x near 1 keeps its relative accuracy. 2^z = 2^(n/16)
+    2^r, n = rint(16 z) by adding 1.5 * 2^52 (its low bits index 2^(j/16) as hi + lo), r =
+    z - n/16 (exact) + z's low part, |r| <= 1/32, by a degree-7 polynomial, scaled by
+    2^floor(n/16) (`scalef` of the float n/16). The four operations are vector_isa's
+    (AVX-512); tests build it from portable equivalents (same arithmetic, bit for bit) so
+    that any CPU checks its accuracy. 88 instructions per 8 values in the loop of the
+    function alone, against 105 and a division for the portable code (both compiled for
+    `znver4`)."""
+    F, L = np.float64, np.longdouble
+    r_j, _, _ = _log_table_cells(F64)
+    t = [-np.log2(L(r)) for r in r_j]
+    t_hi = [float(np.round(v * L(2) ** 42) / L(2) ** 42) for v in t]
+    t_lo = [float(v - L(h)) for v, h in zip(t, t_hi)]
+    e2 = [L(2) ** (L(j) / 16) for j in range(16)]
+    e2_hi = [float(v) for v in e2]
+    e2_lo = [float(v - L(h)) for v, h in zip(e2, e2_hi)]
+    R, T_HI, T_LO, E_HI, E_LO = (table(v) for v in (r_j, t_hi, t_lo, e2_hi, e2_lo))
+    Q2 = split_coeffs(tuple(F(v) for v in _POW64T_LOG2), 2)
+    E = tuple(F(v) for v in _POW64T_EXP2)
+    log2e = 1 / np.log(L(2))
+    L1_HI = F(log2e)
+    L1_LO = F(log2e - L(L1_HI))
+    C2_HI = F(-log2e / 2)
+    C2_LO = F(-log2e / 2 - L(C2_HI))
+    ONE, SHIFTER, SIXTEEN, SIXTEENTH = F(1), F(1.5 * 2 ** 52), F(16), F(1 / 16)
+    SHIFT, FIFTEEN = np.int64(48), np.int32(15)
+
+    @inline
+    def log2_dd(a):
+        """log2(a) for finite a > 0 as (hi, lo), about 2^-64 relative."""
+        m = getmant(a)
+        k = getexp(a) + (ONE if m < ONE else F(0))
+        j = np.int32(np.int32(as_int(m) >> SHIFT) & FIFTEEN)
+        f = fma(m, R(j), -ONE)  # exact
+        kt = k + T_HI(j)  # exact
+        ph = f * L1_HI
+        pl = fma(f, L1_HI, -ph) + f * L1_LO
+        sq = f * f
+        sql = fma(f, f, -sq)
+        tail = sq * f * horner_split2(f, Q2)
+        qh = fma(sq, C2_HI, tail)
+        # (qh's rounding error: the FMA's residual is about |tail| <= 2^-12, so it is exact
+        # to 2^-65; the f^2 and C2 low parts join it)
+        ql = (fma(sq, C2_HI, -qh) + tail) + (sql * C2_HI + sq * C2_LO)
+        u = ph + qh  # |qh| <= |ph| / 16: the error of this sum is exact below
+        ul = (ph - u) + qh
+        hi = kt + u  # kt is 0 or |kt| > |u|: likewise
+        return hi, ((kt - hi) + u) + (ul + ((pl + ql) + T_LO(j)))
+
+    @inline
+    def exp2_dd(zh, zl):
+        """2^(zh + zl) for |zh| <= the clamp and |zl| tiny beside it."""
+        s = fma(zh, SIXTEEN, SHIFTER)
+        n = s - SHIFTER
+        r = fma(n, -SIXTEENTH, zh) + zl
+        j = np.int32(as_int(s))
+        th = E_HI(j)
+        return scalef(fma(th, r * horner(r, E), E_LO(j)) + th, n * SIXTEENTH)
+
+    return log2_dd, exp2_dd
+
+
+@inline
+def _exp2_dd_portable(zh, zl):
+    """2^(zh + zl): 2^n 2^r, n = rint(zh), r = (zh - n) + zl by a polynomial."""
+    n = np.rint(zh)
+    r = (zh - n) + zl
+    return _scale64(fma(r, horner_split2(r, _POW64_EXP2_2), 1.0), np.int32(n))
+
+
+if vector_isa.available():
+    _log2_dd_any, _exp2_dd = _make_pow64_table(
+        vector_isa.getexp_f64, vector_isa.getmant_f64, vector_isa.scalef_f64,
+        lambda values: vector_isa.table(values, np.float64))
+else:
+    _log2_dd_any, _exp2_dd = _log2_dd, _exp2_dd_portable
+
+
 @inline
 def _pow64_core(y, gh, gl):
     """2^(y (gh + gl)), |y log2 x| clamped at 1100."""
     zc, zl, zh = _times_log2(y, gh, gl, _POW64_CLAMP)
-    n = np.rint(zc)
-    r = (zc - n) + zl
-    return _scale64(fma(r, horner_split2(r, _POW64_EXP2_2), 1.0), np.int32(n)), zh
+    return _exp2_dd(zc, zl), zh
 
 
 @inline
 def pow_f64_fast(x, y):
     """pow_f64 for x > 0 finite and y finite (pow_special_f64 false): no special cases."""
-    gh, gl = _log2_dd(np.float64(x))
+    gh, gl = _log2_dd_any(np.float64(x))
     return _pow64_core(np.float64(y), gh, gl)[0]
 
 
@@ -976,13 +1073,13 @@ def pow_special_f64(x, y):
 
 @inline
 def pow_f64(x, y):
-    """x^y for float64 as 2^(y log2|x|): log2|x| as a double-double (_log2_dd), times y as
-    a double-double (an FMA gives the product's error), 2^z = 2^n 2^r with n = rint(z) and
-    r = (z_hi - n) + z_lo by a polynomial; |z| beyond 1100 gives 0 or inf directly. Then
+    """x^y for float64 as 2^(y log2|x|): log2|x| as a double-double (by tables on AVX-512,
+    _make_pow64_table, else _log2_dd), times y as a double-double (an FMA gives the
+    product's error), 2^z from it (_exp2_dd); |z| beyond 1100 gives 0 or inf directly. Then
     the special cases as in pow_f32 (0, inf and NaN bases give log2 = -inf, inf, NaN)."""
     x, y = np.float64(x), np.float64(y)  # (an integer exponent: lax.pow allows one)
     ad = abs(x)
-    gh, gl = _log2_dd(ad)
+    gh, gl = _log2_dd_any(ad)
     gh = gh if ad > 0.0 else -np.inf
     gh = gh if ad < np.inf else ad  # inf, or NaN
     res, zh = _pow64_core(y, gh, gl)
