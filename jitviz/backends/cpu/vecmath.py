@@ -718,6 +718,42 @@ _scale32 = _V32.scale
 _POW32_CLAMP = _F32(200.0)  # |y log2 x| beyond it: 0 or inf
 
 
+def _make_exp2_by_table(F, coeffs, table, scalef):
+    """2^(zh + zl) for |zh| <= pow's clamp and |zl| tiny beside it, by a table, for float32
+    and float64 pow on AVX-512: 2^z = 2^(n/16) 2^r, n = rint(16 zh) by adding 1.5 * 2^mant
+    (its low bits index a 16-entry table of 2^(j/16) as hi + lo), r = zh - n/16 (exact)
+    + zl in [-1/32, 1/32] by 1 + r E(r) (E: `coeffs`), scaled by 2^floor(n/16) (`scalef`
+    of the float n/16: no conversion to an integer). `table(values)` makes a lookup."""
+    L = np.longdouble
+    e2 = [L(2) ** (L(j) / 16) for j in range(16)]
+    e2_hi = [float(F(v)) for v in e2]
+    E_HI, E_LO = table(e2_hi), table([float(F(v - L(h))) for v, h in zip(e2, e2_hi)])
+    E = tuple(F(v) for v in coeffs)
+    SHIFTER = F(1.5 * 2.0 ** (23 if F is np.float32 else 52))
+    SIXTEEN, SIXTEENTH = F(16), F(1 / 16)
+
+    @inline
+    def exp2(zh, zl):
+        s = fma(zh, SIXTEEN, SHIFTER)
+        n = s - SHIFTER
+        r = fma(n, -SIXTEENTH, zh) + zl
+        j = np.int32(as_int(s))
+        th = E_HI(j)
+        return scalef(fma(th, r * horner(r, E), E_LO(j)) + th, n * SIXTEENTH)
+    return exp2
+
+
+def _make_exp2_portable(coeffs2, scale, one):
+    """2^(zh + zl) without a table: 2^n 2^r, n = rint(zh), r = (zh - n) + zl in [-1/2, 1/2]
+    by 1 + r P(r) (`coeffs2`: P split for two Horner chains), scaled by `scale`."""
+    @inline
+    def exp2(zh, zl):
+        n = np.rint(zh)
+        r = (zh - n) + zl
+        return scale(fma(r, horner_split2(r, coeffs2), one), np.int32(n))
+    return exp2
+
+
 @inline
 def _log2_pair32(a):
     """log2(a) for finite a > 0 as a float32 pair (hi, lo), to about 2^-31 relative:
@@ -773,18 +809,13 @@ def _make_pow32_table():
     t = [1 - np.log2(L(r)) for r in r_j]
     t_hi = [float(np.round(v * 2 ** 16) / 2 ** 16) for v in t]
     t_lo = [float(F(v - L(h))) for v, h in zip(t, t_hi)]
-    e2 = [L(2) ** (L(j) / 16) for j in range(16)]
-    e2_hi = [float(F(v)) for v in e2]
-    e2_lo = [float(F(v - L(F(v)))) for v in e2]
-    R, T_HI, T_LO, E_HI, E_LO = (vector_isa.table(v, F) for v in (r_j, t_hi, t_lo, e2_hi, e2_lo))
-    getexp, scalef = vector_isa.getexp_f32, vector_isa.scalef_f32
+    R, T_HI, T_LO = (vector_isa.table(v, F) for v in (r_j, t_hi, t_lo))
+    getexp = vector_isa.getexp_f32
     getmant = vector_isa.getmant_half_f32
     Q = tuple(F(v) for v in (-0.7213474484336853, 0.4808982893518832, -0.3609680782043702,
                              0.2887862417182902))
-    E = tuple(F(v) for v in (0.6931471846155055, 0.24023484294634678, 0.05550006503728344))
     LOG2E_HI = F(1 / np.log(L(2)))
     LOG2E_LO = F(1 / np.log(L(2)) - L(LOG2E_HI))
-    SHIFTER, SIXTEEN, SIXTEENTH = F(1.5 * 2 ** 23), F(16), F(1 / 16)
 
     @inline
     def log2_pair(a):
@@ -801,25 +832,13 @@ def _make_pow32_table():
         hi = kt + u  # kt is 0 or |kt| > |u|: likewise
         return hi, ((kt - hi) + u) + ((((ph - u) + q) + pl) + T_LO(j))
 
-    @inline
-    def exp2_pair(zh, zl):
-        """2^(zh + zl) for |zh| <= the clamp and |zl| tiny beside it."""
-        s = fma(zh, SIXTEEN, SHIFTER)
-        n = s - SHIFTER
-        r = fma(n, -SIXTEENTH, zh) + zl
-        j = np.int32(as_int(s))
-        th = E_HI(j)
-        return scalef(fma(th, r * horner(r, E), E_LO(j)) + th, n * SIXTEENTH)
-
+    exp2_pair = _make_exp2_by_table(
+        F, (0.6931471846155055, 0.24023484294634678, 0.05550006503728344),
+        lambda values: vector_isa.table(values, F), vector_isa.scalef_f32)
     return log2_pair, exp2_pair
 
 
-@inline
-def _exp2_pair32_portable(zh, zl):
-    """2^(zh + zl): 2^n 2^r, n = rint(zh), r = (zh - n) + zl by a polynomial."""
-    n = np.rint(zh)
-    r = (zh - n) + zl
-    return _scale32(fma(r, horner_split2(r, _POW32_EXP2_2), _F32(1)), np.int32(n))
+_exp2_pair32_portable = _make_exp2_portable(_POW32_EXP2_2, _scale32, _F32(1))
 
 
 if vector_isa.available():
@@ -984,19 +1003,14 @@ def _make_pow64_table(getexp, getmant, scalef, table):
     t = [-np.log2(L(r)) for r in r_j]
     t_hi = [float(np.round(v * L(2) ** 42) / L(2) ** 42) for v in t]
     t_lo = [float(v - L(h)) for v, h in zip(t, t_hi)]
-    e2 = [L(2) ** (L(j) / 16) for j in range(16)]
-    e2_hi = [float(v) for v in e2]
-    e2_lo = [float(v - L(h)) for v, h in zip(e2, e2_hi)]
-    R, T_HI, T_LO, E_HI, E_LO = (table(v) for v in (r_j, t_hi, t_lo, e2_hi, e2_lo))
+    R, T_HI, T_LO = (table(v) for v in (r_j, t_hi, t_lo))
     Q2 = split_coeffs(tuple(F(v) for v in _POW64T_LOG2), 2)
-    E = tuple(F(v) for v in _POW64T_EXP2)
     log2e = 1 / np.log(L(2))
     L1_HI = F(log2e)
     L1_LO = F(log2e - L(L1_HI))
     C2_HI = F(-log2e / 2)
     C2_LO = F(-log2e / 2 - L(C2_HI))
-    ONE, SHIFTER, SIXTEEN, SIXTEENTH = F(1), F(1.5 * 2 ** 52), F(16), F(1 / 16)
-    SHIFT, FIFTEEN = np.int64(48), np.int32(15)
+    ONE, SHIFT, FIFTEEN = F(1), np.int64(48), np.int32(15)
 
     @inline
     def log2_dd(a):
@@ -1020,25 +1034,10 @@ def _make_pow64_table(getexp, getmant, scalef, table):
         hi = kt + u  # kt is 0 or |kt| > |u|: likewise
         return hi, ((kt - hi) + u) + (ul + ((pl + ql) + T_LO(j)))
 
-    @inline
-    def exp2_dd(zh, zl):
-        """2^(zh + zl) for |zh| <= the clamp and |zl| tiny beside it."""
-        s = fma(zh, SIXTEEN, SHIFTER)
-        n = s - SHIFTER
-        r = fma(n, -SIXTEENTH, zh) + zl
-        j = np.int32(as_int(s))
-        th = E_HI(j)
-        return scalef(fma(th, r * horner(r, E), E_LO(j)) + th, n * SIXTEENTH)
-
-    return log2_dd, exp2_dd
+    return log2_dd, _make_exp2_by_table(F, _POW64T_EXP2, table, scalef)
 
 
-@inline
-def _exp2_dd_portable(zh, zl):
-    """2^(zh + zl): 2^n 2^r, n = rint(zh), r = (zh - n) + zl by a polynomial."""
-    n = np.rint(zh)
-    r = (zh - n) + zl
-    return _scale64(fma(r, horner_split2(r, _POW64_EXP2_2), 1.0), np.int32(n))
+_exp2_dd_portable = _make_exp2_portable(_POW64_EXP2_2, _scale64, np.float64(1))
 
 
 if vector_isa.available():
