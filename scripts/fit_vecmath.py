@@ -123,6 +123,56 @@ def main():
         -1 / 32 - 1e-4, 1 / 32 + 1e-4, 6)
 
 
+# --- erf and erfc: references from mpmath (long double has no erf) ---------------------------
+
+def fit_mp(name, target, lead, w, v, deg):
+    """float64 coefficients (lowest first) of P with target_i ~ lead_i + w_i P(v_i) in
+    relative error (target, lead, w: mpmath numbers), least squares refined on the mpmath
+    residual."""
+    import mpmath as mp
+
+    def residual(c):
+        coeffs = [mp.mpf(float(ci)) for ci in c[::-1]]
+        return np.array([float((t - ld - wi * mp.polyval(coeffs, mp.mpf(float(x)))) / t)
+                         for t, ld, wi, x in zip(target, lead, w, v)])
+    A = np.vander(v, deg + 1, increasing=True) * np.array(
+        [float(wi / t) for wi, t in zip(w, target)])[:, None]
+    c, scale = np.zeros(deg + 1), np.linalg.norm(A, axis=0)
+    for _ in range(3):
+        c = c + np.linalg.lstsq(A / scale, residual(c), rcond=None)[0] / scale
+    rel = float(np.max(np.abs(residual(c))))
+    print(f"{name}: degree {deg}, max rel error {rel:.3g} ({np.log2(rel):.1f} bits)")
+    print("    (" + ", ".join(repr(float(x)) for x in c) + ")")
+    return c
+
+
+def chebyshev_nodes(lo, hi, n):
+    return (lo + hi) / 2 + (hi - lo) / 2 * np.cos(np.pi * (np.arange(n) + 0.5) / n)
+
+
+def fit_erf():
+    """vecmath_erf.py: erf(a) = a (2/sqrt(pi) + a^2 S(a^2)) for a < 0.84375; erfc(a) =
+    exp(-a^2) G(t) / (1 + 2a), t = (a - K) / (a + K), for a from 1/2 to where erfc
+    underflows, G = (1 + 2a) exp(a^2) erfc(a) = G(0) + t P(t): nearly constant and smooth in
+    t on the whole half-line (Shepherd and Laframboise's function and variable). The leading
+    constants (2/sqrt(pi) and G(0), printed) are exact in the kernels as hi + lo: rounded
+    into the polynomial, their rounding alone was up to an ulp of float32."""
+    import mpmath as mp
+    mp.mp.prec = 128
+    two_over_sqrt_pi = 2 / mp.sqrt(mp.pi)
+    for name, deg in (("ERF_SERIES f32", 4), ("ERF_SERIES f64", 9)):
+        z = chebyshev_nodes(1e-8, 0.84375 ** 2, 600)
+        fit_mp(name, [mp.erf(mp.sqrt(mp.mpf(v))) / mp.sqrt(mp.mpf(v)) for v in z],
+               [two_over_sqrt_pi] * len(z), [mp.mpf(v) for v in z], z, deg)
+    for name, K, amax, deg in (("ERFC_TAIL f32", 2.0, 10.1, 9), ("ERFC_TAIL f64", 3.0, 27.3, 19)):
+        t = chebyshev_nodes((0.5 - K) / (0.5 + K), (amax - K) / (amax + K), 800)
+        a = [K * (1 + mp.mpf(v)) / (1 - mp.mpf(v)) for v in t]
+        g0 = (1 + 2 * mp.mpf(K)) * mp.exp(mp.mpf(K) ** 2) * mp.erfc(K)
+        print(f"{name}: K = {K}, G(0) = {mp.nstr(g0, 25)}")
+        fit_mp(f"{name}", [(1 + 2 * x) * mp.exp(x * x) * mp.erfc(x) for x in a],
+               [g0] * len(t), [mp.mpf(v) for v in t], t, deg)
+
+
 # --- per-cell polynomials, looked up in vector_isa's tables ---------------------------------
 
 def tanh32_cells():
@@ -193,3 +243,4 @@ if __name__ == "__main__":
         write_tables(TABLES)
     else:
         main()
+        fit_erf()

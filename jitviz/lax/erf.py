@@ -2,10 +2,11 @@
 inverse, as primitives.
 
 Each primitive's rules are next to its definition: shape (an elementwise float op), the NumPy
-implementation (libm's `erf`/`erfc` per element: NumPy has no ufunc for them), one Numba
-expression for both backends calling a scalar helper each compiles (libm on the CPU, CUDA's
-libdevice on the GPU), its derivative (`±2/sqrt(pi) exp(-x^2)`; erf_inv's
-`sqrt(pi)/2 exp(y^2)`) in both modes, and elementwise batching. libm has no erf_inv: its
+implementation (libm's `erf`/`erfc` per element: NumPy has no ufunc for them), a Numba
+expression calling a scalar helper (CUDA's libdevice on the GPU; erf_inv's on the CPU too),
+its derivative (`±2/sqrt(pi) exp(-x^2)`; erf_inv's `sqrt(pi)/2 exp(y^2)`) in both modes,
+and elementwise batching. The CPU lowers erf and erfc to vecmath's vectorized functions
+(backends/cpu/rules.py: `rt.erf_f32`, ...; vecmath_erf.py). libm has no erf_inv: its
 scalar helper refines a closed-form guess with Newton's method on libm's erf/erfc, in float64
 whatever the operand's dtype.
 """
@@ -55,7 +56,7 @@ def erf_inv_scalar(x):
     return math.copysign(y, v)
 
 
-def _define(name, scalar):
+def _define(name, scalar, cpu_scalar=True):
     def rule(x):
         P._check_kind(name, x.dtype, P.FLOAT)
         return ShapedArray(x.shape, x.dtype, x.weak_type)
@@ -66,14 +67,15 @@ def _define(name, scalar):
             return np.vectorize(scalar, otypes=[np.float64])(x).astype(x.dtype)
     prim = primitive(name, abstract_eval=rule, impl=impl, kind="elementwise")
     helper = f"{name}_scalar"
-    register_lowering(prim, "cpu.expr", lambda a, *_: f"rt.{helper}({a[0]})",
-                      helpers=[scalar])
+    if cpu_scalar:  # (else backends/cpu/rules.py lowers it)
+        register_lowering(prim, "cpu.expr", lambda a, *_: f"rt.{helper}({a[0]})",
+                          helpers=[scalar])
     register_lowering(prim, "cuda.expr", lambda a, *_: f"{helper}({a[0]})", helpers=[scalar])
     return prim
 
 
-erf_p = _define("erf", erf_scalar)
-erfc_p = _define("erfc", erfc_scalar)
+erf_p = _define("erf", erf_scalar, cpu_scalar=False)
+erfc_p = _define("erfc", erfc_scalar, cpu_scalar=False)
 erf_inv_p = _define("erf_inv", erf_inv_scalar)
 
 

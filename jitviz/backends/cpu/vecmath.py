@@ -28,6 +28,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from . import vector_isa
+from .vecmath_erf import make_erf_family
 from .vecmath_core import F32, F64, as_float, as_int, fma, horner, horner_split2, \
     inline, ldexp, split_coeffs, target_has_avx512
 from .vecmath_trig import (_two_sum as two_sum, TRIG_F32, TRIG_F32_FAST, TRIG_F64, TRIG_F64_FAST,
@@ -666,7 +667,8 @@ def _build(c):
     if c is F32 and vector_isa.available():
         e.tanh, cbrt = _make_tanh_table(c), _make_cbrt_table(c)
     return SimpleNamespace(scale=scale, **vars(e), **vars(lg), **vars(trig),
-                           **vars(make_inverse_trig(c)), cbrt=cbrt)
+                           **vars(make_inverse_trig(c)), cbrt=cbrt,
+                           **vars(make_erf_family(c, e.parts, scale)))
 
 
 _V32 = _build(F32)
@@ -674,7 +676,7 @@ _V64 = _build(F64)
 
 # the kernels' names: rt.tanh_f32, rt.log_f64, ...
 FUNCTIONS = ("exp", "expm1", "exp2", "logistic", "tanh", "sinh", "cosh",
-             "log", "log1p", "log2", "log10", "asinh", "acosh", "atanh", "sin", "cos", "tan", "atan", "asin", "acos", "atan2", "cbrt")
+             "log", "log1p", "log2", "log10", "asinh", "acosh", "atanh", "sin", "cos", "tan", "atan", "asin", "acos", "atan2", "cbrt", "erf", "erfc")
 __all__ = []
 for _name in FUNCTIONS:
     globals()[f"{_name}_f32"] = getattr(_V32, _name)

@@ -1,0 +1,131 @@
+"""erf and erfc for the CPU kernels, float32 and float64, branch-free so that the kernel's
+loop vectorizes (vecmath.py's other functions are built the same way: one factory for both
+types, closing over that type's constants; `vecmath._build` adds these to each type's set).
+
+With a = |x|:
+
+- erf(a) = a (2/sqrt(pi) + a^2 S(a^2)) below 0.84375 (fdlibm's first interval), S a fitted
+  polynomial (degree 4 for float32, 9 for float64), 2/sqrt(pi) as hi + lo: relative
+  accuracy down to the subnormals, erf(-0) = -0.
+- erfc(a) = exp(-a^2) G(t) / (1 + 2a) from a = 1/2 up, where G(a) = (1 + 2a) exp(a^2)
+  erfc(a) is nearly constant and smooth over the whole half-line in t = (a - K) / (a + K)
+  (the function and variable of Shepherd and Laframboise, "Chebyshev approximation of
+  (1 + 2x) exp(x^2) erfc x in 0 <= x < infinity", Math. Comp. 1981): one polynomial
+  G(0) + t P(t), G(0) as hi + lo (P of degree 9 for float32, 19 for float64), and two
+  divisions, no intervals. a^2 = h + l exactly (an FMA gives l), and exp(-a^2) = exp(-h) (1 - l), so the
+  tail keeps its relative accuracy down to the subnormals (exp(-h) alone would be off by up
+  to |l| relative, hundreds of ulps at a = 27). exp(-h) = 2^k (1 + q) enters as y + q y, one
+  rounding (exp's own result times y rounded twice: 3.5 ulp measured, float64), and 1 + 2a's
+  rounding is corrected (it alone was 0.94 ulp of float32's 3.15). a is clamped where erfc underflows to 0
+  (10.1 for float32, 27.3 for float64), which keeps t finite for a = inf.
+- erf(a) = 1 - erfc(a) from 0.84375 (erfc's error shrinks by erfc / erf < 0.31 there), erfc(a)
+  = 1 - erf(a) below 1/2 (by erf / erfc < 1.1), and the negative side by symmetry: erf(-a) =
+  -erf(a), erfc(-a) = 2 - erfc(a) (1 + erf(a) below 1/2).
+
+Both halves are computed for every value and one is selected (the loop has no branch), so
+each function costs its two polynomials, two divisions and an exp. Coefficients:
+`scripts/fit_vecmath.py` (`fit_erf`: least squares against mpmath). Measured accuracy:
+README.md and tests/test_vecmath.py. CUDA keeps libdevice's erf and erfc.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from types import SimpleNamespace
+
+import numpy as np
+
+from .vecmath_core import fma, horner_split2, inline, split_coeffs
+
+SERIES_MAX = 0.84375  # erf by its series below, by 1 - erfc above
+
+# erf(a) / a = 2/sqrt(pi) + z S(z), z = a^2, on [0, 0.84375]: float32 2^-27.2, float64 2^-56.1
+TWO_OVER_SQRT_PI = "1.1283791670955125738961589031215"
+_SERIES = {
+    np.float32: (-0.37612593024580804, 0.11282900547306492, -0.026808981170559517,
+                 0.005060925142826863, -0.0006369429959909139),
+    np.float64: (-0.3761263890318349, 0.11283791670937444, -0.0268661706410199,
+                 0.005223977577849484, -0.0008548323844559553, 0.00012055201125706198,
+                 -1.4922137510684763e-05, 1.6401752420700345e-06, -1.5714922634895357e-07,
+                 1.0727081105906902e-08),
+}
+# (1 + 2a) exp(a^2) erfc(a) = G(t) = G(0) + t P(t), t = (a - K) / (a + K), on [1/2, the
+# clamp]: (K, clamp, G(0), P); float32 2^-30.4, float64 2^-54.1. G stays within [1.12,
+# 1.25] and its terms never cancel (their absolute sum is at most 1.34 times G): exp(a^2)
+# erfc(a) itself as the polynomial measured 8 ulp (float32) and 27 (float64) in the far
+# tail, where it is small and its terms cancel.
+_TAIL = {
+    np.float32: (2.0, 10.1, "1.2769783815525287193254429045427", (
+        -0.092763815987935, -0.16603036185452558, 0.16405073909749693, -0.05422097211849411,
+        -0.008026129408361832, 0.008730689262027507, 0.0012232599073832902,
+        -0.0014821137892271575, -0.0003208695515012869, 0.00023130230452434673)),
+    np.float64: (3.0, 27.3, "1.2530080582697296529350637071953", (
+        -0.13562110612458095, -0.047562294353439394, 0.12964515870273216,
+        -0.11927366341617486, 0.06830802734512906, -0.023770514895759286,
+        0.0025293917938934408, 0.001888690060269938, -0.0007798320301664715,
+        -0.00010515756818011934, 0.00012509773214208815, 4.939282259382017e-06,
+        -2.009367199790072e-05, -7.021675515588135e-07, 3.4536961632803533e-06,
+        3.0406365723008905e-07, -5.851808199021398e-07, -8.476142885924336e-08,
+        7.168290056014579e-08, 8.70298256214371e-09)),
+}
+
+
+def _hi_lo(F, digits):
+    """A constant given by its decimal digits as F(hi) + F(lo)."""
+    hi = F(float(digits))
+    return hi, F(float(Decimal(digits) - Decimal(float(hi))))
+
+
+def make_erf_family(c, exp_parts, scale):
+    """erf and erfc of the float type of `c` (vecmath_core's F32 or F64), with that type's
+    exp in parts (`exp_parts(x)` = (q, k), e^x = 2^k (1 + q)) and scaling by 2^k."""
+    F = c.F
+    ZERO, HALF, ONE, TWO = c.ZERO, c.HALF, c.ONE, c.TWO
+    C0_HI, C0_LO = _hi_lo(F, TWO_OVER_SQRT_PI)
+    S2 = split_coeffs(tuple(F(v) for v in _SERIES[F]), 2)
+    k, clamp, g0, p_coeffs = _TAIL[F]
+    K, CLAMP, SMALL = F(k), F(clamp), F(SERIES_MAX)
+    G0_HI, G0_LO = _hi_lo(F, g0)
+    INV_G0 = F(1 / float(g0))
+    P2 = split_coeffs(tuple(F(v) for v in p_coeffs), 2)
+
+    @inline
+    def erf_series(a):
+        """erf(a) for 0 <= a < 0.84375: a 2/sqrt(pi) rounded once (its low part joins the
+        rest)."""
+        z = a * a
+        return fma(a, C0_HI, a * fma(z, horner_split2(z, S2), C0_LO))
+
+    @inline
+    def erfc_tail(a):
+        """erfc(a) for a >= 1/2 (NaN passes): y = G / d, d = fl(1 + 2a), corrected by
+        (1 - l - d_lo / d) for a^2's low part l and d's rounding error d_lo (exact: 2a >= 1;
+        d_lo / d as d_lo y / G(0), G being within 14% of G(0): the correction is below 2^-53
+        relative, so its own error is negligible), times 2^k (1 + q) = e^-h as y + q y (one
+        rounding, where exp(-h) * y would round twice)."""
+        ac = CLAMP if a > CLAMP else a
+        t = (ac - K) / (ac + K)
+        two_a = ac + ac
+        d = ONE + two_a
+        d_lo = two_a - (d - ONE)
+        y = (G0_HI + fma(t, horner_split2(t, P2), G0_LO)) / d
+        h = ac * ac
+        q, k = exp_parts(-h)
+        y = fma(-y, fma(d_lo * INV_G0, y, fma(ac, ac, -h)), y)
+        return scale(fma(q, y, y), k)
+
+    @inline
+    def erf(x):
+        a = abs(x)
+        y = erf_series(a) if a < SMALL else ONE - erfc_tail(a)
+        return np.copysign(y, x)
+
+    @inline
+    def erfc(x):
+        a = abs(x)
+        series, tail = erf_series(a), erfc_tail(a)
+        small = a < HALF
+        if x < ZERO:
+            return ONE + series if small else TWO - tail
+        return ONE - series if small else tail
+
+    return SimpleNamespace(erf=erf, erfc=erfc)
