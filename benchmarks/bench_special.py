@@ -1,5 +1,7 @@
-"""The special functions (jitviz/lax/special.py) on jitviz's CPU backend against jax.jit:
-one function per jitted kernel, 1M float32 values (or pairs) in a typical domain.
+"""The special functions (jitviz/lax/erf.py, special.py) on jitviz's CPU backend against
+jax.jit: one function per jitted kernel, 1M float32 values (or pairs) in a typical domain.
+erf, erfc and erf_inv are vecmath's vectorized functions (vecmath_erf.py, float32 arithmetic
+for float32); the others:
 
     python benchmarks/bench_special.py            # the table
     python benchmarks/bench_special.py --quick    # fewer, shorter rounds
@@ -34,8 +36,14 @@ POS2 = rng.uniform(0.1, 20.0, N).astype(np.float32)
 UNIT = rng.uniform(0.01, 0.99, N).astype(np.float32)
 REAL = rng.uniform(-20.0, 20.0, N).astype(np.float32)
 
+SIGNED_UNIT = rng.uniform(-0.999, 0.999, N).astype(np.float32)
+NORMAL = (rng.standard_normal(N) * 2).astype(np.float32)
+
 # name -> (argument arrays, jax.lax function name)
 CASES = {
+    "erf": ((NORMAL,), "erf"),
+    "erfc": ((NORMAL,), "erfc"),
+    "erf_inv": ((SIGNED_UNIT,), "erf_inv"),
     "lgamma": ((REAL,), "lgamma"),
     "digamma": ((REAL,), "digamma"),
     "bessel_i0e": ((REAL,), "bessel_i0e"),

@@ -173,6 +173,28 @@ def fit_erf():
                [g0] * len(t), [mp.mpf(v) for v in t], t, deg)
 
 
+def fit_erf_inv():
+    """vecmath_erf.py's erf_inv: y / x = sqrt(pi)/2 + w P(w) for w = -log(1 - x^2) <= 5 (not
+    Giles's P(w - 5/2): its terms cancel, which float32's rounding of them turned into 3.2
+    ulp), else Q(sqrt(w) - 3) up to the largest w of the type (1 - x = 2^-24: 16.6; 2^-53: 36.7), as in Giles's
+    "Approximating the erfinv function" (2010), our fits: float32's are the result (degree 9
+    each), float64's a first guess (degree 8) that a Halley step refines."""
+    import mpmath as mp
+    mp.mp.prec = 128
+
+    def y_over_x(w):
+        x = mp.sqrt(-mp.expm1(-mp.mpf(w)))
+        return mp.erfinv(x) / x
+    sqrt_pi_2 = mp.sqrt(mp.pi) / 2
+    for name, deg, top in (("f32", 9, 4.1), ("f64", 8, 6.06)):
+        w = chebyshev_nodes(1e-8, 5.0, 400)
+        fit_mp(f"ERF_INV_CENTRAL {name} (sqrt(pi)/2 + w P(w))", [y_over_x(v) for v in w],
+               [sqrt_pi_2] * len(w), [mp.mpf(v) for v in w], w, deg - 1)
+        r = chebyshev_nodes(np.sqrt(5.0), top, 400)
+        fit_mp(f"ERF_INV_TAIL {name}", [y_over_x(v * v) for v in r], [mp.mpf(0)] * len(r),
+               [mp.mpf(1)] * len(r), r - 3.0, deg)
+
+
 # --- per-cell polynomials, looked up in vector_isa's tables ---------------------------------
 
 def tanh32_cells():
@@ -244,3 +266,4 @@ if __name__ == "__main__":
     else:
         main()
         fit_erf()
+        fit_erf_inv()

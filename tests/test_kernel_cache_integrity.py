@@ -205,3 +205,20 @@ def test_swapped_runtime_helper_code_files_are_rejected(tmp_path):
     assert after["f64"] == after["i32"] == TAKEN and rejections(after), after
     later = run_child(cache, program=GATHER_CHILD)
     assert later["f64"] == later["i32"] == TAKEN and not rejections(later), later
+
+
+def test_every_module_compiled_into_kernels_is_in_the_environment_tag():
+    """Kernels compile in runtime.py's and vecmath's functions, so the cache's environment
+    tag hashes those files: every vecmath*.py there is one of them (vecmath_erf.py was left
+    out of a fixed list for a commit: kernels cached before a change to erf were reused),
+    and the modules vecmath imports from its own folder are all hashed."""
+    import re
+
+    from jitviz.backends.cpu import cache
+    folder = Path(cache.__file__).parent
+    hashed = {Path(p).name for p in cache.runtime_files()}
+    assert {p.name for p in folder.glob("vecmath*.py")} <= hashed
+    assert {"runtime.py", "vector_isa.py", "vecmath_erf.py"} <= hashed
+    for name in ("runtime.py", "vecmath.py"):
+        imported = re.findall(r"^from \.(\w+) import", (folder / name).read_text(), re.M)
+        assert {f"{m}.py" for m in imported} <= hashed | {"rules.py"}, (name, imported)

@@ -76,7 +76,7 @@ def _define(name, scalar, cpu_scalar=True):
 
 erf_p = _define("erf", erf_scalar, cpu_scalar=False)
 erfc_p = _define("erfc", erfc_scalar, cpu_scalar=False)
-erf_inv_p = _define("erf_inv", erf_inv_scalar)
+erf_inv_p = _define("erf_inv", erf_inv_scalar, cpu_scalar=False)
 
 
 def _derivative(prim, sign):

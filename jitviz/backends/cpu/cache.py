@@ -101,13 +101,20 @@ def _cpu_tag() -> str:
     return hashlib.sha256(cpu.encode()).hexdigest()[:10]
 
 
+def runtime_files() -> list[str]:
+    """The files whose code kernels compile in: runtime.py, vector_isa.py and every
+    vecmath*.py (by pattern, so that a new one cannot be left out: vecmath_erf.py was, for
+    a commit, and kernels cached before a change to it would have been reused)."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    return [os.path.join(folder, "runtime.py"), os.path.join(folder, "vector_isa.py")] + \
+        sorted(glob.glob(os.path.join(folder, "vecmath*.py")))
+
+
 def _runtime_tag() -> str:
-    from . import runtime, vecmath, vecmath_core, vecmath_tables, vecmath_trig, vector_isa
     h = hashlib.sha256()
-    # vecmath's functions are compiled into kernels too
-    for mod in (runtime, vecmath, vecmath_core, vecmath_tables, vecmath_trig, vector_isa):
-        with open(mod.__file__, "rb") as f:
-            h.update(f.read())
+    for path in runtime_files():
+        with open(path, "rb") as f:
+            h.update(os.path.basename(path).encode() + b"\0" + f.read())
     return h.hexdigest()[:8]
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from ...core.registry import (declare_target, has_lowering, lowering, lowering_helpers,
                               register_lowering)
 from ...lax import primitives as lax
-from ...lax.erf import erf_p, erfc_p
+from ...lax.erf import erf_inv_p, erf_p, erfc_p
 from ..numba_expr import (AND, MAX, MIN, NUMBA_EXPR, OR, PROD, SUM, Dialect, expression_rule,
                           shared_rule)
 from ..numba_text import compute_dtype, ctor, is_half, saturating_float_to_int, typed_const
@@ -283,6 +283,7 @@ register_rules(EXPR, {
     lax.asinh_p: _vector("asinh", "arcsinh"), lax.acosh_p: _vector("acosh", "arccosh"),
     lax.atanh_p: _vector("atanh", "arctanh"), lax.cbrt_p: _vector("cbrt", "cbrt"),
     erf_p: _vector("erf", ""), erfc_p: _vector("erfc", ""),  # (real floats only)
+    erf_inv_p: _vector("erf_inv", ""),
     lax.not_p: _not, lax.abs_p: _np1("abs"), lax.conj_p: _np1("conj"), lax.round_p: _round,
     lax.integer_pow_p: _integer_pow, lax.div_p: _div, lax.rem_p: _rem, lax.pow_p: _pow,
     lax.atan2_p: _vector("atan2", "arctan2"), lax.shift_left_p: _shift("shl"),
@@ -296,8 +297,9 @@ register_rules(EXPR, {
 # costs several: its time per element over that of a copy (66 us per 1M float32 values on
 # this machine, 1M values through a kernel of the function alone: README's tables, e.g. tanh
 # 219 us -> 3). The estimate picks a kernel's threads (compile.py: parallel_min_ops), so a
-# GELU's tanh counts for what it costs. Unlisted primitives count 1. (erf and erfc: 12 on the
-# AVX2-only CPU, README's "On an AVX2-only CPU", halved as the factor below doubles.)
+# GELU's tanh counts for what it costs. Unlisted primitives count 1. (erf and erfc: 12, and
+# erf_inv 17, measured on the AVX2-only CPU of README's "On an AVX2-only CPU" and halved, as
+# the factor below doubles them there.)
 COST = "cpu.cost"
 declare_target(COST, doc="operations per element (an int) of an elementwise primitive whose "
                          "kernel code costs more than an add; 1 where absent")
@@ -306,7 +308,7 @@ register_rules(COST, {
     lax.logistic_p: 3, lax.tanh_p: 3, lax.sinh_p: 3, lax.cosh_p: 3, lax.asinh_p: 5,
     lax.acosh_p: 5, lax.atanh_p: 5, lax.sin_p: 4, lax.cos_p: 4, lax.tan_p: 4,
     lax.asin_p: 3, lax.acos_p: 3, lax.atan_p: 3, lax.cbrt_p: 5, lax.atan2_p: 7,
-    lax.pow_p: 7, erf_p: 6, erfc_p: 6,
+    lax.pow_p: 7, erf_p: 6, erfc_p: 6, erf_inv_p: 8,
 })
 
 

@@ -668,7 +668,7 @@ def _build(c):
         e.tanh, cbrt = _make_tanh_table(c), _make_cbrt_table(c)
     return SimpleNamespace(scale=scale, **vars(e), **vars(lg), **vars(trig),
                            **vars(make_inverse_trig(c)), cbrt=cbrt,
-                           **vars(make_erf_family(c, e.parts, scale)))
+                           **vars(make_erf_family(c, e.parts, scale, e.exp, lg.log)))
 
 
 _V32 = _build(F32)
@@ -676,7 +676,7 @@ _V64 = _build(F64)
 
 # the kernels' names: rt.tanh_f32, rt.log_f64, ...
 FUNCTIONS = ("exp", "expm1", "exp2", "logistic", "tanh", "sinh", "cosh",
-             "log", "log1p", "log2", "log10", "asinh", "acosh", "atanh", "sin", "cos", "tan", "atan", "asin", "acos", "atan2", "cbrt", "erf", "erfc")
+             "log", "log1p", "log2", "log10", "asinh", "acosh", "atanh", "sin", "cos", "tan", "atan", "asin", "acos", "atan2", "cbrt", "erf", "erfc", "erf_inv")
 __all__ = []
 for _name in FUNCTIONS:
     globals()[f"{_name}_f32"] = getattr(_V32, _name)
