@@ -125,18 +125,19 @@ def main():
 
 # --- erf and erfc: references from mpmath (long double has no erf) ---------------------------
 
-def fit_mp(name, target, lead, w, v, deg):
-    """float64 coefficients (lowest first) of P with target_i ~ lead_i + w_i P(v_i) in
-    relative error (target, lead, w: mpmath numbers), least squares refined on the mpmath
-    residual."""
+def fit_mp(name, target, lead, w, v, deg, weight=None):
+    """float64 coefficients (lowest first) of P with target_i ~ lead_i + w_i P(v_i), in
+    relative error, or in error times weight_i where given (target, lead, w, weight: mpmath
+    numbers); least squares refined on the mpmath residual."""
     import mpmath as mp
+    weight = [1 / t for t in target] if weight is None else weight
 
     def residual(c):
         coeffs = [mp.mpf(float(ci)) for ci in c[::-1]]
-        return np.array([float((t - ld - wi * mp.polyval(coeffs, mp.mpf(float(x)))) / t)
-                         for t, ld, wi, x in zip(target, lead, w, v)])
+        return np.array([float((t - ld - wi * mp.polyval(coeffs, mp.mpf(float(x)))) * sc)
+                         for t, ld, wi, x, sc in zip(target, lead, w, v, weight)])
     A = np.vander(v, deg + 1, increasing=True) * np.array(
-        [float(wi / t) for wi, t in zip(w, target)])[:, None]
+        [float(wi * sc) for wi, sc in zip(w, weight)])[:, None]
     c, scale = np.zeros(deg + 1), np.linalg.norm(A, axis=0)
     for _ in range(3):
         c = c + np.linalg.lstsq(A / scale, residual(c), rcond=None)[0] / scale
@@ -164,6 +165,12 @@ def fit_erf():
         z = chebyshev_nodes(1e-8, 0.84375 ** 2, 600)
         fit_mp(name, [mp.erf(mp.sqrt(mp.mpf(v))) / mp.sqrt(mp.mpf(v)) for v in z],
                [two_over_sqrt_pi] * len(z), [mp.mpf(v) for v in z], z, deg)
+    # float32 erf above 0.84375 as 1 - exp(-R(a)), R = -log(erfc(a)) on [0.84375, 3.92] (erf
+    # is 1 beyond), R a polynomial of a - 2.38 fitted for erf's relative error: erfc dR / erf
+    a = chebyshev_nodes(0.84375, 3.92, 500)
+    fit_mp("ERF_UPPER f32 (a - 0.84375)", [-mp.log(mp.erfc(mp.mpf(v))) for v in a],
+           [mp.mpf(0)] * len(a), [mp.mpf(1)] * len(a), a - 0.84375, 6,
+           weight=[mp.erfc(mp.mpf(v)) / mp.erf(mp.mpf(v)) for v in a])
     for name, K, amax, deg in (("ERFC_TAIL f32", 2.0, 10.1, 9), ("ERFC_TAIL f64", 3.0, 27.3, 19)):
         t = chebyshev_nodes((0.5 - K) / (0.5 + K), (amax - K) / (amax + K), 800)
         a = [K * (1 + mp.mpf(v)) / (1 - mp.mpf(v)) for v in t]

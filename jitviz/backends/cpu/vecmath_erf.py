@@ -1,5 +1,5 @@
-"""erf and erfc for the CPU kernels, float32 and float64, branch-free so that the kernel's
-loop vectorizes (vecmath.py's other functions are built the same way: one factory for both
+"""erf, erfc and erf_inv for the CPU kernels, float32 and float64, branch-free so that the
+kernel's loop vectorizes (vecmath.py's other functions are built the same way: one factory for both
 types, closing over that type's constants; `vecmath._build` adds these to each type's set).
 
 With a = |x|:
@@ -18,14 +18,19 @@ With a = |x|:
   rounding (exp's own result times y rounded twice: 3.5 ulp measured, float64), and 1 + 2a's
   rounding is corrected (it alone was 0.94 ulp of float32's 3.15). a is clamped where erfc underflows to 0
   (10.1 for float32, 27.3 for float64), which keeps t finite for a = inf.
-- erf(a) = 1 - erfc(a) from 0.84375 (erfc's error shrinks by erfc / erf < 0.31 there), erfc(a)
+- erf(a) = 1 - erfc(a) from 0.84375 (erfc's error shrinks by erfc / erf < 0.31 there; for
+  float32 as 1 - exp(-R(a)), R a polynomial, since only erfc's absolute accuracy matters),
+  erfc(a)
   = 1 - erf(a) below 1/2 (by erf / erfc < 1.1), and the negative side by symmetry: erf(-a) =
   -erf(a), erfc(-a) = 2 - erfc(a) (1 + erf(a) below 1/2).
 
+erf_inv: a polynomial in w = -log(1 - x^2) (two of them, Giles's structure), refined for
+float64 by a Halley step on erf/erfc (`erf_inv` below).
+
 Both halves are computed for every value and one is selected (the loop has no branch), so
-each function costs its two polynomials, two divisions and an exp. Coefficients:
-`scripts/fit_vecmath.py` (`fit_erf`: least squares against mpmath). Measured accuracy:
-README.md and tests/test_vecmath.py. CUDA keeps libdevice's erf and erfc.
+each function costs both. Coefficients: `scripts/fit_vecmath.py` (`fit_erf`, `fit_erf_inv`:
+least squares against mpmath). Measured accuracy: README.md and tests/test_vecmath.py. CUDA
+keeps libdevice's erf and erfc (and erf_inv's scalar helper on them).
 """
 from __future__ import annotations
 
@@ -48,6 +53,14 @@ _SERIES = {
                  -1.4922137510684763e-05, 1.6401752420700345e-06, -1.5714922634895357e-07,
                  1.0727081105906902e-08),
 }
+# float32 erf from 0.84375 to 3.92 (1 beyond): 1 - exp(-R(a)), R = -log(erfc(a)) a polynomial of
+# a - 0.84375 fitted for erf's relative error (2^-28.7): erf needs only erfc's absolute
+# accuracy there, which R gives without erfc's two divisions (the form of ARM's
+# optimized-routines erff; our fit). Its terms are positive where erfc matters (centred at
+# 2.38 instead, they cancelled near 0.84: 5.1 ulp). float64 would need degree 20 or more.
+_ERF_UPPER32 = (0.84375, 3.92, (1.4576858039047458, 2.378699007604244, 0.8220881106871427,
+                                0.04828134687944215, -0.011552790092259005,
+                                0.0020953132241430432, -0.0002058433571244407))
 # (1 + 2a) exp(a^2) erfc(a) = G(t) = G(0) + t P(t), t = (a - K) / (a + K), on [1/2, the
 # clamp]: (K, clamp, G(0), P); float32 2^-30.4, float64 2^-54.1. G stays within [1.12,
 # 1.25] and its terms never cancel (their absolute sum is at most 1.34 times G): exp(a^2)
@@ -137,10 +150,26 @@ def make_erf_family(c, exp_parts, scale, exp, log):
         y = fma(-y, fma(d_lo * INV_G0, y, fma(ac, ac, -h)), y)
         return scale(fma(q, y, y), k)
 
+    center, top, r_coeffs = _ERF_UPPER32
+    R_CENTER, R_TOP = F(center), F(top)
+    R2 = split_coeffs(tuple(F(v) for v in r_coeffs), 2)
+
+    @inline
+    def erf_upper_by_exp(a):
+        """erf(a) for a >= 0.84375, float32: 1 - exp(-R(a))."""
+        ac = R_TOP if a > R_TOP else a
+        return ONE - exp(-horner_split2(ac - R_CENTER, R2))
+
+    @inline
+    def erf_upper_by_erfc(a):
+        return ONE - erfc_tail(a)
+
+    erf_upper = erf_upper_by_exp if F is np.float32 else erf_upper_by_erfc
+
     @inline
     def erf(x):
         a = abs(x)
-        y = erf_series(a) if a < SMALL else ONE - erfc_tail(a)
+        y = erf_series(a) if a < SMALL else erf_upper(a)
         return np.copysign(y, x)
 
     @inline
