@@ -760,7 +760,8 @@ jitviz.config.update("keep_float64", True)
 found = {"available": vector_isa.available()}
 for name, fn, binary in (("log", jnp.log, False), ("log1p", jnp.log1p, False),
                          ("tanh", jnp.tanh, False), ("cbrt", jnp.cbrt, False),
-                         ("pow", lambda a, b: lax.pow(a, b), True)):
+                         ("pow", lambda a, b: lax.pow(a, b), True), ("erf", lax.erf, False),
+                         ("erf_inv", lax.erf_inv, False)):
     for dtype in (np.float32, np.float64):
         x = np.ones(4096, dtype)
         k = jitviz.jit(fn).lower(*((x, x) if binary else (x,))).compile().kernels[0]
@@ -776,7 +777,7 @@ def test_the_avx512_code_compiles_on_any_host(tmp_path):
     """vecmath's AVX-512 code (vector_isa's tables, vgetexp/vgetmant, vscalef) compiles for
     an AVX-512 CPU (`znver4`) in a child, whatever the host: a host without AVX-512 never
     compiles it otherwise (LLVM refuses what a target lacks: "Cannot select"). The kernels of
-    the table-based functions are compiled there, not run; float64 pow's holds its table
+    the table-based functions (and erf, erf_inv) are compiled there, not run; float64 pow's holds its table
     permutes and no division (the portable code divides once per value)."""
     import json
     import subprocess
@@ -788,7 +789,7 @@ def test_the_avx512_code_compiles_on_any_host(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found.pop("available") is True
-    assert len(found) == 10
+    assert len(found) == 14
     for kernel, ops in found.items():  # (every one uses one of them at least)
         assert "zmm" in ops and {"vpermi2p", "vpermt2p", "vgetmantp", "vscalefp"} & set(ops), \
             (kernel, ops)
