@@ -777,8 +777,9 @@ def test_the_avx512_code_compiles_on_any_host(tmp_path):
     """vecmath's AVX-512 code (vector_isa's tables, vgetexp/vgetmant, vscalef) compiles for
     an AVX-512 CPU (`znver4`) in a child, whatever the host: a host without AVX-512 never
     compiles it otherwise (LLVM refuses what a target lacks: "Cannot select"). The kernels of
-    the table-based functions (and erf, erf_inv) are compiled there, not run; float64 pow's holds its table
-    permutes and no division (the portable code divides once per value)."""
+    the table-based functions (and erf's, erf_inv's) are compiled there, not run; float64
+    pow's holds its table permutes and no division (the portable code divides once per
+    value)."""
     import json
     import subprocess
     import sys
