@@ -183,9 +183,10 @@ def fit_erf():
 def fit_erf_inv():
     """vecmath_erf.py's erf_inv: y / x = sqrt(pi)/2 + w P(w) for w = -log(1 - x^2) <= 5 (not
     Giles's P(w - 5/2): its terms cancel, which float32's rounding of them turned into 3.2
-    ulp), else Q(sqrt(w) - 3) up to the largest w of the type (1 - x = 2^-24: 16.6; 2^-53: 36.7), as in Giles's
-    "Approximating the erfinv function" (2010), our fits: float32's are the result (degree 9
-    each), float64's a first guess (degree 8) that a Halley step refines."""
+    ulp), else Q(sqrt(w) - 3) up to the largest w of the type (1 - x = 2^-24: 16.6; 2^-53:
+    36.7), as in Giles's "Approximating the erfinv function" (2010), our fits: float32's are
+    the result (degree 9 each), float64's a first guess (degree 8) that a Halley step
+    refines."""
     import mpmath as mp
     mp.mp.prec = 128
 

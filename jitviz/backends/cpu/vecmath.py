@@ -676,7 +676,8 @@ _V64 = _build(F64)
 
 # the kernels' names: rt.tanh_f32, rt.log_f64, ...
 FUNCTIONS = ("exp", "expm1", "exp2", "logistic", "tanh", "sinh", "cosh",
-             "log", "log1p", "log2", "log10", "asinh", "acosh", "atanh", "sin", "cos", "tan", "atan", "asin", "acos", "atan2", "cbrt", "erf", "erfc", "erf_inv")
+             "log", "log1p", "log2", "log10", "asinh", "acosh", "atanh", "sin", "cos", "tan",
+             "atan", "asin", "acos", "atan2", "cbrt", "erf", "erfc", "erf_inv")
 __all__ = []
 for _name in FUNCTIONS:
     globals()[f"{_name}_f32"] = getattr(_V32, _name)

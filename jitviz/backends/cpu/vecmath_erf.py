@@ -12,12 +12,13 @@ With a = |x|:
   (the function and variable of Shepherd and Laframboise, "Chebyshev approximation of
   (1 + 2x) exp(x^2) erfc x in 0 <= x < infinity", Math. Comp. 1981): one polynomial
   G(0) + t P(t), G(0) as hi + lo (P of degree 9 for float32, 19 for float64), and two
-  divisions, no intervals. a^2 = h + l exactly (an FMA gives l), and exp(-a^2) = exp(-h) (1 - l), so the
-  tail keeps its relative accuracy down to the subnormals (exp(-h) alone would be off by up
-  to |l| relative, hundreds of ulps at a = 27). exp(-h) = 2^k (1 + q) enters as y + q y, one
-  rounding (exp's own result times y rounded twice: 3.5 ulp measured, float64), and 1 + 2a's
-  rounding is corrected (it alone was 0.94 ulp of float32's 3.15). a is clamped where erfc underflows to 0
-  (10.1 for float32, 27.3 for float64), which keeps t finite for a = inf.
+  divisions, no intervals. a^2 = h + l exactly (an FMA gives l), and exp(-a^2) = exp(-h)
+  (1 - l), so the tail keeps its relative accuracy down to the subnormals (exp(-h) alone
+  would be off by up to |l| relative, hundreds of ulps at a = 27). exp(-h) = 2^k (1 + q)
+  enters as y + q y, one rounding (exp's own result times y rounded twice: 3.5 ulp measured,
+  float64), and 1 + 2a's rounding is corrected (it alone was 0.94 ulp of float32's 3.15). a
+  is clamped where erfc underflows to 0 (10.1 for float32, 27.3 for float64), which keeps t
+  finite for a = inf.
 - erf(a) = 1 - erfc(a) from 0.84375 (erfc's error shrinks by erfc / erf < 0.31 there; for
   float32 as 1 - exp(-R(a)), R a polynomial, since only erfc's absolute accuracy matters),
   erfc(a)
