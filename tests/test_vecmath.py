@@ -171,6 +171,13 @@ def test_kernels_vectorize_without_libm_calls(name):
             assert "vdivp" not in asm and "vdivs" not in asm, (name, dtype)
 
 
+def _long_double(value):
+    """An mpmath number as a long double (through 24 significant digits: more than its 64
+    bits hold)."""
+    import mpmath
+    return L(mpmath.nstr(value, 24, min_fixed=1, max_fixed=0))
+
+
 def _erf_reference(name, dtype):
     """A reference for lax.erf/lax.erfc (long double has none): for float32, libm's float64
     function (its error, about 2^-53, is far below float32's ulp); for float64, mpmath where
@@ -198,7 +205,7 @@ def _erf_reference(name, dtype):
             return L(math.copysign(1.0, f))
         if name == "erfc" and (f > 100 or f < -7):
             return L(0.0 if f > 0 else 2.0)
-        return L(mpmath.nstr(exact(mpmath.mpf(f)), 24, min_fixed=1, max_fixed=0))
+        return _long_double(exact(mpmath.mpf(f)))
 
     def reference(x):
         return np.array([one(v) for v in x.ravel()], dtype=L).reshape(x.shape)
@@ -254,8 +261,7 @@ def _erf_inv_reference(x):
         a, y = mpmath.mpf(abs(f)), mpmath.mpf(abs(erf_inv_scalar(f)))
         residual = mpmath.erf(y) - a if a < 0.5 else (1 - a) - mpmath.erfc(y)
         y -= residual / (2 / mpmath.sqrt(mpmath.pi) * mpmath.exp(-y * y))
-        return L(mpmath.nstr(mpmath.mpf(math.copysign(1, f)) * y, 24, min_fixed=1,
-                             max_fixed=0))
+        return _long_double(math.copysign(1, f) * y)
     return np.array([one(v) for v in x.ravel()], dtype=L).reshape(x.shape)
 
 

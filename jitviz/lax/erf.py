@@ -2,13 +2,13 @@
 inverse, as primitives.
 
 Each primitive's rules are next to its definition: shape (an elementwise float op), the NumPy
-implementation (libm's `erf`/`erfc` per element: NumPy has no ufunc for them), a Numba
-expression calling a scalar helper (CUDA's libdevice on the GPU; erf_inv's on the CPU too),
-its derivative (`±2/sqrt(pi) exp(-x^2)`; erf_inv's `sqrt(pi)/2 exp(y^2)`) in both modes,
-and elementwise batching. The CPU lowers erf and erfc to vecmath's vectorized functions
-(backends/cpu/rules.py: `rt.erf_f32`, ...; vecmath_erf.py). libm has no erf_inv: its
-scalar helper refines a closed-form guess with Newton's method on libm's erf/erfc, in float64
-whatever the operand's dtype.
+implementation (libm's `erf`/`erfc` per element: NumPy has no ufunc for them), CUDA's Numba
+expression calling a scalar helper (libdevice's erf/erfc on the GPU), its derivative
+(`±2/sqrt(pi) exp(-x^2)`; erf_inv's `sqrt(pi)/2 exp(y^2)`) in both modes, and elementwise
+batching. The CPU lowers all three to vecmath's vectorized functions, with the other
+elementary functions (backends/cpu/rules.py: `rt.erf_f32`, ...; vecmath_erf.py). libm has no
+erf_inv: its scalar helper (the interpreter's and CUDA's) refines a closed-form guess with
+Newton's method on libm's erf/erfc, in float64 whatever the operand's dtype.
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def erf_inv_scalar(x):
     return math.copysign(y, v)
 
 
-def _define(name, scalar, cpu_scalar=True):
+def _define(name, scalar):
     def rule(x):
         P._check_kind(name, x.dtype, P.FLOAT)
         return ShapedArray(x.shape, x.dtype, x.weak_type)
@@ -67,16 +67,13 @@ def _define(name, scalar, cpu_scalar=True):
             return np.vectorize(scalar, otypes=[np.float64])(x).astype(x.dtype)
     prim = primitive(name, abstract_eval=rule, impl=impl, kind="elementwise")
     helper = f"{name}_scalar"
-    if cpu_scalar:  # (else backends/cpu/rules.py lowers it)
-        register_lowering(prim, "cpu.expr", lambda a, *_: f"rt.{helper}({a[0]})",
-                          helpers=[scalar])
     register_lowering(prim, "cuda.expr", lambda a, *_: f"{helper}({a[0]})", helpers=[scalar])
     return prim
 
 
-erf_p = _define("erf", erf_scalar, cpu_scalar=False)
-erfc_p = _define("erfc", erfc_scalar, cpu_scalar=False)
-erf_inv_p = _define("erf_inv", erf_inv_scalar, cpu_scalar=False)
+erf_p = _define("erf", erf_scalar)
+erfc_p = _define("erfc", erfc_scalar)
+erf_inv_p = _define("erf_inv", erf_inv_scalar)
 
 
 def _derivative(prim, sign):

@@ -282,8 +282,8 @@ register_rules(EXPR, {
     lax.sinh_p: _vector("sinh", "sinh"), lax.cosh_p: _vector("cosh", "cosh"),
     lax.asinh_p: _vector("asinh", "arcsinh"), lax.acosh_p: _vector("acosh", "arccosh"),
     lax.atanh_p: _vector("atanh", "arctanh"), lax.cbrt_p: _vector("cbrt", "cbrt"),
-    erf_p: _vector("erf", ""), erfc_p: _vector("erfc", ""),  # (real floats only)
-    erf_inv_p: _vector("erf_inv", ""),
+    # (erf's primitives take real floats only: no NumPy fallback for complex operands)
+    erf_p: _vector("erf", ""), erfc_p: _vector("erfc", ""), erf_inv_p: _vector("erf_inv", ""),
     lax.not_p: _not, lax.abs_p: _np1("abs"), lax.conj_p: _np1("conj"), lax.round_p: _round,
     lax.integer_pow_p: _integer_pow, lax.div_p: _div, lax.rem_p: _rem, lax.pow_p: _pow,
     lax.atan2_p: _vector("atan2", "arctan2"), lax.shift_left_p: _shift("shl"),

@@ -21,9 +21,8 @@ With a = |x|:
   finite for a = inf.
 - erf(a) = 1 - erfc(a) from 0.84375 (erfc's error shrinks by erfc / erf < 0.31 there; for
   float32 as 1 - exp(-R(a)), R a polynomial, since only erfc's absolute accuracy matters),
-  erfc(a)
-  = 1 - erf(a) below 1/2 (by erf / erfc < 1.1), and the negative side by symmetry: erf(-a) =
-  -erf(a), erfc(-a) = 2 - erfc(a) (1 + erf(a) below 1/2).
+  erfc(a) = 1 - erf(a) below 1/2 (by erf / erfc < 1.1), and the negative side by symmetry:
+  erf(-a) = -erf(a), erfc(-a) = 2 - erfc(a) (1 + erf(a) below 1/2).
 
 erf_inv: a polynomial in w = -log(1 - x^2) (two of them, Giles's structure), refined for
 float64 by a Halley step on erf/erfc (`erf_inv` below).
@@ -163,6 +162,7 @@ def make_erf_family(c, exp_parts, scale, exp, log):
 
     @inline
     def erf_upper_by_erfc(a):
+        """erf(a) for a >= 0.84375, float64: 1 - erfc(a)."""
         return ONE - erfc_tail(a)
 
     erf_upper = erf_upper_by_exp if F is np.float32 else erf_upper_by_erfc
@@ -183,7 +183,7 @@ def make_erf_family(c, exp_parts, scale, exp, log):
         return ONE - series if small else tail
 
     INF, NAN = c.INF, c.NAN
-    CENTRAL, TAIL = (tuple(F(v) for v in c) for c in _ERF_INV[F])
+    CENTRAL, TAIL = (tuple(F(v) for v in coeffs) for coeffs in _ERF_INV[F])
     FIVE, THREE = F(5), F(3)
     SQRT_PI_2 = F(float(SQRT_PI_OVER_2))
     SQRT_PI_2_HI, SQRT_PI_2_LO = _hi_lo(F, SQRT_PI_OVER_2)
