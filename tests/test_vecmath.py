@@ -26,6 +26,7 @@ import jitviz.numpy as jnp
 from jitviz import lax
 
 from helpers import float64_kept, run_in_simulator  # noqa: E402
+from jitviz.backends.cpu import vector_isa  # noqa: E402
 from jitviz.backends.cpu.vecmath_tables import TANH32_D  # noqa: E402
 
 
@@ -481,8 +482,7 @@ def test_float64_pow_by_tables_is_accurate_on_any_cpu():
     assert err <= 3.0 and n > 0.8 * x.size, (where, err, n)
 
 
-@pytest.mark.skipif(not __import__("jitviz.backends.cpu.vector_isa", fromlist=["x"]).available(),
-                    reason="vector_isa needs AVX-512F and VL")
+@pytest.mark.skipif(not vector_isa.available(), reason="vector_isa needs AVX-512F and VL")
 def test_float64_pow_by_tables_is_the_portable_build_bit_for_bit():
     """On AVX-512, the kernels' float64 pow is the tables' code, and its results equal the
     portable build of the same code (the accuracy test's) bit for bit."""
