@@ -203,6 +203,46 @@ def fit_erf_inv():
                [mp.mpf(1)] * len(r), r - 3.0, deg)
 
 
+def fit_gamma(stirling_min=6.0):
+    """vecmath_gamma.py's lgamma and digamma for x > 0. On [1, 2], with each zero factored
+    out so that the results keep their relative accuracy there: lgamma(x) = (x - 1)(x - 2)
+    R(v) and digamma(x) = (x - x0) Q(v), v = x - 3/2, x0 = 1.4616... digamma's root (both
+    quotients are smooth: the nearest singularity is the pole at 0), each as its exact value
+    at v = 0 plus v P(v), P fitted. From `stirling_min` up:
+    lgamma(x) = (x - 1/2)(log x - 1) + (log(2 pi) - 1)/2 + S(1/x^2) / x, digamma(x) = log x -
+    1/(2x) + A(1/x^2) / x^2 (the asymptotic series' tails, fitted; 400-bit arithmetic, since
+    their targets are differences of nearly equal numbers). Between, the kernels shift x
+    into [1, 2) by the recurrences. float32's polynomials are shorter: the kernels compute
+    them in float64."""
+    import mpmath as mp
+    mp.mp.prec = 400
+    x0 = mp.findroot(mp.digamma, mp.mpf("1.4616"))
+    print(f"DIGAMMA_ROOT = {mp.nstr(x0, 35)}")
+    x = chebyshev_nodes(1.0, 2.0, 500)
+    X = [mp.mpf(v) for v in x]
+    # R and Q at v = 0 (x = 3/2) exactly, printed to 35 digits: the kernels add them as hi + lo
+    r0 = mp.loggamma(mp.mpf(1.5)) / (mp.mpf(0.5) * mp.mpf(-0.5))
+    q0 = mp.digamma(mp.mpf(1.5)) / (mp.mpf(1.5) - x0)
+    print(f"LGAMMA_R0 = {mp.nstr(r0, 35)}\nDIGAMMA_Q0 = {mp.nstr(q0, 35)}")
+    for name, deg_r, deg_q in (("f32", 10, 11), ("f64", 21, 21)):
+        fit_mp(f"LGAMMA_R {name} (R0 + v P(v))", [mp.loggamma(v) for v in X],
+               [(v - 1) * (v - 2) * r0 for v in X],
+               [(v - 1) * (v - 2) * (v - 1.5) for v in X], x - 1.5, deg_r)
+        fit_mp(f"DIGAMMA_Q {name} (Q0 + v P(v))", [mp.digamma(v) for v in X],
+               [(v - x0) * q0 for v in X], [(v - x0) * (v - 1.5) for v in X], x - 1.5, deg_q)
+    u = chebyshev_nodes(1e-12, 1 / stirling_min ** 2, 300)  # u = 1/x^2
+    X = [1 / mp.sqrt(mp.mpf(v)) for v in u]
+    u = np.array([float(1 / (v * v)) for v in X])
+    half_log_2pi_m_half = mp.log(2 * mp.pi) / 2 - mp.mpf(1) / 2
+    print(f"HALF_LOG_2PI_MINUS_HALF = {mp.nstr(half_log_2pi_m_half, 35)}")
+    for name, deg_s, deg_a in (("f32", 2, 2), ("f64", 5, 5)):
+        fit_mp(f"LGAMMA_STIRLING {name}", [mp.loggamma(v) for v in X],
+               [(v - 0.5) * (mp.log(v) - 1) + half_log_2pi_m_half for v in X],
+               [1 / v for v in X], u, deg_s, weight=[1 / mp.loggamma(v) for v in X])
+        fit_mp(f"DIGAMMA_ASYMPTOTIC {name}", [mp.digamma(v) for v in X],
+               [mp.log(v) - 1 / (2 * v) for v in X], [1 / (v * v) for v in X], u, deg_a)
+
+
 # --- per-cell polynomials, looked up in vector_isa's tables ---------------------------------
 
 def tanh32_cells():
@@ -275,3 +315,4 @@ if __name__ == "__main__":
         main()
         fit_erf()
         fit_erf_inv()
+        fit_gamma()

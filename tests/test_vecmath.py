@@ -18,12 +18,14 @@ from __future__ import annotations
 import os
 import re
 
+import numba
 import numpy as np
 import pytest
 
 import jitviz
 import jitviz.numpy as jnp
 from jitviz import lax
+from jitviz.lax import special
 
 from helpers import float64_kept, run_in_simulator  # noqa: E402
 from jitviz.backends.cpu import vector_isa  # noqa: E402
@@ -287,6 +289,74 @@ def test_erf_inv_is_vectorized_and_accurate(dtype, bound):
     assert err <= bound, f"erf_inv({x[finite][i]!r}) is {err:.2f} ulp off"
     k = _jit(lax.erf_inv).lower(np.ones(1000, dtype)).compile().kernels[0]
     assert "rt.erf_inv_" in k.source and "erf_inv_scalar" not in k.source
+    assert any(f"vfmadd{v}" in k.asm() for v in ("132p", "213p", "231p"))
+
+
+def _gamma_reference(name):
+    """lax.lgamma / lax.digamma in long double, from mpmath (long double has neither) at 160
+    bits: near digamma's root its value is 2^-53 of its terms, and 80 bits were 76000 ulp off
+    there."""
+    import mpmath
+    mpmath.mp.prec = 160
+    exact = mpmath.loggamma if name == "lgamma" else mpmath.digamma
+
+    def one(v):
+        f = float(v)
+        return L(f) if not np.isfinite(f) else _long_double(exact(mpmath.mpf(f)))
+    return np.frompyfunc(one, 1, 1)
+
+
+GAMMA_MAX_ULP = {("lgamma", np.float32): 0.6, ("lgamma", np.float64): 1.2,
+                 ("digamma", np.float32): 0.6, ("digamma", np.float64): 1.9}
+
+
+def _gamma_inputs(dtype):
+    """x > 0: random bit patterns (every exponent, subnormals), uniform values up to 12,
+    grids across the edges of vecmath_gamma's reductions (1 and 2, lgamma's zeros; digamma's
+    root 1.4616...; the integers up to 6, where x - floor(x) steps; 6, where Stirling's series
+    takes over; 2^-60, where digamma becomes -1/x) with their float neighbours, and the
+    specials."""
+    rng = np.random.default_rng(29)
+    it = np.int32 if dtype == np.float32 else np.int64
+    bits = rng.integers(0, np.iinfo(it).max, 6_000, dtype=it).view(dtype)
+    edges = [0.5, 1.0, 1.4616321449683623, 2.0, 3.0, 4.0, 5.0, 6.0, 2.0 ** -60]
+    near = [dtype(e) + np.arange(-16, 17).astype(dtype) * np.spacing(dtype(e)) for e in edges]
+    near += [dtype(e) * (1 + rng.uniform(-1e-3, 1e-3, 300)).astype(dtype) for e in edges]
+    info = np.finfo(dtype)
+    special = np.array([np.inf, np.nan, info.tiny, info.smallest_subnormal, info.max, 1e-30,
+                        2.56e305 if dtype == np.float64 else 4e36], dtype)
+    x = np.concatenate([bits[np.isfinite(bits)], rng.uniform(0, 12, 6_000).astype(dtype),
+                        *near, special])
+    return x[~(x <= 0)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", ["lgamma", "digamma"])
+def test_lgamma_and_digamma_are_vectorized_and_accurate(name, dtype):
+    """lax.lgamma and lax.digamma (vecmath_gamma.py) for x > 0 within GAMMA_MAX_ULP of
+    mpmath (both types compute in float64: float32's results are its correctly rounded
+    ones but for a hair), specials as the interpreter's. x <= 0 runs special.py's helper
+    compiled by Numba (on libm's lgamma: CPython's own differs from it in the last bit), and
+    a positive value's result does not depend on
+    whether its block of 128 held a negative one (the block then runs the full function).
+    The kernel's loop is vector FMAs (it was one scalar helper call per value, 4x slower)."""
+    fn = getattr(lax, name)
+    x = _gamma_inputs(dtype)
+    err, i, finite = _measure(fn, _gamma_reference(name), (x,), dtype)
+    bound = GAMMA_MAX_ULP[name, dtype]
+    assert err <= bound, f"{name}({x[finite][i]!r}) is {err:.2f} ulp off"
+    rng = np.random.default_rng(31)
+    negative = np.concatenate([-rng.uniform(0, 30, 3_000), -np.arange(0, 40) * 1.0,
+                               -np.arange(0, 40) - 0.5, [-0.0, -np.inf, -1e30]]).astype(dtype)
+    helper = np.vectorize(numba.njit(getattr(special, f"{name}_scalar")), otypes=[np.float64])
+    np.testing.assert_array_equal(_jit(fn)(negative), helper(negative).astype(dtype))
+    alone = np.asarray(_jit(fn)(x[: 128 * 40]))
+    mixed = np.empty(2 * alone.size, dtype)
+    mixed[0::2], mixed[1::2] = x[: alone.size], negative[: alone.size].repeat(2)[: alone.size]
+    np.testing.assert_array_equal(np.asarray(_jit(fn)(mixed))[0::2], alone)
+    k = _jit(fn).lower(np.ones(1000, dtype)).compile().kernels[0]
+    assert f"rt.{name}_f" in k.source and f"rt.{name}_special_" in k.source
+    assert f"{name}_scalar" not in k.source
     assert any(f"vfmadd{v}" in k.asm() for v in ("132p", "213p", "231p"))
 
 
@@ -767,7 +837,8 @@ found = {"available": vector_isa.available()}
 for name, fn, binary in (("log", jnp.log, False), ("log1p", jnp.log1p, False),
                          ("tanh", jnp.tanh, False), ("cbrt", jnp.cbrt, False),
                          ("pow", lambda a, b: lax.pow(a, b), True), ("erf", lax.erf, False),
-                         ("erf_inv", lax.erf_inv, False)):
+                         ("erf_inv", lax.erf_inv, False), ("lgamma", lax.lgamma, False),
+                         ("digamma", lax.digamma, False)):
     for dtype in (np.float32, np.float64):
         x = np.ones(4096, dtype)
         k = jitviz.jit(fn).lower(*((x, x) if binary else (x,))).compile().kernels[0]
@@ -783,9 +854,9 @@ def test_the_avx512_code_compiles_on_any_host(tmp_path):
     """vecmath's AVX-512 code (vector_isa's tables, vgetexp/vgetmant, vscalef) compiles for
     an AVX-512 CPU (`znver4`) in a child, whatever the host: a host without AVX-512 never
     compiles it otherwise (LLVM refuses what a target lacks: "Cannot select"). The kernels of
-    the table-based functions (and erf's, erf_inv's) are compiled there, not run; float64
-    pow's holds its table permutes and no division (the portable code divides once per
-    value)."""
+    the table-based functions (and erf's, erf_inv's, lgamma's and digamma's) are compiled
+    there, not run; float64 pow's holds its table permutes and no division (the portable
+    code divides once per value)."""
     import json
     import subprocess
     import sys
@@ -796,7 +867,9 @@ def test_the_avx512_code_compiles_on_any_host(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found.pop("available") is True
-    assert len(found) == 14
+    assert len(found) == 18
+    for kernel in ("lgamma", "digamma"):  # (float64 arithmetic, tables or not: zmm vectors)
+        assert all("zmm" in found.pop(f"{kernel}_{t}") for t in ("float32", "float64"))
     for kernel, ops in found.items():  # (every one uses one of them at least)
         assert "zmm" in ops and {"vpermi2p", "vpermt2p", "vgetmantp", "vscalefp"} & set(ops), \
             (kernel, ops)

@@ -50,6 +50,9 @@ def lgamma_scalar(x_in):
         return x
     if math.isinf(x) or (x <= 0.0 and math.floor(x) == x):
         return math.inf
+    if x > 1e305:  # where Python's math.lgamma raises OverflowError from 2.56e305 on: there
+        # lgamma = x (log x - 1) to the last bit (Python floats overflow to inf, no warning)
+        return float(x) * (math.log(x) - 1.0)
     return math.lgamma(x)
 
 

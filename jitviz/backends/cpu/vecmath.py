@@ -26,9 +26,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+from numba import njit
 
+from ...lax.special import digamma_scalar, lgamma_scalar
 from . import vector_isa
 from .vecmath_erf import make_erf_family
+from .vecmath_gamma import make_gamma_family
 from .vecmath_core import F32, F64, as_float, as_int, fma, horner, horner_split2, \
     inline, ldexp, split_coeffs, target_has_avx512
 from .vecmath_trig import (_two_sum as two_sum, TRIG_F32, TRIG_F32_FAST, TRIG_F64, TRIG_F64_FAST,
@@ -1094,3 +1097,109 @@ def pow_f64(x, y):
     res = np.nan if finite_neg & ~integral & (abs(y) < np.inf) else res
     res = 1.0 if (ad == 1.0) & (abs(y) == np.inf) else res
     return 1.0 if (y == 0.0) | (x == 1.0) else res
+
+
+# --- lgamma and digamma (vecmath_gamma.py) ---------------------------------------------------
+# x > 0 branch-free (`*_fast`); x <= 0 (`*_special_*` true) by special.py's scalar helper,
+# which elementwise kernels reach blockwise (render.py's guarded loops) and the full
+# functions per value. Both float types compute in float64.
+
+_LN2_HI64, _LN2_LO64 = F64.LN2_HI, F64.LN2_LO
+
+
+@inline
+def _ln_dd(ad):
+    """log(ad) for finite ad > 0 as a double-double: k ln2 + log(1 + f), ad = 2^k (1 + f)
+    from the bits as in _log2_dd, log(1 + f) by _log_dd, k ln2 in two pieces (k LN2_HI
+    exact) and added by an exact two-sum."""
+    sub = ad < _TINY64
+    ix = as_int(ad * _SUB_SCALE64 if sub else ad) + _OFFSET64
+    k = np.float64((ix >> np.int64(52)) - np.int64(1023)) - (54.0 if sub else 0.0)
+    f = as_float((ix & _MANT_MASK64) + _SQRTH64) - 1.0
+    lh, ll = _log_dd(f)
+    gh, gl = two_sum(k * _LN2_HI64, lh)
+    return gh, gl + (ll + k * _LN2_LO64)
+
+
+@inline
+def _log_pair64(h, lo):
+    """log(h + lo) as a double-double (lo small beside h)."""
+    gh, gl = _ln_dd(h)
+    return gh, gl + lo / h
+
+
+_log64 = _V64.log
+
+
+@inline
+def _log_pair32(h, lo):
+    """float32's: float64's log alone (its error and lo's are far below float32's ulp)."""
+    return _log64(h), 0.0
+
+
+_G32 = make_gamma_family(np.float32, _log_pair32)
+_G64 = make_gamma_family(np.float64, _log_pair64)
+_lgamma32, _digamma32, _lgamma64, _digamma64 = _G32.lgamma, _G32.digamma, _G64.lgamma, \
+    _G64.digamma
+_scalar = njit(cache=False, error_model="numpy", nogil=True)
+_lgamma_scalar, _digamma_scalar = _scalar(lgamma_scalar), _scalar(digamma_scalar)
+
+
+@inline
+def gamma_special_f32(x):
+    """Whether lgamma/digamma need the scalar helper: x <= 0 (the fast functions take x > 0,
+    NaN and +inf)."""
+    return x <= np.float32(0)
+
+
+@inline
+def gamma_special_f64(x):
+    return x <= 0.0
+
+
+@inline
+def lgamma_f32_fast(x):
+    return np.float32(_lgamma32(np.float64(x)))
+
+
+@inline
+def lgamma_f64_fast(x):
+    return _lgamma64(x)
+
+
+@inline
+def digamma_f32_fast(x):
+    return np.float32(_digamma32(np.float64(x)))
+
+
+@inline
+def digamma_f64_fast(x):
+    return _digamma64(x)
+
+
+@inline
+def lgamma_f32(x):
+    return np.float32(_lgamma_scalar(x)) if x <= np.float32(0) else lgamma_f32_fast(x)
+
+
+@inline
+def lgamma_f64(x):
+    return _lgamma_scalar(x) if x <= 0.0 else lgamma_f64_fast(x)
+
+
+@inline
+def digamma_f32(x):
+    return np.float32(_digamma_scalar(x)) if x <= np.float32(0) else digamma_f32_fast(x)
+
+
+@inline
+def digamma_f64(x):
+    return _digamma_scalar(x) if x <= 0.0 else digamma_f64_fast(x)
+
+
+lgamma_special_f32 = digamma_special_f32 = gamma_special_f32
+lgamma_special_f64 = digamma_special_f64 = gamma_special_f64
+__all__ += [f"{name}_{suffix}" for name in ("lgamma", "digamma", "lgamma_special",
+                                            "digamma_special")
+            for suffix in ("f32", "f64", "f32_fast", "f64_fast")
+            if not (name.endswith("special") and suffix.endswith("fast"))]

@@ -1,0 +1,240 @@
+"""lgamma and digamma for the CPU kernels, for x > 0, branch-free so that the kernel's loop
+vectorizes (vecmath.py's other functions are built the same way; `vecmath` builds these from
+its float64 log and exports rt.lgamma_f32, rt.digamma_f64, ...).
+
+Both compute in float64 for either float type: the recurrences below add terms of opposite
+sign, and float64 keeps float32's results within half an ulp of their rounding (float32's
+polynomials are shorter). With u = x - floor(x) for x < 6, so that y = 1 + u is x moved into
+[1, 2) by whole steps (u is exact: no step rounds):
+
+- lgamma(y) = u (u - 1) R(u - 1/2) and digamma(y) = (u - (x0 - 1)) Q(u - 1/2), x0 = 1.4616...
+  digamma's root, x0 - 1 as hi + lo: each zero factored out, so that the results keep their
+  relative accuracy near them (R and Q are smooth on [1, 2]: the nearest singularity is the
+  pole at 0).
+- x < 1 (y = x + 1): lgamma(x) = lgamma(y) - log x, digamma(x) = digamma(y) - 1/x;
+  x in [2, 6): lgamma(x) = lgamma(y) + log((x - 1) ... y), digamma(x) = digamma(y) + 1/(x - 1)
+  + ... + 1/y. The float64 product is a double-double, its log is one (vecmath's `_log_dd`),
+  and so are the reciprocals (each corrected by its FMA residual): near the zeros at 1 and 2
+  the terms cancel (lgamma(1 - e) = lgamma(2 - e) - log(1 - e), about 0.42 e and e for 0.58 e),
+  so the log's and reciprocals' own errors would be amplified; the polynomial parts are at
+  most 1.4 times the result there.
+- x >= 6: Stirling's series, lgamma(x) = (x - 1/2)(log x - 1) + (log(2 pi) - 1)/2 + S(1/x^2)
+  / x, and digamma(x) = log x - 1/(2x) + A(1/x^2) / x^2, with the series' tails fitted (S, A).
+- x <= 0 is not computed here: near lgamma's negative zeros (two between each pair of
+  negative integers down to -20 or so) a reflection cancels without bound. Kernels call
+  `lgamma_special_*` / `digamma_special_*` blockwise (render.py's GUARD_TESTS) and run a
+  block that holds such a value with the full functions (vecmath.py), whose scalar path is
+  special.py's helper (libm's lgamma; digamma's reflection).
+
+Coefficients: `scripts/fit_vecmath.py` (`fit_gamma`). Measured accuracy: README.md and
+tests/test_vecmath.py. CUDA keeps special.py's scalar helpers (libdevice's lgamma).
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from types import SimpleNamespace
+
+import numpy as np
+
+from .vecmath_core import fma, horner, horner_split2, inline, split_coeffs
+from .vecmath_trig import _two_sum as two_sum
+
+F = np.float64
+ZERO, HALF, ONE, TWO = F(0), F(0.5), F(1), F(2)
+INF = F(np.inf)
+STIRLING_MIN = F(6)  # fit_gamma's stirling_min
+TINY_PSI = F(2.0 ** -60)  # digamma(x) = -1/x - 0.577... rounds to -1/x below it
+# (log(2 pi) - 1) / 2
+HALF_LOG_2PI_MINUS_HALF = F(0.41893853320467274178032973640561764)
+# digamma's positive root less 1, as hi + lo
+_ROOT = "0.4616321449683623412626595423257213"
+ROOT_M1_HI = F(float(_ROOT))
+ROOT_M1_LO = F(float(Decimal(_ROOT) - Decimal(float(ROOT_M1_HI))))
+
+# lgamma(1 + u) = u (u - 1) (R0 + v P(v)), v = u - 1/2, on u in [0, 1], R0 exact (as hi + lo):
+# f32 2^-33.0, f64 2^-56.9
+LGAMMA_R0 = "0.48312895054098088938207378312658885"
+_LGAMMA_R = {
+    np.float32: (-0.14595989590812067, 0.06291141016886637, -0.03130849367750038,
+                 0.016796593197202853, -0.009425295703753007, 0.005455563409623564,
+                 -0.003217860260358954, 0.0018520760584678738, -0.0011197990253328518,
+                 0.0009543054978720133, -0.0005900086249178487),
+    np.float64: (-0.14595989591430608, 0.06291140107456494, -0.03130848750100949,
+                 0.016797098631185798, -0.009425622448626334, 0.005446457844658503,
+                 -0.00321207406971968, 0.0019229161352425687, -0.0011644146719806006,
+                 0.00071152239000056, -0.0004379919299475009, 0.0002712749927178471,
+                 -0.00016892723445569426, 0.0001056452114877136, -6.609250396148485e-05,
+                 4.163288362546675e-05, -2.735711414505009e-05, 1.7349430898448795e-05,
+                 -8.078336188820244e-06, 5.118272888537648e-06, -7.97178441441306e-06,
+                 5.113094950950868e-06),
+}
+# digamma(1 + u) = (u - (x0 - 1)) (Q0 + v P(v)): f32 2^-32.9, f64 2^-56.1
+DIGAMMA_Q0 = "0.95105587603183287971105411894064104"
+_DIGAMMA_Q = {
+    np.float32: (-0.42362741867195025, 0.24054248352918958, -0.14840521535780243,
+                 0.09498886148656924, -0.06191284323807741, 0.04075570199711614,
+                 -0.02710116916150279, 0.01798231178170075, -0.011098909189155196,
+                 0.0074185571356631085, -0.007692871866654175, 0.005084440467090541),
+    np.float64: (-0.4236274212814606, 0.2405424842407869, -0.1484049230538814,
+                 0.09498872445290593, -0.06192213327544576, 0.04076083393979731,
+                 -0.026975796661483118, 0.017907248352377572, -0.01190822006883123,
+                 0.007927021123105674, -0.005279937743774984, 0.0035181145699419636,
+                 -0.002345490717764828, 0.0015633088358787657, -0.0010364793924387728,
+                 0.0006912211656457199, -0.0004858837625614247, 0.00032306912574810165,
+                 -0.0001449252178368992, 9.804934754355072e-05, -0.0001781281244129313,
+                 0.00011770364725675589),
+}
+# x >= 6: lgamma's S(1/x^2) / x (relative to lgamma: f32 2^-38.5, f64 2^-57.2) and digamma's
+# A(1/x^2) / x^2 (relative to digamma: f32 2^-36.6, f64 2^-54.4)
+_LGAMMA_S = {
+    np.float32: (0.0833333304848952, -0.0027772286158739582, 0.0007617390090383009),
+    np.float64: (0.08333333333330735, -0.0027777777620697597, 0.0007936474491318799,
+                 -0.0005948983069061638, 0.0008236714086302204, -0.0014173609763998237),
+}
+_DIGAMMA_A = {
+    np.float32: (-0.08333331549568852, 0.00832973638217892, -0.0037522878166241815),
+    np.float64: (-0.08333333333306073, 0.008333333160115914, -0.003968215719150434,
+                 0.004162665566811455, -0.007357248344807648, 0.014875955604394838),
+}
+SHIFTS = (1, 2, 3, 4)  # x - i for x in [2, 6): the factors and reciprocals of the recurrences
+
+
+@inline
+def _two_prod(a, b):
+    p = a * b
+    return p, fma(a, b, -p)
+
+
+@inline
+def _recip(d):
+    """1/d as a double-double: r + r (1 - r d), the residual exact by an FMA."""
+    r = ONE / d
+    return r, r * fma(-r, d, ONE)
+
+
+def _hi_lo(digits):
+    hi = F(float(digits))
+    return hi, F(float(Decimal(digits) - Decimal(float(hi))))
+
+
+@inline
+def _sum_dd(ah, al, bh, bl):
+    """(ah + al) + (bh + bl), rounded once at the end (the high parts' sum made exact)."""
+    s, e = two_sum(ah, bh)
+    return s + (e + (al + bl))
+
+
+def make_gamma_family(kind, log_pair):
+    """lgamma and digamma of float64 x > 0 (NaN and +inf pass), accurate for the float type
+    `kind` (np.float32 or np.float64; float32's polynomials are shorter), with
+    `log_pair(h, l)` = log(h + l) as (hi, lo) for h > 0 (lo may be 0 where float64's log
+    is accurate enough)."""
+    R0_HI, R0_LO = _hi_lo(LGAMMA_R0)
+    Q0_HI, Q0_LO = _hi_lo(DIGAMMA_Q0)
+    R2 = split_coeffs(tuple(F(v) for v in _LGAMMA_R[kind]), 2)
+    Q2 = split_coeffs(tuple(F(v) for v in _DIGAMMA_Q[kind]), 2)
+    S = tuple(F(v) for v in _LGAMMA_S[kind])
+    A = tuple(F(v) for v in _DIGAMMA_A[kind])
+
+    @inline
+    def shifted(x):
+        """u = x - floor(x) (1 + u is x moved into [1, 2) for x < 6; exact)."""
+        return x - np.floor(x)
+
+    @inline
+    def lgamma_window(u):
+        """lgamma(1 + u) for u in [0, 1] as a double-double: u (u - 1) = ph + pl exactly,
+        times R0_HI + t, t = R0_LO + v P(v) (a sixth of R at most: its rounding errors
+        shrink by as much), the product's high part exact (an FMA)."""
+        ph, pl = _two_prod(u, u - ONE)
+        v = u - HALF
+        t = fma(v, horner_split2(v, R2), R0_LO)
+        h, e = _two_prod(ph, R0_HI)
+        return h, e + fma(ph, t, pl * (R0_HI + t))
+
+    @inline
+    def lgamma(x):
+        small, big = x < ONE, x >= STIRLING_MIN
+        wh, wl = lgamma_window(shifted(x))
+        # (x - 1) ... (1 + u) as a double-double for x in [2, 6), 1 below
+        ph, pl = ONE, ZERO
+        for i in SHIFTS:
+            d = x - F(i)
+            d = d if d >= ONE else ONE
+            h, e = _two_prod(ph, d)
+            ph, pl = h, fma(pl, d, e)
+        outer = small | big
+        lh, ll = log_pair(x if outer else ph, ZERO if outer else pl)
+        # x >= 6: (x - 1/2)(log x - 1) + ..., log x - 1 = t + te exactly (t + te = lh - 1)
+        t = lh - ONE
+        te = (lh - t) - ONE  # (Fast2Sum: lh >= 1.79)
+        w = ONE / x
+        tail = fma(w, horner(w * w, S), HALF_LOG_2PI_MINUS_HALF)
+        m = x - HALF
+        stirling = fma(m, t, fma(m, te + ll, tail))
+        y = _sum_dd(wh, wl, -lh, -ll) if small else _sum_dd(wh, wl, lh, ll)
+        y = stirling if big else y
+        return y if x < INF else x  # +inf stays, NaN stays
+
+    @inline
+    def reciprocals_dd(x, small, big):
+        """(sh, sl, 1/x): sh + sl = 1/x below 1 and from 6 up, else 1/(x - 1) + ... + 1/(1 + u),
+        a double-double of reciprocals each corrected by its residual (one division each)."""
+        outer = small | big
+        d = x if outer else x - ONE
+        rh, rl = _recip(d if d >= ONE else (x if small else ONE))
+        keep = outer | (d >= ONE)
+        inv_x = rh
+        sh = rh if keep else ZERO
+        sl = rl if keep else ZERO
+        for i in SHIFTS[1:]:
+            d = x - F(i)
+            rh, rl = _recip(d if d >= ONE else ONE)
+            keep = (~outer) & (d >= ONE)
+            sh, e = two_sum(sh, rh if keep else ZERO)
+            sl = sl + (e + (rl if keep else ZERO))
+        return sh, sl, inv_x
+
+    @inline
+    def reciprocals_one_division(x, small, big):
+        """The same sum for float32's accuracy, as one fraction n / p (p the product of the
+        x - i, n accumulated with it: a few float64 roundings, far below float32's ulp), so
+        one division instead of four (a division costs more than the rest of a step)."""
+        n, p = ZERO, ONE
+        for i in SHIFTS:
+            d = x - F(i)
+            keep = d >= ONE
+            d = d if keep else ONE
+            n = fma(n, d, p) if keep else n
+            p = p * d
+        outer = small | big
+        r = (ONE if outer else n) / (x if outer else p)
+        return r, ZERO, r
+
+    reciprocals = reciprocals_dd if kind is np.float64 else reciprocals_one_division
+
+    @inline
+    def digamma_window(u):
+        """digamma(1 + u) for u in [0, 1] as a double-double: u - (x0 - 1) = d - ROOT_M1_LO
+        (d = u - ROOT_M1_HI, exact near the root), times Q0_HI + t as in lgamma_window."""
+        d = u - ROOT_M1_HI
+        v = u - HALF
+        t = fma(v, horner_split2(v, Q2), Q0_LO)
+        h, e = _two_prod(d, Q0_HI)
+        return h, e + fma(d, t, -ROOT_M1_LO * (Q0_HI + t))
+
+    @inline
+    def digamma(x):
+        small, big = x < ONE, x >= STIRLING_MIN
+        wh, wl = digamma_window(shifted(x))
+        sh, sl, inv_x = reciprocals(x, small, big)
+        lh, ll = log_pair(x, ZERO)
+        w = sh * sh  # x >= 6: sh + sl = 1/x
+        asym = (lh - HALF * sh) + (ll + fma(w, horner(w, A), -HALF * sl))
+        y = _sum_dd(wh, wl, -sh, -sl) if small else _sum_dd(wh, wl, sh, sl)
+        y = asym if big else y
+        # (below 2^-60, -1/x rounded is the result, and 1/x may overflow: no residual then)
+        y = -inv_x if x < TINY_PSI else y
+        return y if x < INF else x
+
+    return SimpleNamespace(lgamma=lgamma, digamma=digamma)
