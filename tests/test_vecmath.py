@@ -306,7 +306,7 @@ def _gamma_reference(name):
     return np.frompyfunc(one, 1, 1)
 
 
-GAMMA_MAX_ULP = {("lgamma", np.float32): 0.6, ("lgamma", np.float64): 1.2,
+GAMMA_MAX_ULP = {("lgamma", np.float32): 0.6, ("lgamma", np.float64): 1.1,
                  ("digamma", np.float32): 0.6, ("digamma", np.float64): 1.9}
 
 
@@ -322,6 +322,8 @@ def _gamma_inputs(dtype):
     edges = [0.5, 1.0, 1.4616321449683623, 2.0, 3.0, 4.0, 5.0, 6.0, 2.0 ** -60]
     near = [dtype(e) + np.arange(-16, 17).astype(dtype) * np.spacing(dtype(e)) for e in edges]
     near += [dtype(e) * (1 + rng.uniform(-1e-3, 1e-3, 300)).astype(dtype) for e in edges]
+    # (where the recurrences' terms cancel most: their refinements show there, 0.3 to 0.6 ulp)
+    near += [e + rng.uniform(-2e-3, 2e-3, 3_000).astype(dtype) for e in (dtype(1), dtype(2))]
     info = np.finfo(dtype)
     special = np.array([np.inf, np.nan, info.tiny, info.smallest_subnormal, info.max, 1e-30,
                         2.56e305 if dtype == np.float64 else 4e36], dtype)
@@ -349,7 +351,10 @@ def test_lgamma_and_digamma_are_vectorized_and_accurate(name, dtype):
     negative = np.concatenate([-rng.uniform(0, 30, 3_000), -np.arange(0, 40) * 1.0,
                                -np.arange(0, 40) - 0.5, [-0.0, -np.inf, -1e30]]).astype(dtype)
     helper = np.vectorize(numba.njit(getattr(special, f"{name}_scalar")), otypes=[np.float64])
-    np.testing.assert_array_equal(_jit(fn)(negative), helper(negative).astype(dtype))
+    # (blocks where every value is in [-1, 0] too: each block must see its own x <= 0)
+    for values in (negative, -rng.uniform(0, 1, 1_024), np.full(256, -0.0)):
+        values = values.astype(dtype)
+        np.testing.assert_array_equal(_jit(fn)(values), helper(values).astype(dtype))
     alone = np.asarray(_jit(fn)(x[: 128 * 40]))
     mixed = np.empty(2 * alone.size, dtype)
     mixed[0::2], mixed[1::2] = x[: alone.size], negative[: alone.size].repeat(2)[: alone.size]
