@@ -10,11 +10,13 @@ polynomials are shorter). With u = x - floor(x) for x < 6, so that y = 1 + u is 
 - lgamma(y) = u (u - 1) R(u - 1/2) and digamma(y) = (u - (x0 - 1)) Q(u - 1/2), x0 = 1.4616...
   digamma's root, x0 - 1 as hi + lo: each zero factored out, so that the results keep their
   relative accuracy near them (R and Q are smooth on [1, 2]: the nearest singularity is the
-  pole at 0).
+  pole at 0). Each is its exact value at u = 1/2 as hi + lo plus v P(v), v = u - 1/2, and
+  the products are double-doubles (the high part's error by an FMA).
 - x < 1 (y = x + 1): lgamma(x) = lgamma(y) - log x, digamma(x) = digamma(y) - 1/x;
   x in [2, 6): lgamma(x) = lgamma(y) + log((x - 1) ... y), digamma(x) = digamma(y) + 1/(x - 1)
   + ... + 1/y. The float64 product is a double-double, its log is one (vecmath's `_log_dd`),
-  and so are the reciprocals (each corrected by its FMA residual): near the zeros at 1 and 2
+  and so are the reciprocals (each corrected by its FMA residual; float32's sum is one
+  fraction, one division instead of four): near the zeros at 1 and 2
   the terms cancel (lgamma(1 - e) = lgamma(2 - e) - log(1 - e), about 0.42 e and e for 0.58 e),
   so the log's and reciprocals' own errors would be amplified; the polynomial parts are at
   most 1.4 times the result there.
