@@ -62,8 +62,8 @@ def _index_text(name, idx):
 # function (`rt.<test>_f32(args)`): sin/cos/tan's fast variants leave out the table of large
 # arguments, pow's the special cases (a base that is not positive and finite, an infinite or
 # NaN exponent: 30 of float32 pow's 88 instructions per vector on AVX-512), atan2's its
-# infinities, NaNs, huge ratios and 0/0, lgamma's and digamma's x <= 0 (special.py's scalar
-# helpers: vecmath_gamma.py says why). (render.py stays free of Numba, so the names live
+# infinities, NaNs, huge ratios and 0/0, lgamma's x <= 0 (special.py's scalar helper:
+# vecmath_gamma.py says why) and digamma's (its reflection). (render.py stays free of Numba, so the names live
 # here; tests/test_vecmath.py checks that each one's `_fast` and test functions exist in rt.)
 GUARD_TESTS = {"sin": "trig_big", "cos": "trig_big", "tan": "trig_big", "pow": "pow_special",
                "atan2": "atan2_special", "lgamma": "lgamma_special",

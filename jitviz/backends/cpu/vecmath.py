@@ -28,7 +28,7 @@ from types import SimpleNamespace
 import numpy as np
 from numba import njit
 
-from ...lax.special import digamma_scalar, lgamma_scalar
+from ...lax.special import lgamma_scalar
 from . import vector_isa
 from .vecmath_erf import make_erf_family
 from .vecmath_gamma import make_gamma_family
@@ -1100,9 +1100,10 @@ def pow_f64(x, y):
 
 
 # --- lgamma and digamma (vecmath_gamma.py) ---------------------------------------------------
-# x > 0 branch-free (`*_fast`); x <= 0 (`*_special_*` true) by special.py's scalar helper,
-# which elementwise kernels reach blockwise (render.py's guarded loops) and the full
-# functions per value. Both float types compute in float64.
+# Both float types compute in float64. For x > 0 both are branch-free (`*_fast`); for x <= 0
+# (`*_special_*` true), which elementwise kernels reach blockwise (render.py's guarded loops)
+# and the full functions per value, digamma's reflection is branch-free too, and lgamma is
+# special.py's scalar helper.
 
 _LN2_HI64, _LN2_LO64 = F64.LN2_HI, F64.LN2_LO
 
@@ -1137,23 +1138,24 @@ def _log_pair32(h, lo):
     return _log64(h), 0.0
 
 
-_G32 = make_gamma_family(np.float32, _log_pair32)
-_G64 = make_gamma_family(np.float64, _log_pair64)
-_lgamma32, _digamma32, _lgamma64, _digamma64 = _G32.lgamma, _G32.digamma, _G64.lgamma, \
-    _G64.digamma
+_G32 = make_gamma_family(np.float32, _log_pair32, TRIG_F64_FAST.sin, TRIG_F64_FAST.cos)
+_G64 = make_gamma_family(np.float64, _log_pair64, TRIG_F64_FAST.sin, TRIG_F64_FAST.cos)
+_lgamma32, _lgamma64 = _G32.lgamma, _G64.lgamma
+_digamma32, _digamma64, _digamma32_fast, _digamma64_fast = _G32.digamma, _G64.digamma, \
+    _G32.digamma_fast, _G64.digamma_fast
 _scalar = njit(cache=False, error_model="numpy", nogil=True)
-_lgamma_scalar, _digamma_scalar = _scalar(lgamma_scalar), _scalar(digamma_scalar)
+_lgamma_scalar = _scalar(lgamma_scalar)
 
 
 @inline
-def gamma_special_f32(x):
-    """Whether lgamma/digamma need the scalar helper: x <= 0 (the fast functions take x > 0,
-    NaN and +inf)."""
+def lgamma_special_f32(x):
+    """Whether lgamma needs the scalar helper: x <= 0 (the fast function takes x > 0, NaN
+    and +inf)."""
     return x <= np.float32(0)
 
 
 @inline
-def gamma_special_f64(x):
+def lgamma_special_f64(x):
     return x <= 0.0
 
 
@@ -1168,16 +1170,6 @@ def lgamma_f64_fast(x):
 
 
 @inline
-def digamma_f32_fast(x):
-    return np.float32(_digamma32(np.float64(x)))
-
-
-@inline
-def digamma_f64_fast(x):
-    return _digamma64(x)
-
-
-@inline
 def lgamma_f32(x):
     return np.float32(_lgamma_scalar(x)) if x <= np.float32(0) else lgamma_f32_fast(x)
 
@@ -1188,18 +1180,38 @@ def lgamma_f64(x):
 
 
 @inline
+def digamma_special_f32(x):
+    """Whether digamma needs its reflection (x <= 0; the fast function takes x > 0, NaN and
+    +inf)."""
+    return x <= np.float32(0)
+
+
+@inline
+def digamma_special_f64(x):
+    return x <= 0.0
+
+
+@inline
+def digamma_f32_fast(x):
+    return np.float32(_digamma32_fast(np.float64(x)))
+
+
+@inline
+def digamma_f64_fast(x):
+    return _digamma64_fast(x)
+
+
+@inline
 def digamma_f32(x):
-    return np.float32(_digamma_scalar(x)) if x <= np.float32(0) else digamma_f32_fast(x)
+    return np.float32(_digamma32(np.float64(x)))
 
 
 @inline
 def digamma_f64(x):
-    return _digamma_scalar(x) if x <= 0.0 else digamma_f64_fast(x)
+    return _digamma64(x)
 
 
-lgamma_special_f32 = digamma_special_f32 = gamma_special_f32
-lgamma_special_f64 = digamma_special_f64 = gamma_special_f64
-__all__ += [f"{name}_{suffix}" for name in ("lgamma", "digamma", "lgamma_special",
-                                            "digamma_special")
-            for suffix in ("f32", "f64", "f32_fast", "f64_fast")
-            if not (name.endswith("special") and suffix.endswith("fast"))]
+__all__ += [f"{name}_{suffix}" for name in ("lgamma", "digamma")
+            for suffix in ("f32", "f64", "f32_fast", "f64_fast")]
+__all__ += ["lgamma_special_f32", "lgamma_special_f64", "digamma_special_f32",
+            "digamma_special_f64"]

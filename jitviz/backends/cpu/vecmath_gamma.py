@@ -1,4 +1,4 @@
-"""lgamma and digamma for the CPU kernels, for x > 0, branch-free so that the kernel's loop
+"""lgamma (for x > 0) and digamma for the CPU kernels, branch-free so that the kernel's loop
 vectorizes (vecmath.py's other functions are built the same way; `vecmath` builds these from
 its float64 log and exports rt.lgamma_f32, rt.digamma_f64, ...).
 
@@ -22,11 +22,14 @@ polynomials are shorter). With u = x - floor(x) for x < 6, so that y = 1 + u is 
   most 1.4 times the result there.
 - x >= 6: Stirling's series, lgamma(x) = (x - 1/2)(log x - 1) + (log(2 pi) - 1)/2 + S(1/x^2)
   / x, and digamma(x) = log x - 1/(2x) + A(1/x^2) / x^2, with the series' tails fitted (S, A).
-- x <= 0 is not computed here: near lgamma's negative zeros (two between each pair of
-  negative integers down to -20 or so) a reflection cancels without bound. Kernels call
-  `lgamma_special_*` / `digamma_special_*` blockwise (render.py's GUARD_TESTS) and run a
-  block that holds such a value with the full functions (vecmath.py), whose scalar path is
-  special.py's helper (libm's lgamma; digamma's reflection).
+- digamma(x < 0) = digamma(1 - x) - pi cot(pi x), as special.py's helper (and JAX) compute
+  it (`digamma` below says how its two terms are kept accurate; near its negative zeros they
+  cancel). lgamma(x <= 0) is not computed here: near lgamma's negative zeros (two between
+  each pair of negative integers down to -20 or so) a reflection cancels without bound and
+  libm's lgamma does not. Kernels test `lgamma_special_*` / `digamma_special_*` (x <= 0)
+  blockwise (render.py's GUARD_TESTS): a block without such a value runs the fast functions
+  (x > 0 only), one with it the full ones (vecmath.py): digamma's reflection, vectorized too,
+  and lgamma's scalar path, special.py's helper (libm's lgamma).
 
 Coefficients: `scripts/fit_vecmath.py` (`fit_gamma`). Measured accuracy: README.md and
 tests/test_vecmath.py. CUDA keeps special.py's scalar helpers (libdevice's lgamma).
@@ -43,7 +46,8 @@ from .vecmath_trig import _two_sum as two_sum
 
 F = np.float64
 ZERO, HALF, ONE, TWO = F(0), F(0.5), F(1), F(2)
-INF = F(np.inf)
+INF, NAN, PI = F(np.inf), F(np.nan), F(np.pi)
+PI_LO = F(1.2246467991473532e-16)  # pi - PI
 STIRLING_MIN = F(6)  # fit_gamma's stirling_min
 TINY_PSI = F(2.0 ** -60)  # digamma(x) = -1/x - 0.577... rounds to -1/x below it
 # (log(2 pi) - 1) / 2
@@ -126,11 +130,11 @@ def _sum_dd(ah, al, bh, bl):
     return s + (e + (al + bl))
 
 
-def make_gamma_family(kind, log_pair):
-    """lgamma and digamma of float64 x > 0 (NaN and +inf pass), accurate for the float type
-    `kind` (np.float32 or np.float64; float32's polynomials are shorter), with
+def make_gamma_family(kind, log_pair, sin, cos):
+    """lgamma of float64 x > 0 (NaN and +inf pass) and digamma of any float64 x, accurate for
+    the float type `kind` (np.float32 or np.float64; float32's polynomials are shorter), with
     `log_pair(h, l)` = log(h + l) as (hi, lo) for h > 0 (lo may be 0 where float64's log
-    is accurate enough)."""
+    is accurate enough), and float64 sin and cos for |x| <= pi/2."""
     R0_HI, R0_LO = _hi_lo(LGAMMA_R0)
     Q0_HI, Q0_LO = _hi_lo(DIGAMMA_Q0)
     R2 = split_coeffs(tuple(F(v) for v in _LGAMMA_R[kind]), 2)
@@ -179,38 +183,37 @@ def make_gamma_family(kind, log_pair):
         return y if x < INF else x  # +inf stays, NaN stays
 
     @inline
-    def reciprocals_dd(x, small, big):
-        """(sh, sl, 1/x): sh + sl = 1/x below 1 and from 6 up, else 1/(x - 1) + ... + 1/(1 + u),
-        a double-double of reciprocals each corrected by its residual (one division each)."""
+    def reciprocals_dd(x, n, u, small, big):
+        """(sh, sl, 1/x) for x = n + u (n = floor(x)): sh + sl = 1/x below 1 and from 6 up,
+        else 1/(x - 1) + ... + 1/(1 + u), a double-double of reciprocals each corrected by
+        its residual. Which terms are kept is decided by n, their values are (n - i) + u
+        (x - i exactly for a float64 x; see digamma)."""
         outer = small | big
-        d = x if outer else x - ONE
-        rh, rl = _recip(d if d >= ONE else (x if small else ONE))
-        keep = outer | (d >= ONE)
+        keep = outer | (n >= TWO)
+        rh, rl = _recip(x if outer else ((n - ONE) + u if keep else ONE))
         inv_x = rh
         sh = rh if keep else ZERO
         sl = rl if keep else ZERO
         for i in SHIFTS[1:]:
-            d = x - F(i)
-            rh, rl = _recip(d if d >= ONE else ONE)
-            keep = (~outer) & (d >= ONE)
+            keep = (~outer) & (n >= F(i + 1))
+            rh, rl = _recip((n - F(i)) + u if keep else ONE)
             sh, e = two_sum(sh, rh if keep else ZERO)
             sl = sl + (e + (rl if keep else ZERO))
         return sh, sl, inv_x
 
     @inline
-    def reciprocals_one_division(x, small, big):
-        """The same sum for float32's accuracy, as one fraction n / p (p the product of the
-        x - i, n accumulated with it: a few float64 roundings, far below float32's ulp), so
-        one division instead of four (a division costs more than the rest of a step)."""
-        n, p = ZERO, ONE
+    def reciprocals_one_division(x, n, u, small, big):
+        """The same sum for float32's accuracy, as one fraction num / p (p the product of
+        the x - i, num accumulated with it: a few float64 roundings, far below float32's
+        ulp), so one division instead of four."""
+        num, p = ZERO, ONE
         for i in SHIFTS:
-            d = x - F(i)
-            keep = d >= ONE
-            d = d if keep else ONE
-            n = fma(n, d, p) if keep else n
+            keep = n >= F(i + 1)
+            d = (n - F(i)) + u if keep else ONE
+            num = fma(num, d, p) if keep else num
             p = p * d
         outer = small | big
-        r = (ONE if outer else n) / (x if outer else p)
+        r = (ONE if outer else num) / (x if outer else p)
         return r, ZERO, r
 
     reciprocals = reciprocals_dd if kind is np.float64 else reciprocals_one_division
@@ -226,10 +229,11 @@ def make_gamma_family(kind, log_pair):
         return h, e + fma(d, t, -ROOT_M1_LO * (Q0_HI + t))
 
     @inline
-    def digamma(x):
-        small, big = x < ONE, x >= STIRLING_MIN
-        wh, wl = digamma_window(shifted(x))
-        sh, sl, inv_x = reciprocals(x, small, big)
+    def digamma_positive(x, n, u):
+        """digamma(x) for x = n + u > 0, n = floor(x) and u exact (see digamma)."""
+        small, big = n < ONE, n >= STIRLING_MIN
+        wh, wl = digamma_window(u)
+        sh, sl, inv_x = reciprocals(x, n, u, small, big)
         lh, ll = log_pair(x, ZERO)
         w = sh * sh  # x >= 6: sh + sl = 1/x
         asym = (lh - HALF * sh) + (ll + fma(w, horner(w, A), -HALF * sl))
@@ -239,4 +243,36 @@ def make_gamma_family(kind, log_pair):
         y = -inv_x if x < TINY_PSI else y
         return y if x < INF else x
 
-    return SimpleNamespace(lgamma=lgamma, digamma=digamma)
+    @inline
+    def digamma_fast(x):
+        """digamma for x > 0 (NaN and +inf pass): `digamma` without the reflection."""
+        fl = np.floor(x)
+        return digamma_positive(x, fl, x - fl)
+
+    @inline
+    def digamma(x):
+        """Every x: x > 0 as digamma_fast (the same operations: the same results); x < 0 by
+        the reflection psi(x) = psi(1 - x) - pi cot(pi x), as special.py's helper (and JAX)
+        compute it, with 1 - x = n + u split exactly (u = frac(-x): 1 - x itself rounds,
+        which cost 15 ulp of psi(1 - x) near x = -1/2) and cot from x's distance r to the
+        nearest integer (exact: pi x itself would lose the digits that matter). Near its
+        negative zeros (one between each pair of negative integers) the two terms cancel:
+        the error there is an ulp or two of the larger term, not of the result. NaN at 0,
+        the negative integers and -inf."""
+        neg = x < ZERO
+        a = -x if neg else x
+        fl = np.floor(a)
+        y = digamma_positive(ONE - x if neg else x, fl + ONE if neg else fl, a - fl)
+        r = x - np.rint(x)
+        # cot(pi r) from pi r = zh + zl (zl by an FMA and pi's low part): cos(pi r) =
+        # cos(zh) - sin(zh) zl, sin(pi r) = sin(zh) + cos(zh) zl (cos(zh) alone would be
+        # 6e-17 at r = 1/2, 28 ulp of digamma(-1/2)); sin and cos of one argument share
+        # their reduction and polynomials once inlined
+        zh = PI * r
+        zl = fma(PI, r, -zh) + PI_LO * r
+        s, co = sin(zh), cos(zh)
+        c = fma(-s, zl, co) / fma(co, zl, s)
+        y = y - PI * c if neg else y
+        return NAN if (x <= ZERO) & (r == ZERO) | (x == -INF) else y
+
+    return SimpleNamespace(lgamma=lgamma, digamma=digamma, digamma_fast=digamma_fast)
