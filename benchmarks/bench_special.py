@@ -1,9 +1,9 @@
 """The special functions (jitviz/lax/erf.py, special.py) on jitviz's CPU backend against
 jax.jit: one function per jitted kernel, 1M float32 values (or pairs) in a typical domain.
 erf, erfc and erf_inv are vecmath's vectorized functions (vecmath_erf.py, float32 arithmetic
-for float32), and so are lgamma and digamma for x > 0 (vecmath_gamma.py, float64 arithmetic;
-a block of 128 values holding an x <= 0 runs the scalar helper, as the `±` rows show); the
-others:
+for float32), and so are lgamma and digamma (vecmath_gamma.py, float64 arithmetic; a block
+of 128 values holding an x <= 0 runs the full function, digamma's reflection and lgamma's
+scalar helper, as the `±` rows show); the others:
 
     python benchmarks/bench_special.py            # the table
     python benchmarks/bench_special.py --quick    # fewer, shorter rounds
@@ -48,7 +48,7 @@ CASES = {
     "erf_inv": ((SIGNED_UNIT,), "erf_inv"),
     "lgamma": ((POS,), "lgamma"),
     "digamma": ((POS,), "digamma"),
-    # half the values negative: nearly every block of 128 has one, so runs the scalar helper
+    # half the values negative: nearly every block of 128 has one, so runs the full function
     "lgamma ±": ((REAL,), "lgamma"),
     "digamma ±": ((REAL,), "digamma"),
     "bessel_i0e": ((REAL,), "bessel_i0e"),
