@@ -1140,33 +1140,36 @@ def _log_pair32(h, lo):
 
 _G32 = make_gamma_family(np.float32, _log_pair32, TRIG_F64_FAST.sin, TRIG_F64_FAST.cos)
 _G64 = make_gamma_family(np.float64, _log_pair64, TRIG_F64_FAST.sin, TRIG_F64_FAST.cos)
-_lgamma32, _lgamma64 = _G32.lgamma, _G64.lgamma
-_digamma32, _digamma64, _digamma32_fast, _digamma64_fast = _G32.digamma, _G64.digamma, \
-    _G32.digamma_fast, _G64.digamma_fast
-_scalar = njit(cache=False, error_model="numpy", nogil=True)
-_lgamma_scalar = _scalar(lgamma_scalar)
+_lgamma_scalar = njit(cache=False, error_model="numpy", nogil=True)(lgamma_scalar)
+
+
+def _rounded_to_float32(fn):
+    """fn (float64 arithmetic) for a float32 argument, its result rounded to float32."""
+    @inline
+    def of_float32(x):
+        return np.float32(fn(np.float64(x)))
+    return of_float32
+
+
+lgamma_f32_fast, digamma_f32_fast, digamma_f32 = (
+    _rounded_to_float32(f) for f in (_G32.lgamma, _G32.digamma_fast, _G32.digamma))
+lgamma_f64_fast, digamma_f64_fast, digamma_f64 = _G64.lgamma, _G64.digamma_fast, _G64.digamma
 
 
 @inline
-def lgamma_special_f32(x):
-    """Whether lgamma needs the scalar helper: x <= 0 (the fast function takes x > 0, NaN
-    and +inf)."""
+def _nonpositive_f32(x):
+    """lgamma's and digamma's test: x <= 0 needs the full function (lgamma's scalar helper,
+    digamma's reflection); the fast ones take x > 0, NaN and +inf."""
     return x <= np.float32(0)
 
 
 @inline
-def lgamma_special_f64(x):
+def _nonpositive_f64(x):
     return x <= 0.0
 
 
-@inline
-def lgamma_f32_fast(x):
-    return np.float32(_lgamma32(np.float64(x)))
-
-
-@inline
-def lgamma_f64_fast(x):
-    return _lgamma64(x)
+lgamma_special_f32 = digamma_special_f32 = _nonpositive_f32
+lgamma_special_f64 = digamma_special_f64 = _nonpositive_f64
 
 
 @inline
@@ -1177,38 +1180,6 @@ def lgamma_f32(x):
 @inline
 def lgamma_f64(x):
     return _lgamma_scalar(x) if x <= 0.0 else lgamma_f64_fast(x)
-
-
-@inline
-def digamma_special_f32(x):
-    """Whether digamma needs its reflection (x <= 0; the fast function takes x > 0, NaN and
-    +inf)."""
-    return x <= np.float32(0)
-
-
-@inline
-def digamma_special_f64(x):
-    return x <= 0.0
-
-
-@inline
-def digamma_f32_fast(x):
-    return np.float32(_digamma32_fast(np.float64(x)))
-
-
-@inline
-def digamma_f64_fast(x):
-    return _digamma64_fast(x)
-
-
-@inline
-def digamma_f32(x):
-    return np.float32(_digamma32(np.float64(x)))
-
-
-@inline
-def digamma_f64(x):
-    return _digamma64(x)
 
 
 __all__ += [f"{name}_{suffix}" for name in ("lgamma", "digamma")
