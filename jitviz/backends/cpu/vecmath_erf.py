@@ -105,7 +105,7 @@ _ERF_INV = {
 SQRT_PI_OVER_2 = "0.88622692545275801364908374167057"
 
 
-def _hi_lo(F, digits):
+def hi_lo(F, digits):
     """A constant given by its decimal digits as F(hi) + F(lo)."""
     hi = F(float(digits))
     return hi, F(float(Decimal(digits) - Decimal(float(hi))))
@@ -117,11 +117,11 @@ def make_erf_family(c, exp_parts, scale, exp, log):
     log."""
     F = c.F
     ZERO, HALF, ONE, TWO = c.ZERO, c.HALF, c.ONE, c.TWO
-    C0_HI, C0_LO = _hi_lo(F, TWO_OVER_SQRT_PI)
+    C0_HI, C0_LO = hi_lo(F, TWO_OVER_SQRT_PI)
     S2 = split_coeffs(tuple(F(v) for v in _SERIES[F]), 2)
     k, clamp, g0, p_coeffs = _TAIL[F]
     K, CLAMP, SMALL = F(k), F(clamp), F(SERIES_MAX)
-    G0_HI, G0_LO = _hi_lo(F, g0)
+    G0_HI, G0_LO = hi_lo(F, g0)
     INV_G0 = F(1 / float(g0))
     P2 = split_coeffs(tuple(F(v) for v in p_coeffs), 2)
 
@@ -186,7 +186,7 @@ def make_erf_family(c, exp_parts, scale, exp, log):
     CENTRAL, TAIL = (tuple(F(v) for v in coeffs) for coeffs in _ERF_INV[F])
     FIVE, THREE = F(5), F(3)
     SQRT_PI_2 = F(float(SQRT_PI_OVER_2))
-    SQRT_PI_2_HI, SQRT_PI_2_LO = _hi_lo(F, SQRT_PI_OVER_2)
+    SQRT_PI_2_HI, SQRT_PI_2_LO = hi_lo(F, SQRT_PI_OVER_2)
     REFINE = F is np.float64
 
     @inline

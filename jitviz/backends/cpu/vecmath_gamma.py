@@ -16,10 +16,10 @@ polynomials are shorter). With u = x - floor(x) for x < 6, so that y = 1 + u is 
   x in [2, 6): lgamma(x) = lgamma(y) + log((x - 1) ... y), digamma(x) = digamma(y) + 1/(x - 1)
   + ... + 1/y. The float64 product is a double-double, its log is one (vecmath's `_log_dd`),
   and so are the reciprocals (each corrected by its FMA residual; float32's sum is one
-  fraction, one division instead of four): near the zeros at 1 and 2
-  the terms cancel (lgamma(1 - e) = lgamma(2 - e) - log(1 - e), about 0.42 e and e for 0.58 e),
-  so the log's and reciprocals' own errors would be amplified; the polynomial parts are at
-  most 1.4 times the result there.
+  fraction, one division instead of four): near the zeros at 1 and 2 the terms cancel
+  (lgamma(1 - e) = lgamma(2 - e) - log(1 - e), about 0.42 e and e for 0.58 e), so the log's
+  and reciprocals' own errors would be amplified; the polynomial parts are at most 1.4 times
+  the result there.
 - x >= 6: Stirling's series, lgamma(x) = (x - 1/2)(log x - 1) + (log(2 pi) - 1)/2 + S(1/x^2)
   / x, and digamma(x) = log x - 1/(2x) + A(1/x^2) / x^2, with the series' tails fitted (S, A).
 - digamma(x < 0) = digamma(1 - x) - pi cot(pi x), as special.py's helper (and JAX) compute
@@ -36,12 +36,12 @@ tests/test_vecmath.py. CUDA keeps special.py's scalar helpers (libdevice's lgamm
 """
 from __future__ import annotations
 
-from decimal import Decimal
 from types import SimpleNamespace
 
 import numpy as np
 
 from .vecmath_core import fma, horner, horner_split2, inline, split_coeffs
+from .vecmath_erf import hi_lo
 from .vecmath_trig import _two_sum as two_sum
 
 F = np.float64
@@ -53,9 +53,7 @@ TINY_PSI = F(2.0 ** -60)  # digamma(x) = -1/x - 0.577... rounds to -1/x below it
 # (log(2 pi) - 1) / 2
 HALF_LOG_2PI_MINUS_HALF = F(0.41893853320467274178032973640561764)
 # digamma's positive root less 1, as hi + lo
-_ROOT = "0.4616321449683623412626595423257213"
-ROOT_M1_HI = F(float(_ROOT))
-ROOT_M1_LO = F(float(Decimal(_ROOT) - Decimal(float(ROOT_M1_HI))))
+ROOT_M1_HI, ROOT_M1_LO = hi_lo(F, "0.4616321449683623412626595423257213")
 
 # lgamma(1 + u) = u (u - 1) (R0 + v P(v)), v = u - 1/2, on u in [0, 1], R0 exact (as hi + lo):
 # f32 2^-33.0, f64 2^-56.9
@@ -118,11 +116,6 @@ def _recip(d):
     return r, r * fma(-r, d, ONE)
 
 
-def _hi_lo(digits):
-    hi = F(float(digits))
-    return hi, F(float(Decimal(digits) - Decimal(float(hi))))
-
-
 @inline
 def _sum_dd(ah, al, bh, bl):
     """(ah + al) + (bh + bl), rounded once at the end (the high parts' sum made exact)."""
@@ -135,8 +128,8 @@ def make_gamma_family(kind, log_pair, sin, cos):
     the float type `kind` (np.float32 or np.float64; float32's polynomials are shorter), with
     `log_pair(h, l)` = log(h + l) as (hi, lo) for h > 0 (lo may be 0 where float64's log
     is accurate enough), and float64 sin and cos for |x| <= pi/2."""
-    R0_HI, R0_LO = _hi_lo(LGAMMA_R0)
-    Q0_HI, Q0_LO = _hi_lo(DIGAMMA_Q0)
+    R0_HI, R0_LO = hi_lo(F, LGAMMA_R0)
+    Q0_HI, Q0_LO = hi_lo(F, DIGAMMA_Q0)
     R2 = split_coeffs(tuple(F(v) for v in _LGAMMA_R[kind]), 2)
     Q2 = split_coeffs(tuple(F(v) for v in _DIGAMMA_Q[kind]), 2)
     S = tuple(F(v) for v in _LGAMMA_S[kind])
