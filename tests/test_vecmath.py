@@ -847,6 +847,46 @@ def test_fastmath_keeps_the_exp_family_and_cbrt_within_4_ulp(name, dtype):
     assert err[i] <= MAX_ULP, f"{name}({x[i]!r}) with fastmath is {float(err[i]):.2f} ulp off"
 
 
+_FASTMATH_FIRST = """
+import json, re, numpy as np, jitviz, jitviz.numpy as jnp
+from jitviz import lax
+jitviz.config.update("keep_float64", True)
+x = np.linspace(0.5, 7.5, 1000)
+found = {}
+for fastmath in (True, False):  # a fastmath kernel compiled first in this fresh process
+    for name, fn in (("lgamma", lax.lgamma), ("tanh", jnp.tanh)):
+        f = jitviz.jit(fn, fastmath=fastmath)
+        ir = f.lower(x).compile().kernels[0].llvm_ir()
+        flagged = re.findall(r"= (fadd|fsub|fmul|fdiv) (fast|reassoc|contract|nnan|ninf|nsz)", ir)
+        found[f"{name} {fastmath}"] = [np.asarray(f(x)).tolist(), len(flagged)]
+print(json.dumps(found))
+"""
+
+
+def test_a_fastmath_kernel_leaves_the_math_functions_of_later_kernels_alone(tmp_path):
+    """vecmath's functions are Numba dispatchers inlined into kernels, compiled once per
+    signature; a flag they left unset was inherited from the first kernel that compiled
+    them, so after one fastmath=True kernel every later kernel of the process (and the kernel
+    cache) had fastmath copies: float64 lgamma(2.00114) came out 5.27 ulp off instead of 0.73
+    depending on what was compiled before. In a fresh process whose first kernels are
+    fastmath ones, the later plain kernels' code has no fast-math flag and their values are
+    this process's (and fastmath kernels use the same functions)."""
+    import json
+    import subprocess
+    import sys
+    env = {**os.environ, "JITVIZ_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", _FASTMATH_FIRST], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    x = np.linspace(0.5, 7.5, 1000)
+    for name, fn in (("lgamma", lax.lgamma), ("tanh", jnp.tanh)):
+        plain, flagged = found[f"{name} False"]
+        assert flagged == 0, name
+        np.testing.assert_array_equal(plain, np.asarray(_jit(fn)(x)), err_msg=name)
+        np.testing.assert_array_equal(found[f"{name} True"][0], plain, err_msg=name)
+
+
 def test_tanh_of_the_portable_code_in_a_child_without_avx512(tmp_path):
     """Without AVX-512 tanh scales 2^n q by one product from the exponent bits
     (vecmath's `scale_exponent_bits`: n <= 27, float32, or 56 after the clamp), which an

@@ -23,8 +23,8 @@ from .vecmath_core import target_has_avx512
 
 # No `cache=True`: Numba's own disk cache loads machine code unverified. Kernels calling these
 # have their code linked in; for drivers calling them, cache.py gives them its verified cache.
-_jit = njit(cache=False, error_model="numpy", nogil=True)
-_inline = njit(cache=False, error_model="numpy", nogil=True, forceinline=True)  # why: vecmath_core
+_jit = njit(cache=False, error_model="numpy", nogil=True, fastmath=False)  # (why: vecmath_core)
+_inline = njit(cache=False, error_model="numpy", nogil=True, forceinline=True, fastmath=False)
 
 
 # --- bit casts ---------------------------------------------------------------------------

@@ -1140,7 +1140,7 @@ def _log_pair32(h, lo):
 
 _G32 = make_gamma_family(np.float32, _log_pair32, TRIG_F64_FAST.sin, TRIG_F64_FAST.cos)
 _G64 = make_gamma_family(np.float64, _log_pair64, TRIG_F64_FAST.sin, TRIG_F64_FAST.cos)
-_lgamma_scalar = njit(cache=False, error_model="numpy", nogil=True)(lgamma_scalar)
+_lgamma_scalar = njit(cache=False, error_model="numpy", nogil=True, fastmath=False)(lgamma_scalar)
 
 
 def _rounded_to_float32(fn):

@@ -17,7 +17,12 @@ from numba.extending import intrinsic
 # the kernel's IR and reruns SSA over it, which grows superlinearly with the functions fused
 # into one kernel (10 chained float32 sins: 21.5 s to compile that way, 1.9 s this way), and
 # LLVM's own cost model, without the attribute, declines large bodies (pow: 8x slower).
-inline = njit(cache=False, error_model="numpy", nogil=True, forceinline=True)
+# `fastmath=False` explicitly: a flag a dispatcher leaves unset is inherited from the first
+# caller that compiles it (Numba's ConfigStack), and its code is then kept for that signature,
+# so one fastmath=True kernel made every later kernel in the process (and the kernel cache)
+# inline fastmath copies of these: results depended on the order kernels were compiled in.
+# A fastmath kernel now relaxes its own arithmetic, never these functions' error terms.
+inline = njit(cache=False, error_model="numpy", nogil=True, forceinline=True, fastmath=False)
 
 
 # --- intrinsics: fused multiply-add, bit casts, scaling by 2**n --------------------------
