@@ -5,10 +5,13 @@ Each primitive has a scalar helper, plain Python that Numba compiles for the CPU
 (and that the NumPy interpreter and CUDA's simulator run as Python, so a helper never lets a
 domain error, a division by zero or an overflow reach Python's `math`: special values are
 settled first). The helpers compute in float64 whatever the operand's dtype, and return the
-special values JAX 0.10 returns (poles, negative integers, infinities, NaN).
+special values JAX 0.10 returns (poles, negative integers, infinities, NaN). CPU kernels
+call lgamma's and digamma's only where vecmath_gamma.py's vectorized functions do not
+reach: lgamma of x <= 0.
 
 The algorithms, from the mathematics:
-  lgamma     libm's lgamma, with the poles (0, negative integers) as +inf
+  lgamma     libm's lgamma, with the poles (0, negative integers) as +inf, and x (log x - 1)
+             above 1e305 (where Python's math.lgamma raises OverflowError)
   digamma    reflection below 1/2, the recurrence psi(x) = psi(x + 1) - 1/x up to 10, then
              the asymptotic series log x - 1/(2x) - sum B_2k / (2k x^2k)
   igamma(c)  the power series of P(a, x) below x = a + 1, Lentz's continued fraction of

@@ -1,8 +1,8 @@
 """The CPU kernel cache: generated modules keyed by their text, in memory and on disk.
 
 On disk, one folder per environment, `<cache>/<tag>/`, where `<tag>` names the Numba and
-llvmlite versions, the CPU (name and features) and a hash of `runtime.py` and `vecmath*.py`
-(whose helpers are compiled into the kernels). One entry per kernel module:
+llvmlite versions, the CPU (name and features) and a hash of `runtime.py`, `vecmath*.py`
+and the modules they import from (whose helpers are compiled into the kernels). One entry per kernel module:
 
     jk_<key>.py                                  the module text; <key> hashes the text
     __pycache__/jk_<key>.<fn>-<line>.py311.nbi   Numba's index: signature -> code file
@@ -54,6 +54,7 @@ import importlib.util
 import json
 import os
 import pickle
+import re
 import shutil
 import stat
 import sys
@@ -104,10 +105,29 @@ def _cpu_tag() -> str:
 def runtime_files() -> list[str]:
     """The files whose code kernels compile in: runtime.py, vector_isa.py and every
     vecmath*.py (by pattern, so that a new one cannot be left out: vecmath_erf.py was, for
-    a commit, and kernels cached before a change to it would have been reused)."""
+    a commit, and kernels cached before a change to it would have been reused), and the
+    modules outside this folder they import from (`from ...lax.special import
+    lgamma_scalar`: vecmath compiles that helper into lgamma's kernels)."""
     folder = os.path.dirname(os.path.abspath(__file__))
-    return [os.path.join(folder, "runtime.py"), os.path.join(folder, "vector_isa.py")] + \
+    own = [os.path.join(folder, "runtime.py"), os.path.join(folder, "vector_isa.py")] + \
         sorted(glob.glob(os.path.join(folder, "vecmath*.py")))
+    outside = sorted({p for path in own for p in _imported_from_outside(path, folder)})
+    return own + outside
+
+
+def _imported_from_outside(path, folder) -> list[str]:
+    """The files of `from ..x.y import ...` lines of `path` (relative imports of two or more
+    dots: those leave `folder`)."""
+    found = []
+    with open(path, encoding="utf-8") as f:
+        for dots, module in re.findall(r"^from (\.{2,})([\w.]+) import", f.read(), re.M):
+            base = folder
+            for _ in range(len(dots) - 1):
+                base = os.path.dirname(base)
+            stem = os.path.join(base, *module.split("."))
+            found.append(stem + ".py" if os.path.isfile(stem + ".py")
+                         else os.path.join(stem, "__init__.py"))
+    return found
 
 
 def _runtime_tag() -> str:

@@ -63,8 +63,9 @@ def _index_text(name, idx):
 # arguments, pow's the special cases (a base that is not positive and finite, an infinite or
 # NaN exponent: 30 of float32 pow's 88 instructions per vector on AVX-512), atan2's its
 # infinities, NaNs, huge ratios and 0/0, lgamma's x <= 0 (special.py's scalar helper:
-# vecmath_gamma.py says why) and digamma's (its reflection). (render.py stays free of Numba, so the names live
-# here; tests/test_vecmath.py checks that each one's `_fast` and test functions exist in rt.)
+# vecmath_gamma.py says why) and digamma's (its reflection). (render.py stays free of
+# Numba, so the names live here; tests/test_vecmath.py checks that each one's `_fast` and
+# test functions exist in rt.)
 GUARD_TESTS = {"sin": "trig_big", "cos": "trig_big", "tan": "trig_big", "pow": "pow_special",
                "atan2": "atan2_special", "lgamma": "lgamma_special",
                "digamma": "digamma_special"}
