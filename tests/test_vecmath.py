@@ -325,10 +325,10 @@ def _gamma_inputs(dtype):
     # (where the recurrences' terms cancel most: their refinements show there, 0.3 to 0.6 ulp)
     near += [e + rng.uniform(-2e-3, 2e-3, 3_000).astype(dtype) for e in (dtype(1), dtype(2))]
     info = np.finfo(dtype)
-    special = np.array([np.inf, np.nan, info.tiny, info.smallest_subnormal, info.max, 1e-30,
-                        2.56e305 if dtype == np.float64 else 4e36], dtype)
+    specials = np.array([np.inf, np.nan, info.tiny, info.smallest_subnormal, info.max, 1e-30,
+                         2.56e305 if dtype == np.float64 else 4e36], dtype)
     x = np.concatenate([bits[np.isfinite(bits)], rng.uniform(0, 12, 6_000).astype(dtype),
-                        *near, special])
+                        *near, specials])
     return x[~(x <= 0)]
 
 
@@ -366,7 +366,7 @@ def test_lgamma_below_zero_runs_the_scalar_helper_blockwise(dtype):
         np.testing.assert_array_equal(_jit(lax.lgamma)(values), helper(values).astype(dtype))
     alone = np.asarray(_jit(lax.lgamma)(x[: 128 * 40]))
     mixed = np.empty(2 * alone.size, dtype)
-    mixed[0::2], mixed[1::2] = x[: alone.size], negative[: alone.size].repeat(2)[: alone.size]
+    mixed[0::2], mixed[1::2] = x[: alone.size], np.resize(negative, alone.size)
     np.testing.assert_array_equal(np.asarray(_jit(lax.lgamma)(mixed))[0::2], alone)
     k = _jit(lax.lgamma).lower(np.ones(1000, dtype)).compile().kernels[0]
     assert "rt.lgamma_special_" in k.source and "rt.lgamma_f" in k.source
