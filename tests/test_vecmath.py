@@ -350,26 +350,91 @@ def test_lgamma_and_digamma_are_vectorized_and_accurate(name, dtype):
     assert any(f"vfmadd{v}" in k.asm() for v in ("132p", "213p", "231p"))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
-def test_lgamma_below_zero_runs_the_scalar_helper_blockwise(dtype):
-    """lax.lgamma of x <= 0 is special.py's helper compiled by Numba (libm's lgamma; CPython's
-    own differs from it in the last bit), in blocks of 128 that the kernel reruns with the
-    full function when one of its values is <= 0 (also where every such value is in [-1, 0]),
-    and a positive value's result does not depend on which kind of block it was in."""
-    x = _gamma_inputs(dtype)
+def _negative_lgamma_inputs(dtype):
+    """x <= 0 for lgamma: uniform values to -30, the negative integers and halves, [-1, 0],
+    -0.0, -inf, -1e30."""
     rng = np.random.default_rng(31)
-    negative = np.concatenate([-rng.uniform(0, 30, 3_000), -np.arange(0, 40) * 1.0,
-                               -np.arange(0, 40) - 0.5, [-0.0, -np.inf, -1e30]]).astype(dtype)
+    return np.concatenate([-rng.uniform(0, 30, 3_000), -np.arange(0, 40) * 1.0,
+                           -np.arange(0, 40) - 0.5, -rng.uniform(0, 1, 500),
+                           [-0.0, -np.inf, -1e30]]).astype(dtype)
+
+
+def _lgamma_values_do_not_depend_on_their_block(dtype):
+    """A positive value's result is the same in a block holding an x <= 0 (the full
+    function) as in one without (the fast one)."""
+    positive = _gamma_inputs(dtype)[: 128 * 40]
+    mixed = np.empty(2 * positive.size, dtype)
+    mixed[0::2], mixed[1::2] = positive, np.resize(_negative_lgamma_inputs(dtype), positive.size)
+    np.testing.assert_array_equal(np.asarray(_jit(lax.lgamma)(mixed))[0::2],
+                                  _jit(lax.lgamma)(positive))
+
+
+def test_float64_lgamma_below_zero_runs_the_scalar_helper_blockwise():
+    """float64 lax.lgamma of x <= 0 is special.py's helper compiled by Numba (libm's lgamma;
+    CPython's own differs from it in the last bit), in blocks of 128 that the kernel runs
+    with the full function when one of its values is <= 0 (also where every such value is
+    in [-1, 0]): near lgamma's negative zeros float64's reflection cancels (vecmath_gamma)."""
+    dtype = np.float64
     helper = np.vectorize(numba.njit(special.lgamma_scalar), otypes=[np.float64])
-    for values in (negative, -rng.uniform(0, 1, 1_024), np.full(256, -0.0)):
-        values = values.astype(dtype)
-        np.testing.assert_array_equal(_jit(lax.lgamma)(values), helper(values).astype(dtype))
-    alone = np.asarray(_jit(lax.lgamma)(x[: 128 * 40]))
-    mixed = np.empty(2 * alone.size, dtype)
-    mixed[0::2], mixed[1::2] = x[: alone.size], np.resize(negative, alone.size)
-    np.testing.assert_array_equal(np.asarray(_jit(lax.lgamma)(mixed))[0::2], alone)
+    rng = np.random.default_rng(31)
+    for values in (_negative_lgamma_inputs(dtype), -rng.uniform(0, 1, 1_024),
+                   np.full(256, -0.0)):
+        np.testing.assert_array_equal(_jit(lax.lgamma)(values), helper(values))
+    _lgamma_values_do_not_depend_on_their_block(dtype)
     k = _jit(lax.lgamma).lower(np.ones(1000, dtype)).compile().kernels[0]
     assert "rt.lgamma_special_" in k.source and "rt.lgamma_f" in k.source
+
+
+def _lgamma_negative_zeros(kmax):
+    """lgamma's zeros in (-kmax, -2) with mpmath, two between each pair of integers: from
+    -k, lgamma falls from +inf to below 0 halfway to either neighbour (but -1: lgamma(-1/2)
+    and lgamma(-3/2) are positive); bisected on the distance to -k, geometrically while the
+    bracket spans more than a factor of 4 (the zeros next to -k are about 1/k! from it)."""
+    import mpmath
+    zeros = []
+    for k in range(2, kmax):
+        for side in (-1, 1) if k > 2 else (-1,):
+            def lg(d):
+                return mpmath.re(mpmath.loggamma(-k + side * d))
+            lo, hi = mpmath.mpf(10) ** -30, mpmath.mpf(0.5)
+            assert lg(lo) > 0 > lg(hi)
+            for _ in range(120):
+                mid = mpmath.sqrt(lo * hi) if hi > 4 * lo else (lo + hi) / 2
+                lo, hi = (mid, hi) if lg(mid) > 0 else (lo, mid)
+            zeros.append(-k + side * lo)
+    assert len(zeros) == 2 * (kmax - 3) + 1
+    return zeros
+
+
+def test_float32_lgamma_below_zero_is_the_vectorized_reflection():
+    """float32 lax.lgamma of x < 0 is log(pi) - log|sin(pi x)| - lgamma(1 - x) in float64 in
+    the vector loop (no helper call), within GAMMA_MAX_ULP of mpmath also at the float32
+    neighbours of lgamma's negative zeros, where the terms cancel most (float64's 2^-52 or
+    so of them still leaves half an ulp of float32: 0.497 measured at 1.2e-6 next to
+    -2.7477). +inf at 0, the negative integers and -inf, as the interpreter's."""
+    import mpmath
+    mpmath.mp.prec = 160
+    dtype = np.float32
+    near = []
+    for z in _lgamma_negative_zeros(14):  # float32 tells its zeros from the poles to -13
+        v = np.float32(float(z))
+        near += [v + np.float32(j) * np.spacing(v) for j in range(-6, 7)]
+    x = np.concatenate([_negative_lgamma_inputs(dtype), np.array(near, dtype),
+                        -np.exp(np.random.default_rng(43).uniform(-80, 15, 1_000)),
+                        [-8388607.5, -1e-45, -1e-38]]).astype(dtype)
+    poles = x == np.floor(x)
+    reference = np.frompyfunc(
+        lambda v: _long_double(mpmath.re(mpmath.loggamma(mpmath.mpf(float(v))))), 1, 1)
+    err, i, _ = _measure(lax.lgamma, lambda a: reference(a).astype(L), (x[~poles],), dtype)
+    assert err <= GAMMA_MAX_ULP["lgamma", dtype], f"lgamma({x[~poles][i]!r}) is {err:.2f} ulp off"
+    np.testing.assert_array_equal(_jit(lax.lgamma)(x[poles]),
+                                  _jit(lax.lgamma, "interpret")(x[poles]))
+    assert np.all(np.asarray(_jit(lax.lgamma)(x[poles & ~np.isnan(x)])) == np.inf)
+    _lgamma_values_do_not_depend_on_their_block(dtype)
+    k = _jit(lax.lgamma).lower(np.ones(1000, dtype)).compile().kernels[0]
+    assert "rt.lgamma_special_f32" in k.source and "lgamma_scalar" not in k.llvm_ir()
+    k64 = _jit(lax.lgamma).lower(np.ones(1000, np.float64)).compile().kernels[0]
+    assert "lgamma_scalar" in k64.llvm_ir()  # (what the check above would see)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
@@ -686,6 +751,43 @@ def test_trig_blocks_skip_the_table_unless_an_argument_needs_it(parallel):
     xl, yl = x.astype(L), y.astype(L)
     want = np.sin(xl * 2) + np.cos(yl) * np.tan(xl)
     np.testing.assert_allclose(got, want.astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
+def test_block_tests_whose_arguments_need_no_call_run_first():
+    """render._pretests: the tests of sin(v1) (v1 from a load and arithmetic) run in a loop
+    before the block, with the lines their arguments take; cos(v2)'s argument takes exp, so
+    its test stays in the fast loop; a line at another depth than its call's is not
+    copied (its call's test is not hoisted)."""
+    from jitviz.backends.cpu.render import _pretests
+    body = [(3, "v0 = x0[i0]", None), (3, "v1 = np.float32(v0 * c0)", None),
+            (3, "v2 = np.float32(rt.exp_f32(v1))", None),
+            (3, "v3 = np.float32(rt.sin_f32(v1))", None),
+            (3, "v4 = np.float32(rt.cos_f32(v2))", None), (3, "out0[i0] = v4 + v3", None)]
+    pre, hoisted = _pretests(body)
+    assert hoisted == {"rt.sin_f32(v1)"}
+    assert [text for _, text, _ in pre] == ["v0 = x0[i0]", "v1 = np.float32(v0 * c0)",
+                                            "{g} |= rt.trig_big_f32(v1)"]
+    assert _pretests([(4, "v0 = x0[i0]", None), (3, "v1 = rt.sin_f64(v0)", None)]) == ([], set())
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_block_test_that_needs_a_call_is_taken_in_the_fast_loop(parallel):
+    """cos(exp(x)): the test of cos's argument needs exp, so the fast loop ORs it in and a
+    block where it holds runs again with the full functions; sin(3 x)'s test runs before
+    the block. Each value is the full function's, as in the tail (a kernel of 1 value):
+    the same bits."""
+    def f(x):
+        return jnp.cos(jnp.exp(x)) + jnp.sin(x * 3.0)
+    x = np.random.default_rng(41).uniform(-2, 2, 128 * 20 + 5).astype(np.float32)
+    x[[128 * 3 + 7, 128 * 11, 128 * 19 + 127]] = [40.0, 60.0, 80.0]  # exp(x) needs the table
+    x[128 * 7 + 2] = 3e4  # 3 x needs it
+    c = jitviz.jit(f, parallel=parallel).lower(x).compile()
+    src = c.kernels[0].source
+    assert "the tests that need no call first" in src
+    assert src.count("g0 |= rt.trig_big_f32(") == 2  # (sin's before the block, cos's in it)
+    one = jitviz.jit(f, parallel=parallel)
+    want = np.concatenate([np.asarray(one(x[i:i + 1])) for i in range(x.size)])
+    np.testing.assert_array_equal(np.asarray(c(x)), want)
 
 
 # binary functions that run blockwise: a fast variant without the special cases, and for each

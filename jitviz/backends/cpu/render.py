@@ -62,14 +62,53 @@ def _index_text(name, idx):
 # function (`rt.<test>_f32(args)`): sin/cos/tan's fast variants leave out the table of large
 # arguments, pow's the special cases (a base that is not positive and finite, an infinite or
 # NaN exponent: 30 of float32 pow's 88 instructions per vector on AVX-512), atan2's its
-# infinities, NaNs, huge ratios and 0/0, lgamma's x <= 0 (special.py's scalar helper:
-# vecmath_gamma.py says why) and digamma's (its reflection). (render.py stays free of
-# Numba, so the names live here; tests/test_vecmath.py checks that each one's `_fast` and
-# test functions exist in rt.)
+# infinities, NaNs, huge ratios and 0/0, lgamma's and digamma's x <= 0 (their reflections;
+# float64 lgamma's is special.py's scalar helper: vecmath_gamma.py says why). (render.py
+# stays free of Numba, so the names live here; tests/test_vecmath.py checks that each one's
+# `_fast` and test functions exist in rt.)
 GUARD_TESTS = {"sin": "trig_big", "cos": "trig_big", "tan": "trig_big", "pow": "pow_special",
                "atan2": "atan2_special", "lgamma": "lgamma_special",
                "digamma": "digamma_special"}
 GUARDED = re.compile(rf"rt\.({'|'.join(GUARD_TESTS)})_(f32|f64)\(([^()]*)\)")
+ASSIGNMENT = re.compile(r"(\w+) = (.*)")
+NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def _pretests(body):
+    """The guarded calls of an elementwise body whose tests can run before it: those whose
+    arguments are computed by lines without a runtime call (`rt.`), say loads and
+    arithmetic. Returns the lines that compute those arguments followed by the tests (`{g}
+    |= ...`, the flag's name to fill in), and the set of the calls' texts. Lines other than
+    one-line assignments at the body's own depth are not copied."""
+    defined = {}
+    for n, (depth, text, _) in enumerate(body):
+        m = ASSIGNMENT.fullmatch(text)
+        if m:
+            defined[m.group(1)] = n
+    needed, tests, hoisted = set(), [], set()
+    for depth, text, eqn in body:
+        for m in GUARDED.finditer(text):
+            lines, ok = set(), True
+            todo = [name for name in NAME.findall(m.group(3)) if name in defined]
+            while todo and ok:
+                n = defined[todo.pop()]
+                if n in lines:
+                    continue
+                lines.add(n)
+                line_depth, line, _ = body[n]
+                ok = line_depth == depth and "rt." not in line
+                todo += [name for name in NAME.findall(ASSIGNMENT.fullmatch(line).group(2))
+                         if name in defined]
+            if ok:
+                needed |= lines
+                hoisted.add(m.group(0))
+                tests.append((depth, f"{{g}} |= rt.{GUARD_TESTS[m.group(1)]}_{m.group(2)}"
+                                     f"({m.group(3)})", eqn))
+    if not tests:
+        return [], set()
+    return [body[n] for n in sorted(needed)] + tests, hoisted
+
+
 # a block's start under prange, masked: the mask tells LLVM it is not negative, so the block's
 # loads need no wraparound test and vectorize (without it they became gathers, 3x slower)
 BLOCK_START_MASK = (1 << 48) - 1
@@ -451,18 +490,25 @@ class FusedRenderer:
     def _guarded_loops(self, k, body, threaded=False):
         """The innermost loop of an elementwise nest whose functions have a fast variant for
         most arguments (GUARDED: sin/cos/tan without their large-argument table, pow and
-        atan2 without their special cases): each full block runs the fast variants and ORs each call's test
-        into a flag (one vectorized loop); a block where a test holds is recomputed with the
-        full functions (the body is elementwise: rewriting its outputs is harmless). The
-        tail uses the full functions. Every value still comes out of the full function's
-        result for its arguments; only the common case skips the table's gathers or the
-        special cases. `threaded`: the blocks of a one-axis nest are split across threads."""
+        atan2 without their special cases, lgamma and digamma for x > 0), per block of
+        BLOCK values: a block where a call's test holds runs the full functions, the others
+        the fast variants (the body is elementwise: rewriting its outputs is harmless).
+        Tests whose arguments take no runtime call to compute (`_pretests`: lgamma(x) of an
+        input, sin(2 x + 1)) are ORed into a flag first, in a loop of their own, so that
+        such a block skips the fast variants; the others are ORed in by the fast loop, and
+        a block where one holds runs again. The tail uses the full functions. Every value
+        still comes out of the full function's result for its arguments; only the common
+        case skips the table's gathers or the special cases. `threaded`: the blocks of a
+        one-axis nest are split across threads."""
+        pre, hoisted = _pretests(body)
         fast = []
         for depth, text, eqn in body:
             fast.append((depth + 1, GUARDED.sub(r"rt.\1_\2_fast(\3)", text), eqn))
             for m in GUARDED.finditer(text):
-                test = GUARD_TESTS[m.group(1)]
-                fast.append((depth + 1, f"g{k} |= rt.{test}_{m.group(2)}({m.group(3)})", eqn))
+                if m.group(0) not in hoisted:
+                    test = GUARD_TESTS[m.group(1)]
+                    fast.append((depth + 1, f"g{k} |= rt.{test}_{m.group(2)}({m.group(3)})",
+                                 eqn))
         self.emit(1 + k, f"f{k} = n{k} - n{k} % {BLOCK}")
         if threaded:
             self.uses_prange = True
@@ -472,10 +518,18 @@ class FusedRenderer:
         else:
             self.emit(1 + k, f"for b{k} in range(0, f{k}, {BLOCK}):")
         self.emit(2 + k, f"g{k} = False")
-        self.emit(2 + k, f"for j{k} in range({BLOCK}):")
-        self.emit(3 + k, f"i{k} = b{k} + j{k}")
-        self.block.extend(fast)
-        self.emit(2 + k, f"if g{k}:  # a test held: the block again, full functions")
+        loop_depth = 2 + k
+        if pre:
+            self.emit(2 + k, f"for j{k} in range({BLOCK}):  # the tests that need no call first")
+            self.emit(3 + k, f"i{k} = b{k} + j{k}")
+            self.block.extend((depth + 1, text.replace("{g}", f"g{k}"), eqn)
+                              for depth, text, eqn in pre)
+            self.emit(2 + k, f"if not g{k}:  # no test held: the fast variants")
+            loop_depth = 3 + k
+        self.emit(loop_depth, f"for j{k} in range({BLOCK}):")
+        self.emit(loop_depth + 1, f"i{k} = b{k} + j{k}")
+        self.block.extend((depth + loop_depth - 2 - k, text, eqn) for depth, text, eqn in fast)
+        self.emit(2 + k, f"if g{k}:  # a test held: the block with the full functions")
         self.emit(3 + k, f"for j{k} in range({BLOCK}):")
         self.emit(4 + k, f"i{k} = b{k} + j{k}")
         self.block.extend((depth + 2, text, eqn) for depth, text, eqn in body)

@@ -1102,8 +1102,8 @@ def pow_f64(x, y):
 # --- lgamma and digamma (vecmath_gamma.py) ---------------------------------------------------
 # Both float types compute in float64. For x > 0 both are branch-free (`*_fast`); for x <= 0
 # (`*_special_*` true), which elementwise kernels reach blockwise (render.py's guarded loops)
-# and the full functions per value, digamma's reflection is branch-free too, and lgamma is
-# special.py's scalar helper.
+# and the full functions per value, the reflections are branch-free too, but for float64's
+# lgamma: special.py's scalar helper (vecmath_gamma.py says why).
 
 _LN2_HI64, _LN2_LO64 = F64.LN2_HI, F64.LN2_LO
 
@@ -1158,8 +1158,8 @@ lgamma_f64_fast, digamma_f64_fast, digamma_f64 = _G64.lgamma, _G64.digamma_fast,
 
 @inline
 def _nonpositive_f32(x):
-    """lgamma's and digamma's test: x <= 0 needs the full function (lgamma's scalar helper,
-    digamma's reflection); the fast ones take x > 0, NaN and +inf."""
+    """lgamma's and digamma's test: x <= 0 needs the full function (the reflections, float64
+    lgamma's scalar helper); the fast ones take x > 0, NaN and +inf."""
     return x <= np.float32(0)
 
 
@@ -1172,9 +1172,21 @@ lgamma_special_f32 = digamma_special_f32 = _nonpositive_f32
 lgamma_special_f64 = digamma_special_f64 = _nonpositive_f64
 
 
+# float32's full lgamma: x <= 0 by the reflection with float64's polynomials (and float64's
+# own logs: float32's low parts dropped), because where its terms cancel, near lgamma's
+# negative zeros, float32's polynomials' 2^-33 would show (float64's 2^-52 or so keep the
+# result within half an ulp; tests/test_vecmath.py checks the float32 neighbours of every
+# zero); x > 0 the fast function's result (float32's polynomials: 10% faster than
+# float64's there). Both computed, one kept: a select, which vectorizes.
+_lgamma_reflected_f32 = make_gamma_family(np.float64, _log_pair32, TRIG_F64_FAST.sin,
+                                          TRIG_F64_FAST.cos).lgamma_reflected
+
+
 @inline
 def lgamma_f32(x):
-    return np.float32(_lgamma_scalar(x)) if x <= np.float32(0) else lgamma_f32_fast(x)
+    fast = lgamma_f32_fast(x)
+    reflected = np.float32(_lgamma_reflected_f32(np.float64(x)))
+    return reflected if x <= np.float32(0) else fast
 
 
 @inline

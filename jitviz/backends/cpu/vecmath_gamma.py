@@ -1,6 +1,6 @@
-"""lgamma (for x > 0) and digamma for the CPU kernels, branch-free so that the kernel's loop
-vectorizes (vecmath.py's other functions are built the same way; `vecmath` builds these from
-its float64 log and exports rt.lgamma_f32, rt.digamma_f64, ...).
+"""lgamma and digamma for the CPU kernels, branch-free so that the kernel's loop vectorizes
+(vecmath.py's other functions are built the same way; `vecmath` builds these from its float64
+log and exports rt.lgamma_f32, rt.digamma_f64, ...).
 
 Both compute in float64 for either float type: the recurrences below add terms of opposite
 sign, and float64 keeps float32's results within half an ulp of their rounding (float32's
@@ -22,14 +22,18 @@ polynomials are shorter). With u = x - floor(x) for x < 6, so that y = 1 + u is 
   the result there.
 - x >= 6: Stirling's series, lgamma(x) = (x - 1/2)(log x - 1) + (log(2 pi) - 1)/2 + S(1/x^2)
   / x, and digamma(x) = log x - 1/(2x) + A(1/x^2) / x^2, with the series' tails fitted (S, A).
-- digamma(x < 0) = digamma(1 - x) - pi cot(pi x), as special.py's helper (and JAX) compute
-  it (`digamma` below says how its two terms are kept accurate; near its negative zeros they
-  cancel). lgamma(x <= 0) is not computed here: near lgamma's negative zeros (two between
-  each pair of negative integers down to -20 or so) a reflection cancels without bound and
-  libm's lgamma does not. Kernels test `lgamma_special_*` / `digamma_special_*` (x <= 0)
-  blockwise (render.py's GUARD_TESTS): a block without such a value runs the fast functions
-  (x > 0 only), one with it the full ones (vecmath.py): digamma's reflection, vectorized too,
-  and lgamma's scalar path, special.py's helper (libm's lgamma).
+- x < 0 by the reflections, digamma(x) = digamma(1 - x) - pi cot(pi x) and lgamma(x) =
+  log(pi) - log|sin(pi x)| - lgamma(1 - x), as special.py's digamma helper (and JAX) compute
+  them (`digamma` and `lgamma_reflected` below say how their terms are kept accurate). Near
+  the functions' negative zeros the terms cancel, so the error there is an ulp or two of
+  the largest term, not of the result: fine for float32's lgamma (float64's terms are
+  2^-52 or so of a float32 result's at every float32 next to a zero), not for float64's
+  (up to 4110 ulp measured in (-3, -2), two zeros between each pair of negative integers
+  down to about -18). float64 kernels take lgamma of x <= 0 from special.py's helper,
+  libm's lgamma, which does not cancel. Kernels test `lgamma_special_*` /
+  `digamma_special_*` (x <= 0) blockwise (render.py's GUARD_TESTS): a block without such a
+  value runs the fast functions (x > 0 only), one with it the full ones (vecmath.py): the
+  reflections, vectorized, and float64 lgamma's scalar helper.
 
 Coefficients: `scripts/fit_vecmath.py` (`fit_gamma`). Measured accuracy: README.md and
 tests/test_vecmath.py. CUDA keeps special.py's scalar helpers (libdevice's lgamma).
@@ -48,6 +52,7 @@ F = np.float64
 ZERO, HALF, ONE, TWO = F(0), F(0.5), F(1), F(2)
 INF, NAN, PI = F(np.inf), F(np.nan), F(np.pi)
 PI_LO = F(1.2246467991473532e-16)  # pi - PI
+LOG_PI_HI, LOG_PI_LO = hi_lo(F, "1.1447298858494001741434273513530587")
 STIRLING_MIN = F(6)  # fit_gamma's stirling_min
 TINY_PSI = F(2.0 ** -60)  # digamma(x) = -1/x - 0.577... rounds to -1/x below it
 # (log(2 pi) - 1) / 2
@@ -117,6 +122,13 @@ def _recip(d):
 
 
 @inline
+def _add_dd(ah, al, bh, bl):
+    """(ah + al) + (bh + bl) as (hi, lo), not renormalized (the high parts' sum exact)."""
+    s, e = two_sum(ah, bh)
+    return s, e + (al + bl)
+
+
+@inline
 def _sum_dd(ah, al, bh, bl):
     """(ah + al) + (bh + bl), rounded once at the end (the high parts' sum made exact)."""
     s, e = two_sum(ah, bh)
@@ -136,11 +148,6 @@ def make_gamma_family(kind, log_pair, sin, cos):
     A = tuple(F(v) for v in _DIGAMMA_A[kind])
 
     @inline
-    def shifted(x):
-        """u = x - floor(x) (1 + u is x moved into [1, 2) for x < 6; exact)."""
-        return x - np.floor(x)
-
-    @inline
     def lgamma_window(u):
         """lgamma(1 + u) for u in [0, 1] as a double-double: u (u - 1) = ph + pl exactly,
         times R0_HI + t, t = R0_LO + v P(v) (a sixth of R at most: its rounding errors
@@ -152,28 +159,70 @@ def make_gamma_family(kind, log_pair, sin, cos):
         return h, e + fma(ph, t, pl * (R0_HI + t))
 
     @inline
-    def lgamma(x):
-        small, big = x < ONE, x >= STIRLING_MIN
-        wh, wl = lgamma_window(shifted(x))
+    def lgamma_parts(x, n, u, lo):
+        """lgamma(x + lo) as a double-double for x = n + u > 0 (n = floor(x + lo), u exact,
+        lo the rounding error of x = n + u, 0 for a float64 argument; NaN and +inf pass).
+        Only n and u decide the reduction, so 1 - x of a negative x (`lgamma_reflected`)
+        keeps its digits: the factors (n - i) + u are exact."""
+        small, big = n < ONE, n >= STIRLING_MIN
+        wh, wl = lgamma_window(u)
         # (x - 1) ... (1 + u) as a double-double for x in [2, 6), 1 below
         ph, pl = ONE, ZERO
         for i in SHIFTS:
-            d = x - F(i)
+            d = (n - F(i)) + u
             d = d if d >= ONE else ONE
             h, e = _two_prod(ph, d)
             ph, pl = h, fma(pl, d, e)
         outer = small | big
-        lh, ll = log_pair(x if outer else ph, ZERO if outer else pl)
-        # x >= 6: (x - 1/2)(log x - 1) + ..., log x - 1 = t + te exactly (t + te = lh - 1)
+        lh, ll = log_pair(x if outer else ph, lo if outer else pl)
+        # x >= 6: (x - 1/2)(log x - 1) + ..., log x - 1 = t + te exactly (t + te = lh - 1);
+        # lo's own term lo (log x - 1) (its share in (x - 1/2) log x is in ll)
         t = lh - ONE
         te = (lh - t) - ONE  # (Fast2Sum: lh >= 1.79)
         w = ONE / x
-        tail = fma(w, horner(w * w, S), HALF_LOG_2PI_MINUS_HALF)
+        tail = fma(w, horner(w * w, S), fma(lo, t, HALF_LOG_2PI_MINUS_HALF))
         m = x - HALF
         stirling = fma(m, t, fma(m, te + ll, tail))
-        y = _sum_dd(wh, wl, -lh, -ll) if small else _sum_dd(wh, wl, lh, ll)
-        y = stirling if big else y
+        yh, yl = _add_dd(wh, wl, -lh, -ll) if small else _add_dd(wh, wl, lh, ll)
+        return (stirling if big else yh), (ZERO if big else yl)
+
+    @inline
+    def lgamma(x):
+        """lgamma of x > 0 (NaN and +inf pass)."""
+        fl = np.floor(x)
+        yh, yl = lgamma_parts(x, fl, x - fl, ZERO)
+        y = yh + yl
         return y if x < INF else x  # +inf stays, NaN stays
+
+    @inline
+    def lgamma_reflected(x):
+        """lgamma of any x: x > 0 as `lgamma`, x < 0 by the reflection lgamma(x) = log(pi)
+        - log|sin(pi x)| - lgamma(1 - x), with 1 - x = n + u split exactly and sin(pi x)
+        from x's distance r to the nearest integer as digamma's cot; the three terms are
+        added as double-doubles (float32's kernels take it with float64's polynomials and a
+        `log_pair` without low parts: theirs are far below float32's ulp). Near lgamma's negative zeros the terms cancel:
+        the error there is an ulp or two of the largest term, not of the result, so only
+        float32's kernels use it (the module's docstring). +inf at 0, the negative integers
+        and -inf."""
+        neg = x < ZERO
+        a = -x if neg else x
+        fl = np.floor(a)
+        n = fl + ONE if neg else fl
+        u = a - fl
+        y = n + u  # x itself for x > 0, else 1 - x rounded ...
+        lo = (n - y) + u  # ... and its rounding error (Fast2Sum: n >= u)
+        lh, ll = lgamma_parts(y, n, u, lo)
+        r = x - np.rint(x)
+        zh = PI * r
+        zl = fma(PI, r, -zh) + PI_LO * r
+        sh = sin(zh)
+        sl = cos(zh) * zl
+        gh, gl = log_pair(np.abs(sh), sl if sh > ZERO else -sl)
+        ph, pe = two_sum(LOG_PI_HI, -gh)
+        qh, qe = two_sum(ph, -lh)
+        y = qh + ((qe + pe) + ((LOG_PI_LO - gl) - ll)) if neg else lh + ll
+        y = INF if (x <= ZERO) & (r == ZERO) | (x == -INF) else y
+        return y if x < INF else x
 
     @inline
     def reciprocals_dd(x, n, u, small, big):
@@ -268,4 +317,5 @@ def make_gamma_family(kind, log_pair, sin, cos):
         y = y - PI * c if neg else y
         return NAN if (x <= ZERO) & (r == ZERO) | (x == -INF) else y
 
-    return SimpleNamespace(lgamma=lgamma, digamma=digamma, digamma_fast=digamma_fast)
+    return SimpleNamespace(lgamma=lgamma, lgamma_reflected=lgamma_reflected, digamma=digamma,
+                           digamma_fast=digamma_fast)
