@@ -91,9 +91,10 @@ def test_the_data_view_is_json(annotated):
     assert set(row) == {"file", "line", "code", "fates", "equations", "kernels",
                         "time_share", "note", "kernel_lines"}
     sin = next(r for r in data["lines"] if "jnp.sin(y)" in r["code"])
-    kernel, line, text = sin["kernel_lines"][0]
-    assert kernel in data["kernels"] and re.search(r"\b(np|rt)\.sin", text)
-    assert data["kernels"][kernel].splitlines()[line - 1].strip() == text
+    # (sin's lines: its calls, and its block test, which may run before the block's loop)
+    assert any(re.search(r"\b(np|rt)\.sin", text) for _, _, text in sin["kernel_lines"])
+    for kernel, line, text in sin["kernel_lines"]:
+        assert data["kernels"][kernel].splitlines()[line - 1].strip() == text
 
 
 def test_plain_function_and_interpreter():
