@@ -243,6 +243,32 @@ def fit_gamma(stirling_min=6.0):
                [mp.log(v) - 1 / (2 * v) for v in X], [1 / (v * v) for v in X], u, deg_a)
 
 
+def fit_bessel(split=12.0):
+    """vecmath_bessel.py's bessel_i0e and bessel_i1e (e^-|x| I0(x), e^-|x| I1(x)), t = |x|.
+    Below `split`: I0(t) = S0(y), I1(t) = (t/2) S1(y), y = t^2/4, the power series' sums
+    (entire in y, all terms positive), each 1 + y P(y) fitted on [0, split^2/4]; the kernels
+    multiply by e^-t. From `split` up: sqrt(t) e^-t I(t) = G(w), w = 1/t, which tends to
+    1/sqrt(2 pi) (the asymptotic series diverges, but G is smooth on [0, 1/split]), as
+    1/sqrt(2 pi) + w P(w). A larger split shortens G's polynomials and lengthens S's: 12
+    kept their sum near its least (32 terms for float64 at 8, 12, 14 and 16)."""
+    import mpmath as mp
+    mp.mp.prec = 200
+    y = chebyshev_nodes(1e-12, split * split / 4, 300)
+    Y = [mp.mpf(v) for v in y]
+    for name, deg in (("f32", 11), ("f64", 18)):
+        for order in (0, 1):
+            target = [mp.besseli(order, 2 * mp.sqrt(v)) / mp.sqrt(v) ** order for v in Y]
+            fit_mp(f"BESSEL_S{order} {name} (1 + y P(y))", target, [mp.mpf(1)] * len(Y), Y, y,
+                   deg)
+    w = chebyshev_nodes(1e-9, 1 / split, 300)
+    W = [mp.mpf(v) for v in w]
+    for name, deg in (("f32", 5), ("f64", 14)):
+        for order in (0, 1):
+            target = [mp.sqrt(1 / v) * mp.exp(-1 / v) * mp.besseli(order, 1 / v) for v in W]
+            fit_mp(f"BESSEL_G{order} {name} (1/sqrt(2 pi) + w P(w))", target,
+                   [1 / mp.sqrt(2 * mp.pi)] * len(W), W, w, deg)
+
+
 # --- per-cell polynomials, looked up in vector_isa's tables ---------------------------------
 
 def tanh32_cells():
@@ -316,3 +342,4 @@ if __name__ == "__main__":
         fit_erf()
         fit_erf_inv()
         fit_gamma()
+        fit_bessel()

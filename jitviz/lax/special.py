@@ -7,7 +7,7 @@ domain error, a division by zero or an overflow reach Python's `math`: special v
 settled first). The helpers compute in float64 whatever the operand's dtype, and return the
 special values JAX 0.10 returns (poles, negative integers, infinities, NaN). CPU kernels
 call lgamma's and digamma's only where vecmath_gamma.py's vectorized functions do not
-reach: float64 lgamma of x <= 0.
+reach, float64 lgamma of x <= 0, and bessel_ie's never (vecmath_bessel.py).
 
 The algorithms, from the mathematics:
   lgamma     libm's lgamma, with the poles (0, negative integers) as +inf, and x (log x - 1)

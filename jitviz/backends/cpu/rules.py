@@ -29,7 +29,7 @@ from ...core.registry import (declare_target, has_lowering, lowering, lowering_h
                               register_lowering)
 from ...lax import primitives as lax
 from ...lax.erf import erf_inv_p, erf_p, erfc_p
-from ...lax.special import digamma_p, lgamma_p
+from ...lax.special import bessel_i0e_p, bessel_i1e_p, digamma_p, lgamma_p
 from ..numba_expr import (AND, MAX, MIN, NUMBA_EXPR, OR, PROD, SUM, Dialect, expression_rule,
                           shared_rule)
 from ..numba_text import compute_dtype, ctor, is_half, saturating_float_to_int, typed_const
@@ -286,6 +286,7 @@ register_rules(EXPR, {
     # (erf's primitives take real floats only: no NumPy fallback for complex operands)
     erf_p: _vector("erf", ""), erfc_p: _vector("erfc", ""), erf_inv_p: _vector("erf_inv", ""),
     lgamma_p: _vector("lgamma", ""), digamma_p: _vector("digamma", ""),
+    bessel_i0e_p: _vector("bessel_i0e", ""), bessel_i1e_p: _vector("bessel_i1e", ""),
     lax.not_p: _not, lax.abs_p: _np1("abs"), lax.conj_p: _np1("conj"), lax.round_p: _round,
     lax.integer_pow_p: _integer_pow, lax.div_p: _div, lax.rem_p: _rem, lax.pow_p: _pow,
     lax.atan2_p: _vector("atan2", "arctan2"), lax.shift_left_p: _shift("shl"),
@@ -301,7 +302,8 @@ register_rules(EXPR, {
 # 219 us -> 3). The estimate picks a kernel's threads (compile.py: parallel_min_ops), so a
 # GELU's tanh counts for what it costs. Unlisted primitives count 1. (erf and erfc: 12, and
 # erf_inv 17, measured on the AVX2-only CPU of README's "On an AVX2-only CPU" and halved, as
-# the factor below doubles them there; lgamma 45 and digamma 52 times `x + 1` there, halved.)
+# the factor below doubles them there; lgamma 45 and digamma 52 times `x + 1` there, halved;
+# float32 bessel_i0e 21 and bessel_i1e 18.5, halved: float64's are 34 and 35.)
 COST = "cpu.cost"
 declare_target(COST, doc="operations per element (an int) of an elementwise primitive whose "
                          "kernel code costs more than an add; 1 where absent")
@@ -311,6 +313,7 @@ register_rules(COST, {
     lax.acosh_p: 5, lax.atanh_p: 5, lax.sin_p: 4, lax.cos_p: 4, lax.tan_p: 4,
     lax.asin_p: 3, lax.acos_p: 3, lax.atan_p: 3, lax.cbrt_p: 5, lax.atan2_p: 7,
     lax.pow_p: 7, erf_p: 6, erfc_p: 6, erf_inv_p: 8, lgamma_p: 22, digamma_p: 26,
+    bessel_i0e_p: 10, bessel_i1e_p: 10,
 })
 
 

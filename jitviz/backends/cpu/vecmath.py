@@ -32,6 +32,7 @@ from ...lax.special import lgamma_scalar
 from . import vector_isa
 from .vecmath_erf import make_erf_family
 from .vecmath_gamma import make_gamma_family
+from .vecmath_bessel import make_bessel_family
 from .vecmath_core import F32, F64, as_float, as_int, fma, horner, horner_split2, \
     inline, ldexp, split_coeffs, target_has_avx512
 from .vecmath_trig import (_two_sum as two_sum, TRIG_F32, TRIG_F32_FAST, TRIG_F64, TRIG_F64_FAST,
@@ -1198,3 +1199,13 @@ __all__ += [f"{name}_{suffix}" for name in ("lgamma", "digamma")
             for suffix in ("f32", "f64", "f32_fast", "f64_fast")]
 __all__ += ["lgamma_special_f32", "lgamma_special_f64", "digamma_special_f32",
             "digamma_special_f64"]
+
+
+# --- bessel_i0e and bessel_i1e (vecmath_bessel.py) --------------------------------------------
+# Both float types compute in float64, branch-free for every x.
+
+_B32 = make_bessel_family(np.float32, _V64.exp)
+bessel_i0e_f32, bessel_i1e_f32 = (_rounded_to_float32(f) for f in (_B32.i0e, _B32.i1e))
+_B64 = make_bessel_family(np.float64, _V64.exp)
+bessel_i0e_f64, bessel_i1e_f64 = _B64.i0e, _B64.i1e
+__all__ += ["bessel_i0e_f32", "bessel_i1e_f32", "bessel_i0e_f64", "bessel_i1e_f64"]
