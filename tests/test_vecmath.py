@@ -1068,7 +1068,8 @@ for name, fn, binary in (("log", jnp.log, False), ("log1p", jnp.log1p, False),
                          ("tanh", jnp.tanh, False), ("cbrt", jnp.cbrt, False),
                          ("pow", lambda a, b: lax.pow(a, b), True), ("erf", lax.erf, False),
                          ("erf_inv", lax.erf_inv, False), ("lgamma", lax.lgamma, False),
-                         ("digamma", lax.digamma, False)):
+                         ("digamma", lax.digamma, False),
+                         ("bessel_i0e", lax.bessel_i0e, False)):
     for dtype in (np.float32, np.float64):
         x = np.ones(4096, dtype)
         k = jitviz.jit(fn).lower(*((x, x) if binary else (x,))).compile().kernels[0]
@@ -1084,8 +1085,8 @@ def test_the_avx512_code_compiles_on_any_host(tmp_path):
     """vecmath's AVX-512 code (vector_isa's tables, vgetexp/vgetmant, vscalef) compiles for
     an AVX-512 CPU (`znver4`) in a child, whatever the host: a host without AVX-512 never
     compiles it otherwise (LLVM refuses what a target lacks: "Cannot select"). The kernels of
-    the table-based functions (and erf's, erf_inv's, lgamma's and digamma's) are compiled
-    there, not run; float64 pow's holds its table permutes and no division (the portable
+    the table-based functions (and erf's, erf_inv's, lgamma's, digamma's and bessel_i0e's)
+    are compiled there, not run; float64 pow's holds its table permutes and no division (the portable
     code divides once per value)."""
     import json
     import subprocess
@@ -1097,8 +1098,8 @@ def test_the_avx512_code_compiles_on_any_host(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found.pop("available") is True
-    assert len(found) == 18
-    for kernel in ("lgamma", "digamma"):  # (float64 arithmetic, tables or not: zmm vectors)
+    assert len(found) == 20
+    for kernel in ("lgamma", "digamma", "bessel_i0e"):  # (float64 arithmetic: zmm vectors)
         assert all("zmm" in found.pop(f"{kernel}_{t}") for t in ("float32", "float64"))
     for kernel, ops in found.items():  # (every one uses one of them at least)
         assert "zmm" in ops and {"vpermi2p", "vpermt2p", "vgetmantp", "vscalefp"} & set(ops), \
