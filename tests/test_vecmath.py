@@ -1086,8 +1086,8 @@ def test_the_avx512_code_compiles_on_any_host(tmp_path):
     an AVX-512 CPU (`znver4`) in a child, whatever the host: a host without AVX-512 never
     compiles it otherwise (LLVM refuses what a target lacks: "Cannot select"). The kernels of
     the table-based functions (and erf's, erf_inv's, lgamma's, digamma's and bessel_i0e's)
-    are compiled there, not run; float64 pow's holds its table permutes and no division (the portable
-    code divides once per value)."""
+    are compiled there, not run; float64 pow's holds its table permutes and no division (the
+    portable code divides once per value)."""
     import json
     import subprocess
     import sys
