@@ -100,11 +100,11 @@ def _times_plus_dd(ph, pl, yh, yl, c):
 
 @inline
 def _series_dd(yh, yl, c):
-    """1 + y P(y) at y = yh + yl as a double-double, P's coefficients c: the steps of P from COMPENSATED up by
-    `_horner_dd`, the last ones and the 1 as double-doubles. Each rounding of a Horner step
-    moves the whole share of the terms above it, and with all terms positive and y up to
-    36 that share is most of the sum for the low steps: plain steps measured 2.54 ulp of
-    S0, with the last 6 compensated 0.77 (all 19: 0.57)."""
+    """1 + y P(y) at y = yh + yl as a double-double, P's coefficients c: the steps of P from
+    COMPENSATED up by `_horner_dd`, the last ones and the 1 as double-doubles. Each rounding
+    of a Horner step moves the whole share of the terms above it, and with all terms
+    positive and y up to 36 that share is most of the sum for the low steps: plain steps
+    measured 2.54 ulp of S0, with the last 6 compensated 0.77 (all 19: 0.57)."""
     ph, pl = _horner_dd(yh, yl, c[COMPENSATED:]), ZERO
     for i in range(COMPENSATED - 1, -1, -1):
         ph, pl = _times_plus_dd(ph, pl, yh, yl, c[i])

@@ -200,10 +200,10 @@ def make_gamma_family(kind, log_pair, sin, cos):
         - log|sin(pi x)| - lgamma(1 - x), with 1 - x = n + u split exactly and sin(pi x)
         from x's distance r to the nearest integer as digamma's cot; the three terms are
         added as double-doubles (float32's kernels take it with float64's polynomials and a
-        `log_pair` without low parts: theirs are far below float32's ulp). Near lgamma's negative zeros the terms cancel:
-        the error there is an ulp or two of the largest term, not of the result, so only
-        float32's kernels use it (the module's docstring). +inf at 0, the negative integers
-        and -inf."""
+        `log_pair` without low parts: theirs are far below float32's ulp). Near lgamma's
+        negative zeros the terms cancel: the error there is an ulp or two of the largest
+        term, not of the result, so only float32's kernels use it (the module's docstring).
+        +inf at 0, the negative integers and -inf."""
         neg = x < ZERO
         a = -x if neg else x
         fl = np.floor(a)
