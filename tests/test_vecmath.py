@@ -799,8 +799,9 @@ def test_trig_blocks_skip_the_table_unless_an_argument_needs_it(parallel):
 def test_block_tests_whose_arguments_need_no_call_run_first():
     """render._pretests: the tests of sin(v1) (v1 from a load and arithmetic) run in a loop
     before the block, with the lines their arguments take; cos(v2)'s argument takes exp, so
-    its test stays in the fast loop; a line at another depth than its call's is not
-    copied (its call's test is not hoisted)."""
+    its test stays in the fast loop; a line at another depth than its call's, one that
+    reads an array the body stores into, and any body with a line other than one-line
+    assignments are not copied (their calls' tests stay in the block)."""
     from jitviz.backends.cpu.render import _pretests
     body = [(3, "v0 = x0[i0]", None), (3, "v1 = np.float32(v0 * c0)", None),
             (3, "v2 = np.float32(rt.exp_f32(v1))", None),
@@ -811,6 +812,13 @@ def test_block_tests_whose_arguments_need_no_call_run_first():
     assert [text for _, text, _ in pre] == ["v0 = x0[i0]", "v1 = np.float32(v0 * c0)",
                                             "{g} |= rt.trig_big_f32(v1)"]
     assert _pretests([(4, "v0 = x0[i0]", None), (3, "v1 = rt.sin_f64(v0)", None)]) == ([], set())
+    # an array the body stores into is read after the store: not before the block
+    stores = [(3, "t0[i0] = x0[i0] * c0", None), (3, "v1 = t0[i0]", None),
+              (3, "v2 = rt.sin_f64(v1)", None)]
+    assert _pretests(stores) == ([], set())
+    # a line it cannot read (a tuple target, a loop, `+=`): nothing hoisted from the body
+    for odd in ("v0, v5 = x0[i0], c0", "for j in range(3):", "v0 += c0"):
+        assert _pretests([(3, odd, None), (3, "v1 = rt.sin_f64(c0 * c0)", None)]) == ([], set())
 
 
 @pytest.mark.parametrize("parallel", [False, True])

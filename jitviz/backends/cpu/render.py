@@ -24,6 +24,7 @@ waits on it are consecutive loops of the same kernel:
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import keyword
 import re
@@ -70,35 +71,61 @@ GUARD_TESTS = {"sin": "trig_big", "cos": "trig_big", "tan": "trig_big", "pow": "
                "atan2": "atan2_special", "lgamma": "lgamma_special",
                "digamma": "digamma_special"}
 GUARDED = re.compile(rf"rt\.({'|'.join(GUARD_TESTS)})_(f32|f64)\(([^()]*)\)")
-ASSIGNMENT = re.compile(r"(\w+) = (.*)")
 NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def _statement(text):
+    """(the name a one-line `name = expression` assigns or None, the names it reads, the
+    names of the arrays it stores into), or None for any other line (a loop, a tuple
+    target, an augmented assignment: `_pretests` does not copy what it cannot read)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign) \
+            or len(tree.body[0].targets) != 1:
+        return None
+    target, value = tree.body[0].targets[0], tree.body[0].value
+    reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    if isinstance(target, ast.Name):
+        return target.id, reads, set()
+    if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+        reads |= {n.id for n in ast.walk(target.slice) if isinstance(n, ast.Name)}
+        return None, reads, {target.value.id}
+    return None
 
 
 def _pretests(body):
     """The guarded calls of an elementwise body whose tests can run before it: those whose
     arguments are computed by lines without a runtime call (`rt.`), say loads and
     arithmetic. Returns the lines that compute those arguments followed by the tests (`{g}
-    |= ...`, the flag's name to fill in), and the set of the calls' texts. Lines other than
-    one-line assignments at the body's own depth are not copied."""
-    defined = {}
-    for n, (depth, text, _) in enumerate(body):
-        m = ASSIGNMENT.fullmatch(text)
-        if m:
-            defined[m.group(1)] = n
+    |= ...`, the flag's name to fill in), and the set of the calls' texts. Nothing is
+    hoisted from a body with a line other than one-line assignments; a line at another
+    depth than its call's, one that reads an array the body stores into (its value would
+    not be there yet) or a name assigned twice is not copied, and its call's test stays in
+    the block."""
+    statements = [_statement(text) for _, text, _ in body]
+    if any(st is None for st in statements):
+        return [], set()
+    names = [st[0] for st in statements if st[0] is not None]
+    defined = {name: n for n, (name, _, _) in enumerate(statements) if name is not None}
+    # (a name assigned twice, or an array both stored into and read, is not copied)
+    stored = set().union(*(st[2] for st in statements)) | \
+        {name for name in names if names.count(name) > 1}
     needed, tests, hoisted = set(), [], set()
     for depth, text, eqn in body:
         for m in GUARDED.finditer(text):
             lines, ok = set(), True
-            todo = [name for name in NAME.findall(m.group(3)) if name in defined]
+            todo = [name for name in NAME.findall(m.group(3))]
             while todo and ok:
-                n = defined[todo.pop()]
-                if n in lines:
+                name = todo.pop()
+                ok = name not in stored
+                if name not in defined or defined[name] in lines:
                     continue
+                n = defined[name]
                 lines.add(n)
-                line_depth, line, _ = body[n]
-                ok = line_depth == depth and "rt." not in line
-                todo += [name for name in NAME.findall(ASSIGNMENT.fullmatch(line).group(2))
-                         if name in defined]
+                ok = body[n][0] == depth and "rt." not in body[n][1]
+                todo += sorted(statements[n][1])
             if ok:
                 needed |= lines
                 hoisted.add(m.group(0))
