@@ -402,7 +402,7 @@ def test_threaded_row_reductions_give_each_thread_its_own_scratch(dtype):
             axis=-1, keepdims=True)
     exe = _threaded(f, x)
     src = "\n".join(k.source for k in exe.kernels)
-    assert src.count("in prange(n0):") >= 2, src
+    assert src.count("in prange(n0):") == 1, src  # (the row nests share one: _fuse_rows)
     for scratch in ("lane", "stk"):
         line = next(l for l in src.splitlines() if f"{scratch}" in l and "stack_array" in l)
         assert line.startswith(" " * 8), line  # inside the threaded loop
@@ -415,3 +415,77 @@ def test_threaded_row_reductions_give_each_thread_its_own_scratch(dtype):
     tol = dict(rtol=1e-4, atol=1e-4) if dtype == f32 else dict(rtol=1e-10, atol=1e-10)
     assert_same(every[2], ref[2], **tol)  # (sums of 1000 normal values: cancellation)
     assert_same(every[3], ref[3], **tol)
+
+
+def _softmax(x):
+    e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
+    return e / jnp.sum(e, axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("dtype", [f32, f64])
+def test_nests_over_the_same_rows_share_one_loop(dtype, parallel):
+    """render._fuse_rows: softmax's nests (the row max; exp(x - max); its sum; the
+    division) loop over the rows once, each row's later nests right after its earlier
+    ones; its values are the interpreter's, and with threads the same bits on one
+    thread as on all."""
+    x = rng.standard_normal((301, 1000)).astype(dtype)
+    exe, _ = compile_cpu(_softmax, x, parallel=parallel)
+    src = exe.kernels[0].source
+    assert src.count(f"for i0 in {'prange' if parallel else 'range'}(n0):") == 1, src
+    # exp(x - max) once per value, kept for the sum and the division in a buffer of one
+    # row (FusedRenderer._worth_caching): no (n0, n1) temporary; it was computed 3 times
+    exp = "rt.expf(" if dtype == f32 else "rt.exp_f64("
+    assert src.count(exp) == 1 and "np.empty((n1,)" in src and "np.empty((n0, n1" not in src
+    row_buffer = next(line for line in src.splitlines() if "np.empty((n1,)" in line)
+    assert row_buffer.startswith(" " * (8 if parallel else 4)), row_buffer  # (per row)
+    tol = dict(rtol=1e-5, atol=1e-7) if dtype == f32 else dict(rtol=1e-13, atol=1e-16)
+    np.testing.assert_allclose(np.asarray(exe(x)[0]), run_interpret(_softmax, x)[0], **tol)
+    if parallel:
+        assert _with_threads(1, exe, x)[0].tobytes() == _with_threads(2, exe, x)[0].tobytes()
+
+
+@pytest.mark.parametrize("case", ["column sums", "row maxima by column"])
+def test_a_nest_that_needs_other_rows_keeps_its_own_loop(case):
+    """A column sum is complete only after the last row, and a row maximum read by column
+    (max(x, 1)[None, :] of a square matrix) needs rows not reached yet: the nest that
+    reads them (sum(x, 0)[:, None] at row i0; the maxima at column i1) keeps its own loop
+    after the one that computes them (fused, row 0 would see the first row's partial
+    sums, or maxima not computed yet)."""
+    def f(x):
+        if case == "column sums":
+            return x - jnp.sum(x, axis=0)[:, None]
+        return x - jnp.max(x, axis=1)[None, :]
+    x = rng.standard_normal((300, 300)).astype(f32)
+    exe, _ = compile_cpu(f, x)
+    assert exe.kernels[0].source.count("for i0 in range(n0):") == 2
+    np.testing.assert_allclose(np.asarray(exe(x)[0]), run_interpret(f, x)[0], rtol=1e-5,
+                               atol=1e-4)
+
+
+def test_a_cheap_or_unshared_value_is_not_kept_in_a_row_buffer():
+    """Only a value that costs more than a store and a load, and whose nests share a row
+    loop, is kept: layernorm's x - mean is recomputed (its nests share one loop, the
+    (rows, 1) nest of sqrt(var + eps) with a size of its own); exp(x) / sum(exp(x), axis=0)
+    needs every row's exp before its division, so its nests keep their loops and exp is
+    recomputed (no temporary of the whole array either)."""
+    def layernorm(x):
+        mu = jnp.mean(x, axis=-1, keepdims=True)
+        var = jnp.mean((x - mu) ** 2, axis=-1, keepdims=True)
+        return (x - mu) / jnp.sqrt(var + 1e-5)
+
+    def by_columns(x):
+        e = jnp.exp(x)
+        return e / jnp.sum(e, axis=0)
+    x = rng.standard_normal((64, 200)).astype(f32)
+    srcs = {}
+    for f, loops in ((layernorm, 1), (by_columns, 2)):
+        exe, _ = compile_cpu(f, x)
+        srcs[f] = src = exe.kernels[0].source
+        assert src.count("for i0 in range(n0):") == loops, src
+        np.testing.assert_allclose(np.asarray(exe(x)[0]), run_interpret(f, x)[0], rtol=1e-5,
+                                   atol=1e-6)
+    assert "np.empty((n1" not in srcs[layernorm]  # (no row buffer)
+    assert srcs[by_columns].count("rt.expf(") == 2
+    assert "np.empty((n0, n1,)" not in srcs[by_columns]
+
