@@ -489,3 +489,24 @@ def test_a_cheap_or_unshared_value_is_not_kept_in_a_row_buffer():
     assert srcs[by_columns].count("rt.expf(") == 2
     assert "np.empty((n0, n1,)" not in srcs[by_columns]
 
+
+
+def test_a_row_buffer_replaces_a_temporary_used_only_at_its_row():
+    """render._row_buffers: a temporary stored and read only at [i0, ...] inside one group's
+    loop becomes one row's buffer (allocated in the threaded loop, indexed without i0);
+    used at another row, by a size, or outside the group, it stays (False: the caller
+    keeps the kernel without it)."""
+    def group(body, before=()):
+        return {"before": [(1, "n0 = x0.shape[0]", None), (1, "n1 = x0.shape[1]", None),
+                           (1, "t1 = np.empty((n0, n1,), np.float32)", None), *before],
+                "loop": (1, "for i0 in prange(n0):", None), "nests": [0, 1],
+                "body": [(2, text, None) for text in body]}
+    ok = [group(["t1[i0, 3] = v0", "v1 = t1[i0, i1]"])]
+    assert cpu_render._row_buffers(ok, {"t1"})
+    assert [t for _, t, _ in ok[0]["body"]] == ["t1 = np.empty((n1,), np.float32)",
+                                                 "t1[3] = v0", "v1 = t1[i1]"]
+    assert not any("t1" in t for _, t, _ in ok[0]["before"])
+    for segments in ([group(["t1[i0, 3] = v0", "v1 = t1[i1, i0]"])],
+                     [group(["t1[i0, 3] = v0"], [(1, "n2 = t1.shape[1]", None)])],
+                     [group(["t1[i0, 3] = v0"]), [(1, "v2 = t1[0, 0]", None)]]):
+        assert not cpu_render._row_buffers(segments, {"t1"})
