@@ -21,6 +21,10 @@ waits on it are consecutive loops of the same kernel:
             for i1 in range(n1):
                 t0[i1] = np.float32(t0[i1] + x0[i0, i1])
         ...                                    # phase 1: divide; phase 2: subtract
+
+Nests that loop over the same rows and use each other's results only at their own row (a
+softmax's row max, sum and division) share one loop instead (`_fuse_rows`), and a costly
+value they each computed is kept in a buffer of one row (`_row_buffers`).
 """
 from __future__ import annotations
 
