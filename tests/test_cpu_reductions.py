@@ -445,18 +445,23 @@ def test_nests_over_the_same_rows_share_one_loop(dtype, parallel):
         assert _with_threads(1, exe, x)[0].tobytes() == _with_threads(2, exe, x)[0].tobytes()
 
 
-@pytest.mark.parametrize("case", ["column sums", "row maxima by column"])
+@pytest.mark.parametrize("case", ["column sums", "row maxima by column", "any NaN"])
 def test_a_nest_that_needs_other_rows_keeps_its_own_loop(case):
-    """A column sum is complete only after the last row, and a row maximum read by column
-    (max(x, 1)[None, :] of a square matrix) needs rows not reached yet: the nest that
-    reads them (sum(x, 0)[:, None] at row i0; the maxima at column i1) keeps its own loop
-    after the one that computes them (fused, row 0 would see the first row's partial
-    sums, or maxima not computed yet)."""
+    """A column sum is complete only after the last row, a row maximum read by column
+    (max(x, 1)[None, :] of a square matrix) needs rows not reached yet, and so does a
+    whole-array `any` (a scalar): the nest that reads them (sum(x, 0)[:, None] at row i0;
+    the maxima at column i1; the `any` in a select) keeps its own loop after the one that
+    computes them (fused, row 0 would see the first row's partial sums, maxima not
+    computed yet, or no NaN yet: jnp.quantile of an array with a NaN gave a number)."""
     def f(x):
         if case == "column sums":
             return x - jnp.sum(x, axis=0)[:, None]
+        if case == "any NaN":  # (a scalar accumulator: jnp.quantile's NaN test)
+            return jnp.where(jnp.any(jnp.isnan(x)), jnp.nan, x)
         return x - jnp.max(x, axis=1)[None, :]
-    x = rng.standard_normal((300, 300)).astype(f32)
+    x = rng.standard_normal((300, 300) if case != "any NaN" else (300,)).astype(f32)
+    if case == "any NaN":
+        x[200] = np.nan
     exe, _ = compile_cpu(f, x)
     assert exe.kernels[0].source.count("for i0 in range(n0):") == 2
     np.testing.assert_allclose(np.asarray(exe(x)[0]), run_interpret(f, x)[0], rtol=1e-5,

@@ -761,6 +761,18 @@ def _row_arrays(body):
     return rows - anywhere, anywhere
 
 
+ASSIGNED = re.compile(r"(?:for )?([A-Za-z_]\w*)(?: in | *(?:[-+*/|&^%]|//|\*\*|<<|>>)?=(?!=))")
+
+
+def _assigned(body) -> set:
+    """The names a body's lines assign (`v3 = ...`, `s0 |= ...`, `for j1 in ...`)."""
+    return {m.group(1) for _, text, _ in body for m in [ASSIGNED.match(text)] if m}
+
+
+def _names(body) -> set:
+    return {name for _, text, _ in body for name in NAME.findall(text)}
+
+
 def _reads_only_rows(body, written):
     """Whether the body uses the arrays in `written` only at row i0."""
     for _, text, _ in body:
@@ -806,11 +818,12 @@ def _fuse_rows(blocks):
     layernorm) run in one loop: each row's later nests run right after its earlier ones,
     while the row is in the cache. A later nest joins when its loop line and its number of
     rows are the same (another inner size gets a name of its own), its lines before the
-    loop can move before the shared one (MOVABLE), and it uses what the earlier ones wrote
+    loop can move before the shared one (MOVABLE), it uses what the earlier ones wrote
     only at row i0, which they wrote only there (a column sum's row is not done until
-    every row is). Returns segments: a nest's lines as they were, or a group (dict:
-    its lines before the loop, the loop line, the body, the nests' numbers); `_lines`
-    joins them."""
+    every row is), and it reads no name they assign that it does not assign itself (a
+    whole-array reduction's accumulator). Returns segments: a nest's lines as they were,
+    or a group (dict: its lines before the loop, the loop line, the body, the nests'
+    numbers); `_lines` joins them."""
     out, group = [], None
     for no, block in enumerate(blocks):
         parts = _row_loop(block)
@@ -821,7 +834,10 @@ def _fuse_rows(blocks):
             if (loop[1] == group["loop"][1] and all(MOVABLE.fullmatch(t) for _, t, _ in before)
                     and sizes.get("n0") == group["sizes"]["n0"]
                     and _reads_only_rows(body, group["rows"] | group["anywhere"])
-                    and not group["anywhere"] & used):
+                    and not group["anywhere"] & used
+                    # (a scalar the earlier nests assign, as a whole-array reduction's
+                    # accumulator, is not done until the last row either)
+                    and not (_names(body) - _assigned(body)) & group["assigned"]):
                 # an inner size unlike the group's (a (rows, 1) nest among (rows, n) ones)
                 # gets a name of its own
                 for k in [k for k, v in sizes.items() if group["sizes"].get(k, v) != v]:
@@ -833,6 +849,7 @@ def _fuse_rows(blocks):
                                     or line[1].split(" = ")[0] not in group["sizes"]]
                 group["sizes"].update(sizes)
                 group["body"] += body
+                group["assigned"] |= _assigned(body)
                 group["nests"].append(no)
                 rows, anywhere = _row_arrays(body)
                 group["rows"] |= rows
@@ -845,7 +862,8 @@ def _fuse_rows(blocks):
         before, loop, body = parts
         rows, anywhere = _row_arrays(body)
         group = {"before": list(before), "loop": loop, "body": list(body), "nests": [no],
-                 "rows": rows, "anywhere": anywhere, "sizes": _sizes(before)}
+                 "rows": rows, "anywhere": anywhere, "sizes": _sizes(before),
+                 "assigned": _assigned(body)}
         out.append(group)
     return out
 
