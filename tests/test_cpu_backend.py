@@ -93,8 +93,8 @@ def seed_f(x, y):
 
 
 def test_float32_exp_is_within_about_one_ulp_everywhere():
-    """The kernels' vectorizable expf over its whole range: normal, subnormal and zero
-    results, overflow to inf, and the special values, against float64 exp rounded."""
+    """The kernels' vectorizable exp (vecmath's) over its whole range: normal, subnormal and
+    zero results, overflow to inf, and the special values, against float64 exp rounded."""
     x = np.concatenate([
         np.linspace(-110.0, 90.0, 2_000_003, dtype=f32),
         np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-30, -1e-30, 88.72, 88.73, -87.33,
@@ -109,26 +109,6 @@ def test_float32_exp_is_within_about_one_ulp_everywhere():
     assert ulps[normal].max() <= 1.01  # NumPy's own SIMD expf allows 2.5 ulp
     assert ulps[~normal].max() <= 1.5  # a ~1 ulp result rounded once more into the subnormals
     np.testing.assert_array_equal(got[~finite], rounded[~finite])  # inf, 0, NaN exactly
-
-
-@pytest.mark.parametrize("variant", ["times_pow2_scalef", "times_pow2_bits"])
-def test_both_exp_scalings_are_exact_ldexp(variant):
-    """expf scales by 2**n with AVX-512's vscalef or with exponent bits elsewhere; both
-    must be exactly np.ldexp (one rounding), subnormal results included."""
-    from numba import njit
-    from jitviz.backends.cpu import runtime as rt
-    scale = getattr(rt, variant)
-
-    @njit
-    def apply(p, k, out):
-        for i in range(p.shape[0]):
-            out[i] = scale(p[i], k[i])
-    p = np.repeat(np.array([0.7, 1.0, 1.5, 1.9999999, 1.0000001, 1.2345678], f32), 281)
-    k = np.tile(np.arange(-152, 129, dtype=np.int32), 6)
-    out = np.empty_like(p)
-    apply(p, k, out)
-    with np.errstate(over="ignore"):  # k = 128 (x near 88.8) may overflow, as it should
-        np.testing.assert_array_equal(out, np.ldexp(p, k))
 
 
 def test_seed_x_plus_y_minus_x_is_ieee_exact_without_fastmath():

@@ -798,13 +798,13 @@ def test_trig_blocks_skip_the_table_unless_an_argument_needs_it(parallel):
 
 def test_block_tests_whose_arguments_need_no_call_run_first():
     """render._pretests: the tests of sin(v1) (v1 from a load and arithmetic) run in a loop
-    before the block, with the lines their arguments take; cos(v2)'s argument takes exp, so
+    before the block, with the lines their arguments take; cos(v2)'s argument takes log, so
     its test stays in the fast loop; a line at another depth than its call's, one that
     reads an array the body stores into, and any body with a line other than one-line
     assignments are not copied (their calls' tests stay in the block)."""
     from jitviz.backends.cpu.render import _pretests
     body = [(3, "v0 = x0[i0]", None), (3, "v1 = np.float32(v0 * c0)", None),
-            (3, "v2 = np.float32(rt.exp_f32(v1))", None),
+            (3, "v2 = np.float32(rt.log_f32(v1))", None),
             (3, "v3 = np.float32(rt.sin_f32(v1))", None),
             (3, "v4 = np.float32(rt.cos_f32(v2))", None), (3, "out0[i0] = v4 + v3", None)]
     pre, hoisted = _pretests(body)
@@ -888,18 +888,83 @@ def test_binary_blocks_skip_the_special_cases_unless_a_value_needs_them(name, dt
     np.testing.assert_array_equal(dirty[~rest], want[~rest])
 
 
-def test_every_guarded_function_has_its_fast_variant_and_test():
-    """render.GUARD_TESTS names the calls that run blockwise; each needs `rt.<name>_<t>_fast`
-    and `rt.<test>_<t>` for both float types (a new entry without them would render kernels
-    that fail to compile; the functions without an entry would never be used)."""
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_exp_fast_variant_is_exp_wherever_its_test_is_false(dtype):
+    """exp's fast variant (no clamp, 2^n as one exponent-bits add) gives exp's own bits for
+    every |x| below its bound, the bound's neighbours included; the test holds from the
+    bound on, and for the specials (the fast variant's bits are meaningless there)."""
+    from numba import njit
     from jitviz.backends.cpu import runtime as rt
-    from jitviz.backends.cpu.render import GUARD_TESTS
-    for name, test in GUARD_TESTS.items():
+    t = "f32" if dtype == np.float32 else "f64"
+    full, fast, special = (getattr(rt, n) for n in (f"exp_{t}", f"exp_{t}_fast",
+                                                     f"exp_special_{t}"))
+
+    @njit
+    def apply(x, a, b, s):
+        for i in range(x.shape[0]):
+            a[i], b[i], s[i] = full(x[i]), fast(x[i]), special(x[i])
+    bound = dtype(86.0 if dtype == np.float32 else 707.0)
+    edges = [np.nextafter(bound, dtype(0)), bound, np.nextafter(bound, dtype(np.inf))]
+    x = np.concatenate([np.linspace(-bound, bound, 3_000_001, dtype=dtype),
+                        np.array(edges, dtype), -np.array(edges, dtype),
+                        np.array([0.0, -0.0, 1e-30, -1e-30, 5e-324 if t == "f64" else 1e-45,
+                                  np.inf, -np.inf, np.nan, 1e30, -1e30], dtype)])
+    a, b, s = np.empty_like(x), np.empty_like(x), np.empty(x.shape, bool)
+    apply(x, a, b, s)
+    np.testing.assert_array_equal(s, ~(np.abs(x) < bound))
+    np.testing.assert_array_equal(a[~s].view(f"i{x.itemsize}"), b[~s].view(f"i{x.itemsize}"))
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_exp_blocks_skip_the_clamp_unless_a_value_needs_it(dtype, parallel):
+    """Without AVX-512 exp runs blockwise (render.GUARD_TESTS): a block of moderate values
+    takes the fast variant, a block with a huge, tiny-result, infinite or NaN argument the
+    full function; every value is the full function's (the same bits as a loop of
+    rt.exp_*). With AVX-512 exp is not guarded (vscalef leaves nothing to skip)."""
+    from numba import njit
+    from jitviz.backends.cpu import runtime as rt
+    from jitviz.backends.cpu.vecmath_core import target_has_avx512
+    t = "f32" if dtype == np.float32 else "f64"
+    full = getattr(rt, f"exp_{t}")
+
+    @njit
+    def reference(x, out):
+        for i in range(x.shape[0]):
+            out[i] = full(x[i])
+    n = 128 * 30 + 9
+    x = np.random.default_rng(12).uniform(-80, 80, n).astype(dtype)
+    big = [88.7, -103.5, np.inf, -np.inf, np.nan, 1e4] if t == "f32" else \
+        [709.7, -745.0, np.inf, -np.inf, np.nan, 1e4]
+    x[[5, 128 * 4 + 100, 128 * 9 + 127, 128 * 17, 128 * 25 + 3, n - 2]] = big
+    f = lambda v: jnp.exp(v * 0.5) * 2.0  # noqa: E731
+    c = jitviz.jit(f, parallel=parallel).lower(x).compile()
+    src = c.kernels[0].source
+    assert (f"rt.exp_{t}_fast(" in src and f"rt.exp_special_{t}(" in src) == \
+        (not target_has_avx512())
+    want = np.empty_like(x)
+    reference(x * dtype(0.5), want)
+    np.testing.assert_array_equal(np.asarray(c(x)), want * dtype(2.0))
+
+
+def test_every_guarded_function_has_its_fast_variant_and_test():
+    """render.GUARD_TESTS names the calls that run blockwise (on this target: exp only
+    without AVX-512); each needs `rt.<name>_<t>_fast` and `rt.<test>_<t>` for both float
+    types (a new entry without them would render kernels that fail to compile; the
+    functions without an entry would never be used)."""
+    from jitviz.backends.cpu import runtime as rt
+    from jitviz.backends.cpu.render import (GUARD_TESTS, GUARDED_EVERYWHERE,
+                                            GUARDED_WITHOUT_AVX512)
+    from jitviz.backends.cpu.vecmath_core import target_has_avx512
+    every = {**GUARDED_EVERYWHERE, **GUARDED_WITHOUT_AVX512}
+    for name, test in every.items():
         for t in ("f32", "f64"):
             assert callable(getattr(rt, f"{name}_{t}_fast", None)), (name, t)
             assert callable(getattr(rt, f"{test}_{t}", None)), (test, t)
     fast = {n[: -len("_f32_fast")] for n in dir(rt) if n.endswith("_f32_fast")}
-    assert fast == set(GUARD_TESTS), fast
+    assert fast == set(every), fast
+    assert set(GUARD_TESTS) == set(every) - (set(GUARDED_WITHOUT_AVX512)
+                                             if target_has_avx512() else set())
 
 
 def test_threaded_blocks_load_without_gathers():

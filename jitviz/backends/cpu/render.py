@@ -39,7 +39,7 @@ from ...core.registry import has_lowering, lowering_rule
 from ...core.ir import literal_key
 from ..base import Cost
 from ..numba_text import compute_dtype, ctor, is_half, typed_const
-from .rules import (CPU, GENERATE, INDEX, REDUCE, cast_text, expr_rule,
+from .rules import (CPU, GENERATE, INDEX, REDUCE, cast_text, expr_rule, target_has_avx512,
                     operations_per_element)
 
 
@@ -68,12 +68,17 @@ def _index_text(name, idx):
 # arguments, pow's the special cases (a base that is not positive and finite, an infinite or
 # NaN exponent: 30 of float32 pow's 88 instructions per vector on AVX-512), atan2's its
 # infinities, NaNs, huge ratios and 0/0, lgamma's and digamma's x <= 0 (their reflections;
-# float64 lgamma's is special.py's scalar helper: vecmath_gamma.py says why). (render.py
-# stays free of Numba, so the names live here; tests/test_vecmath.py checks that each one's
-# `_fast` and test functions exist in rt.)
-GUARD_TESTS = {"sin": "trig_big", "cos": "trig_big", "tan": "trig_big", "pow": "pow_special",
-               "atan2": "atan2_special", "lgamma": "lgamma_special",
-               "digamma": "digamma_special"}
+# float64 lgamma's is special.py's scalar helper: vecmath_gamma.py says why), and without
+# AVX-512 exp's clamp and two-product scale (|x| >= 86 for float32, 707 for float64, and NaN:
+# about half its instructions; AVX-512's vscalef scales in one, which leaves a test nothing to
+# save). (render.py stays free of Numba, so the names live here; tests/test_vecmath.py checks
+# that each one's `_fast` and test functions exist in rt.)
+GUARDED_EVERYWHERE = {"sin": "trig_big", "cos": "trig_big", "tan": "trig_big",
+                      "pow": "pow_special", "atan2": "atan2_special",
+                      "lgamma": "lgamma_special", "digamma": "digamma_special"}
+GUARDED_WITHOUT_AVX512 = {"exp": "exp_special"}
+GUARD_TESTS = {**GUARDED_EVERYWHERE,
+               **({} if target_has_avx512() else GUARDED_WITHOUT_AVX512)}
 GUARDED = re.compile(rf"rt\.({'|'.join(GUARD_TESTS)})_(f32|f64)\(([^()]*)\)")
 NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 

@@ -173,11 +173,6 @@ def _vector(name, np_name):
     return rule
 
 
-def _exp(a, ins, out, params):  # float32: runtime's expf (about 1 ulp, SELU's hot loop)
-    return f"rt.expf({a[0]})" if compute_dtype(ins[0]) == np.float32 \
-        else _vector("exp", "exp")(a, ins, out, params)
-
-
 def _logistic(a, ins, out, params):
     if ins[0].kind == "f":
         return _vector("logistic", "")(a, ins, out, params)
@@ -273,7 +268,7 @@ def _select_n(a, ins, out, params):
 
 # CPU's own rules, over the shared ones of `numba_expr.py` (which it falls back to)
 register_rules(EXPR, {
-    lax.sign_p: _np1("sign"), lax.exp_p: _exp,
+    lax.sign_p: _np1("sign"), lax.exp_p: _vector("exp", "exp"),
     lax.exp2_p: _vector("exp2", "exp2"), lax.log_p: _vector("log", "log"),
     lax.log1p_p: _vector("log1p", "log1p"), lax.expm1_p: _vector("expm1", "expm1"),
     lax.tanh_p: _vector("tanh", "tanh"), lax.logistic_p: _logistic,

@@ -2,11 +2,10 @@
 implementation of its primitive in `jitviz/lax/` (`elementwise.py`, `reductions.py`, ...).
 
 They live in one importable module so Numba can cache kernels that use them. Most are tiny
-scalar functions that LLVM inlines into the kernel loop; `expf` is a branch-free float32
-exponential, so loops calling it vectorize (libm's `expf` does not, and `exp` dominates
-SELU-like kernels). The other elementary functions (`rt.tanh_f32`, `rt.log_f64`, ...) are
-vecmath.py's, re-exported here; helpers that rules register with their lowerings join them
-at first use (`provide`).
+scalar functions that LLVM inlines into the kernel loop. The elementary functions
+(`rt.exp_f32`, `rt.tanh_f32`, `rt.log_f64`, ...) are vecmath.py's, branch-free so that loops
+calling them vectorize (libm's do not), re-exported here; helpers that rules register with
+their lowerings join them at first use (`provide`).
 """
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ from numba.extending import intrinsic
 
 from .vecmath import *  # noqa: F401,F403  (rt.tanh_f32, ...: the vectorized math functions)
 from . import vector_isa
-from .vecmath_core import target_has_avx512
 
 # No `cache=True`: Numba's own disk cache loads machine code unverified. Kernels calling these
 # have their code linked in; for drivers calling them, cache.py gives them its verified cache.
@@ -38,75 +36,6 @@ def i32_as_f32(typingctx, x):
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.FloatType())
     return types.float32(types.int32), codegen
-
-
-@intrinsic
-def fma32(typingctx, a, b, c):
-    """a * b + c with one rounding (llvm.fma: a vector FMA once the loop vectorizes).
-    Used only inside our own approximations, never for a user's `x * y + z`."""
-    if not (a == b == c == types.float32):
-        return None
-
-    def codegen(context, builder, signature, args):
-        f32 = ir.FloatType()
-        fn = builder.module.declare_intrinsic("llvm.fma", [f32], ir.FunctionType(f32, [f32] * 3))
-        return builder.call(fn, args)
-    return types.float32(types.float32, types.float32, types.float32), codegen
-
-
-# --- float32 exp ---------------------------------------------------------------------------
-
-_F = np.float32
-
-
-@intrinsic
-def ldexp32(typingctx, x, n):
-    """x * 2**n with one rounding (llvm.ldexp; one `vscalefps` per vector on AVX-512)."""
-    if x != types.float32 or n != types.int32:
-        return None
-
-    def codegen(context, builder, signature, args):
-        f32, i32 = ir.FloatType(), ir.IntType(32)
-        fn = builder.module.declare_intrinsic("llvm.ldexp", [f32, i32],
-                                              ir.FunctionType(f32, [f32, i32]))
-        return builder.call(fn, args)
-    return types.float32(types.float32, types.int32), codegen
-
-
-@_inline
-def times_pow2_scalef(p, k):
-    """p * 2**k by llvm.ldexp: one instruction per vector on AVX-512 (elsewhere a library
-    call per value, which does not vectorize)."""
-    return ldexp32(p, k)
-
-
-@_inline
-def times_pow2_bits(p, k):
-    """p * 2**k from exponent bits, in two halves so subnormal results stay right."""
-    h = np.int32(k >> 1)
-    return p * i32_as_f32(np.int32((h + 127) << 23)) * i32_as_f32(np.int32((k - h + 127) << 23))
-
-
-_times_pow2 = times_pow2_scalef if target_has_avx512() else times_pow2_bits
-
-
-@_inline
-def expf(x):
-    """exp for float32: Cody-Waite reduction x = n*ln2 + r, a degree-6 polynomial for e^r,
-    then scaled by 2**n. Max error about 1 ulp (NumPy's SIMD expf is within 2.5 ulp of the
-    exact value); inf, -inf, overflow, subnormal results and NaN as NumPy gives them."""
-    xc = min(max(x, _F(-104.0)), _F(88.8))
-    n = np.floor(fma32(xc, _F(1.4426950408889634), _F(0.5)))
-    r = fma32(n, _F(-0.693145751953125), xc)
-    r = fma32(n, _F(-1.428606765330187045e-06), r)
-    p = fma32(_F(1.9875691500e-4), r, _F(1.3981999507e-3))
-    p = fma32(p, r, _F(8.3334519073e-3))
-    p = fma32(p, r, _F(4.1665795894e-2))
-    p = fma32(p, r, _F(1.6666665459e-1))
-    p = fma32(p, r, _F(5.0000001201e-1))
-    p = fma32(p, r * r, r) + _F(1.0)
-    res = _times_pow2(p, np.int32(n))
-    return res if x == x else x  # NaN stays NaN
 
 
 # --- integer arithmetic with NumPy/XLA semantics -----------------------------------------
