@@ -889,14 +889,16 @@ def test_binary_blocks_skip_the_special_cases_unless_a_value_needs_them(name, dt
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
-def test_exp_fast_variant_is_exp_wherever_its_test_is_false(dtype):
+@pytest.mark.parametrize("name", ["exp", "logistic"])
+def test_exp_fast_variant_is_exp_wherever_its_test_is_false(name, dtype):
     """exp's fast variant (no clamp, 2^n as one exponent-bits add) gives exp's own bits for
-    every |x| below its bound, the bound's neighbours included; the test holds from the
-    bound on, and for the specials (the fast variant's bits are meaningless there)."""
+    every |x| below its bound, the bound's neighbours included, and so does logistic's (its
+    e^-|x|); the test holds from the bound on, and for the specials (the fast variant's bits
+    are meaningless there)."""
     from numba import njit
     from jitviz.backends.cpu import runtime as rt
     t = "f32" if dtype == np.float32 else "f64"
-    full, fast, special = (getattr(rt, n) for n in (f"exp_{t}", f"exp_{t}_fast",
+    full, fast, special = (getattr(rt, n) for n in (f"{name}_{t}", f"{name}_{t}_fast",
                                                      f"exp_special_{t}"))
 
     @njit
@@ -918,33 +920,42 @@ def test_exp_fast_variant_is_exp_wherever_its_test_is_false(dtype):
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 def test_exp_blocks_skip_the_clamp_unless_a_value_needs_it(dtype, parallel):
-    """Without AVX-512 exp runs blockwise (render.GUARD_TESTS): a block of moderate values
-    takes the fast variant, a block with a huge, tiny-result, infinite or NaN argument the
-    full function; every value is the full function's (the same bits as a loop of
-    rt.exp_*). With AVX-512 exp is not guarded (vscalef leaves nothing to skip)."""
+    """Without AVX-512 exp and logistic run blockwise (render.GUARD_TESTS): a block of
+    moderate values takes the fast variants, a block with a huge, tiny-result, infinite or
+    NaN argument the full functions; every value is the full function's (the same bits as a
+    loop of rt.exp_* and rt.logistic_*). With AVX-512 neither is guarded (vscalef leaves
+    nothing to skip)."""
     from numba import njit
     from jitviz.backends.cpu import runtime as rt
     from jitviz.backends.cpu.vecmath_core import target_has_avx512
     t = "f32" if dtype == np.float32 else "f64"
-    full = getattr(rt, f"exp_{t}")
+    full, logistic = getattr(rt, f"exp_{t}"), getattr(rt, f"logistic_{t}")
+    nn_sigmoid = jitviz.nn.sigmoid
 
     @njit
     def reference(x, out):
         for i in range(x.shape[0]):
             out[i] = full(x[i])
+
+    @njit
+    def sigmoid(x, out):
+        for i in range(x.shape[0]):
+            out[i] = logistic(x[i])
     n = 128 * 30 + 9
     x = np.random.default_rng(12).uniform(-80, 80, n).astype(dtype)
     big = [88.7, -103.5, np.inf, -np.inf, np.nan, 1e4] if t == "f32" else \
         [709.7, -745.0, np.inf, -np.inf, np.nan, 1e4]
     x[[5, 128 * 4 + 100, 128 * 9 + 127, 128 * 17, 128 * 25 + 3, n - 2]] = big
-    f = lambda v: jnp.exp(v * 0.5) * 2.0  # noqa: E731
+    f = lambda v: jnp.exp(v * 0.5) * 2.0 + nn_sigmoid(v)  # noqa: E731
     c = jitviz.jit(f, parallel=parallel).lower(x).compile()
     src = c.kernels[0].source
-    assert (f"rt.exp_{t}_fast(" in src and f"rt.exp_special_{t}(" in src) == \
-        (not target_has_avx512())
-    want = np.empty_like(x)
+    guarded = not target_has_avx512()
+    assert (f"rt.exp_{t}_fast(" in src and f"rt.exp_special_{t}(" in src) == guarded
+    assert (f"rt.logistic_{t}_fast(" in src) == guarded
+    want, s = np.empty_like(x), np.empty_like(x)
     reference(x * dtype(0.5), want)
-    np.testing.assert_array_equal(np.asarray(c(x)), want * dtype(2.0))
+    sigmoid(x, s)
+    np.testing.assert_array_equal(np.asarray(c(x)), want * dtype(2.0) + s)
 
 
 def test_every_guarded_function_has_its_fast_variant_and_test():

@@ -71,12 +71,13 @@ def _index_text(name, idx):
 # float64 lgamma's is special.py's scalar helper: vecmath_gamma.py says why), and without
 # AVX-512 exp's clamp and two-product scale (|x| >= 86 for float32, 707 for float64, and NaN:
 # about half its instructions; AVX-512's vscalef scales in one, which leaves a test nothing to
-# save). (render.py stays free of Numba, so the names live here; tests/test_vecmath.py checks
-# that each one's `_fast` and test functions exist in rt.)
+# save), in exp and in logistic (its e^-|x|). (render.py does not import the runtime, so the
+# names live here; tests/test_vecmath.py checks that each one's `_fast` and test functions
+# exist in rt.)
 GUARDED_EVERYWHERE = {"sin": "trig_big", "cos": "trig_big", "tan": "trig_big",
                       "pow": "pow_special", "atan2": "atan2_special",
                       "lgamma": "lgamma_special", "digamma": "digamma_special"}
-GUARDED_WITHOUT_AVX512 = {"exp": "exp_special"}
+GUARDED_WITHOUT_AVX512 = {"exp": "exp_special", "logistic": "exp_special"}
 GUARD_TESTS = {**GUARDED_EVERYWHERE,
                **({} if target_has_avx512() else GUARDED_WITHOUT_AVX512)}
 GUARDED = re.compile(rf"rt\.({'|'.join(GUARD_TESTS)})_(f32|f64)\(([^()]*)\)")

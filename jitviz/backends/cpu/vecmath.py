@@ -14,10 +14,10 @@ into the code. The polynomials' coefficients come from `scripts/fit_vecmath.py`
 nodes, against long-double references). The kernels call them as `rt.<name>_f32` /
 `rt.<name>_f64` (runtime.py re-exports them; the `_vector` rule of rules.py names the
 function of a primitive and dtype).
-sin/cos/tan, pow, atan2 and exp also have `_fast` variants (without the large-argument table,
-the special cases, or exp's clamp) and a test per call (`trig_big_*`, `pow_special_*`,
-`atan2_special_*`, `exp_special_*`), which elementwise kernels use blockwise
-(`FusedRenderer._guarded_loops`; render.py's GUARD_TESTS names them, and
+sin/cos/tan, pow, atan2, exp and logistic also have `_fast` variants (without the
+large-argument table, the special cases, or exp's clamp) and a test per call (`trig_big_*`,
+`pow_special_*`, `atan2_special_*`, `exp_special_*`), which elementwise kernels use
+blockwise (`FusedRenderer._guarded_loops`; render.py's GUARD_TESTS names them, and
 tests/test_vecmath.py checks that each exists here).
 
 Measured accuracy (max ulp over the whole range, tests/test_vecmath.py) is in README.md.
@@ -172,6 +172,12 @@ def _make_exp_family(c, scale, pow2):
         e = scale(q + ONE, k)
         return (ONE if x >= ZERO else e) / (ONE + e)
 
+    @inline
+    def logistic_fast(x):
+        """logistic where `exp_special` is false: e^-|x| by `exp_fast` (the same bits)."""
+        e = exp_fast(-abs(x))
+        return (ONE if x >= ZERO else e) / (ONE + e)
+
     TWO_TMAX, BIAS, MANT = F(2 * c.TANH_MAX), c.BIAS, c.MANT
 
     @inline
@@ -234,7 +240,8 @@ def _make_exp_family(c, scale, pow2):
 
     return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,
                            tanh=tanh, sinh=sinh, cosh=cosh, parts=parts,
-                           exp_fast=exp_fast, exp_special=exp_special)
+                           exp_fast=exp_fast, exp_special=exp_special,
+                           logistic_fast=logistic_fast)
 
 
 # --- log, log1p, log2, log10, asinh, acosh, atanh -------------------------------------------
@@ -711,8 +718,10 @@ atan2_special_f32, atan2_special_f64 = _V32.atan2_special, _V64.atan2_special
 __all__ += ["atan2_f32_fast", "atan2_f64_fast", "atan2_special_f32", "atan2_special_f64"]
 __all__ += ["trig_big_f32", "trig_big_f64"]
 exp_f32_fast, exp_f64_fast = _V32.exp_fast, _V64.exp_fast
+logistic_f32_fast, logistic_f64_fast = _V32.logistic_fast, _V64.logistic_fast
 exp_special_f32, exp_special_f64 = _V32.exp_special, _V64.exp_special
-__all__ += ["exp_f32_fast", "exp_f64_fast", "exp_special_f32", "exp_special_f64"]
+__all__ += ["exp_f32_fast", "exp_f64_fast", "logistic_f32_fast", "logistic_f64_fast",
+            "exp_special_f32", "exp_special_f64"]
 
 
 # --- float32 pow -----------------------------------------------------------------------------
