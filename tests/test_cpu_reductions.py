@@ -129,13 +129,58 @@ def test_signed_zeros(op, n, dtype):
 @pytest.mark.parametrize("dtype", [f32, f64])
 def test_maximum_and_minimum_order_signed_zeros_in_either_argument_order(backend, dtype):
     """IEEE 754-2019 maximum/minimum, as XLA: +0.0 beats -0.0 for maximum, -0.0 for minimum,
-    whichever operand it is (runtime.fmax tests the second operand's sign bit)."""
+    whichever operand it is (runtime.fmax: llvm.maximum)."""
     import jitviz
     a = np.array([0.0, -0.0, -0.0, 0.0, 1.0, -1.0], dtype)
     b = np.array([-0.0, 0.0, -0.0, 0.0, 1.0, -1.0], dtype)
     for fn, zeros in ((jnp.maximum, [0.0, 0.0, -0.0, 0.0]), (jnp.minimum, [-0.0, -0.0, -0.0, 0.0])):
         got = np.asarray(jitviz.jit(fn, backend=backend)(a, b))
         assert_bits(got, np.array(zeros + [1.0, -1.0], dtype))
+
+
+@pytest.mark.parametrize("dtype", [f32, f64])
+def test_maximum_and_minimum_of_every_pair_of_specials_are_xlas(dtype):
+    """runtime.fmax/fmin (llvm.maximum/minimum) on every ordered pair of specials: a NaN in
+    either operand gives NaN, signed zeros ordered, infinities and subnormals as numbers;
+    elementwise, in a running max down the rows (the loop that LLVM left scalar when the max
+    was a select), and in a clip. The expected values are IEEE 754-2019's, written out."""
+    import jitviz
+    tiny = np.finfo(dtype).smallest_subnormal
+    sp = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, tiny, -tiny,
+                   np.finfo(dtype).max], dtype)
+    a, b = np.repeat(sp, sp.size), np.tile(sp, sp.size)
+
+    def ieee(pick, a, b):
+        zeros = (a == 0) & (b == 0)
+        signed = np.where(np.signbit(a) == (pick is np.minimum), a, b)
+        return np.where(np.isnan(a) | np.isnan(b), np.nan, np.where(zeros, signed, pick(a, b)))
+    for fn, pick, reduce_op in ((jnp.maximum, np.maximum, "max"),
+                                (jnp.minimum, np.minimum, "min")):
+        want_ab = ieee(pick, a, b).astype(dtype)
+        assert_bits(np.asarray(jitviz.jit(fn)(a, b)), want_ab)
+        assert_bits(run(reduce_op, np.stack([a, b]), 0), want_ab)
+    x = np.resize(sp, 300)
+    got = np.asarray(jitviz.jit(lambda v: jnp.clip(v, -1.0, 1.0))(x))
+    want = ieee(np.minimum, ieee(np.maximum, x, np.full_like(x, -1.0)), np.full_like(x, 1.0))
+    assert_bits(got, want.astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int64])
+def test_integer_maximum_minimum_and_running_max(dtype):
+    """fmax/fmin serve integers too (a compare and select, signed or unsigned): elementwise,
+    down the rows, and in lax.cummax/cummin (runtime's cumulative helpers)."""
+    import jitviz
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(3).integers(info.min, info.max, (5, 40), dtype=dtype,
+                                          endpoint=True)
+    y = x[::-1].copy()
+    np.testing.assert_array_equal(np.asarray(jitviz.jit(jnp.maximum)(x, y)), np.maximum(x, y))
+    np.testing.assert_array_equal(np.asarray(jitviz.jit(jnp.minimum)(x, y)), np.minimum(x, y))
+    np.testing.assert_array_equal(run("max", x, 0), x.max(axis=0))
+    np.testing.assert_array_equal(run("min", x, 0), x.min(axis=0))
+    for op, ref in ((lax.cummax, np.maximum), (lax.cummin, np.minimum)):
+        got = np.asarray(jitviz.jit(lambda v: op(v, axis=1))(x))
+        np.testing.assert_array_equal(got, ref.accumulate(x, axis=1))
 
 
 @pytest.mark.parametrize("dtype", [f32, f64])

@@ -9,7 +9,6 @@ their lowerings join them at first use (`provide`).
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from llvmlite import ir
@@ -18,6 +17,7 @@ from numba.extending import intrinsic
 
 from .vecmath import *  # noqa: F401,F403  (rt.tanh_f32, ...: the vectorized math functions)
 from . import vector_isa
+from .vecmath_core import ieee_max, ieee_min
 
 # No `cache=True`: Numba's own disk cache loads machine code unverified. Kernels calling these
 # have their code linked in; for drivers calling them, cache.py gives them its verified cache.
@@ -167,18 +167,19 @@ def _mul(a, b):
 
 @_inline
 def fmax(a, b):
-    """np.maximum without branches (so loops using it vectorize): NaN wins; of two equal
-    values a where b is negative, else b, so that +0.0 beats -0.0 (IEEE 754-2019 maximum, as
-    XLA). (Tested as "b's sign is negative": LLVM makes that one sign-bit test; "a's sign is
-    positive" became two float64 conversions and compares, 116 -> 71 us for a max over axis 0
-    of 1000x1000 float32.)"""
-    return a if (a > b) | (a != a) | ((a == b) & (math.copysign(1.0, b) < 0)) else b
+    """np.maximum as XLA computes it: a NaN wins and +0.0 beats -0.0 (IEEE 754-2019
+    maximum), by LLVM's llvm.maximum (integers: a compare and select). Not a select of
+    `a > b` and tests: in `acc[i] = max(acc[i], x)` LLVM turned a select that may store back
+    the value it loaded into a conditional store, and without AVX-512's masked stores the
+    loop stayed scalar (max over axis 0 of 1000x1000 float32: 488 -> 83 us on AVX2; clip of
+    1M float32 155 -> 132 us). tests/test_cpu_backend.py checks the specials."""
+    return ieee_max(a, b)
 
 
 @_inline
 def fmin(a, b):
-    """np.minimum's twin: NaN wins; -0.0 beats +0.0."""
-    return a if (a < b) | (a != a) | ((a == b) & (math.copysign(1.0, a) < 0)) else b
+    """np.minimum's twin: a NaN wins; -0.0 beats +0.0."""
+    return ieee_min(a, b)
 
 
 def _make_extremum(range_op, portable):

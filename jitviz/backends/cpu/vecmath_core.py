@@ -69,6 +69,31 @@ def as_float(typingctx, i):
     return ft(i), codegen
 
 
+def _extremum(name, signed_op, unsigned_op):
+    """An intrinsic `f(a, b)` of two values of one type: for floats LLVM's `name`
+    (llvm.maximum/minimum: IEEE 754-2019, a NaN wins and -0.0 < +0.0, as XLA), for integers
+    a compare and select."""
+    @intrinsic
+    def extremum(typingctx, a, b):
+        if a != b or not (_is_float(a) or isinstance(a, (types.Integer, types.Boolean))):
+            return None
+
+        def codegen(context, builder, signature, args):
+            t = args[0].type
+            if _is_float(a):
+                fn = builder.module.declare_intrinsic(name, [t], ir.FunctionType(t, [t, t]))
+                return builder.call(fn, args)
+            signed = isinstance(a, types.Integer) and a.signed
+            cmp = builder.icmp_signed if signed else builder.icmp_unsigned
+            return builder.select(cmp(signed_op if signed else unsigned_op, *args), *args)
+        return a(a, a), codegen
+    return extremum
+
+
+ieee_max = _extremum("llvm.maximum", ">", ">")
+ieee_min = _extremum("llvm.minimum", "<", "<")
+
+
 @intrinsic
 def ldexp(typingctx, x, n):
     """x * 2**n with one rounding (llvm.ldexp: one `vscalefps/pd` per vector on AVX-512,
