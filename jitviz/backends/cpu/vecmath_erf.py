@@ -111,10 +111,10 @@ def hi_lo(F, digits):
     return hi, F(float(Decimal(digits) - Decimal(float(hi))))
 
 
-def make_erf_family(c, exp_parts, scale, exp, log):
+def make_erf_family(c, exp_parts, scale, exp, exp_fast, log):
     """erf, erfc and erf_inv of the float type of `c` (vecmath_core's F32 or F64), with that
-    type's exp in parts (`exp_parts(x)` = (q, k), e^x = 2^k (1 + q)), scaling by 2^k, exp and
-    log."""
+    type's exp in parts (`exp_parts(x)` = (q, k), e^x = 2^k (1 + q)), scaling by 2^k, exp,
+    exp of moderate arguments (`exp_fast`: |x| < 86 for float32) and log."""
     F = c.F
     ZERO, HALF, ONE, TWO = c.ZERO, c.HALF, c.ONE, c.TWO
     C0_HI, C0_LO = hi_lo(F, TWO_OVER_SQRT_PI)
@@ -156,9 +156,14 @@ def make_erf_family(c, exp_parts, scale, exp, log):
 
     @inline
     def erf_upper_by_exp(a):
-        """erf(a) for a >= 0.84375, float32: 1 - exp(-R(a))."""
+        """erf(a) for a >= 0.84375, float32: 1 - exp(-R(a)). R stays between 0 and 18 on
+        [0, 3.92] (and erf computes this for every a: the select comes after), inside
+        exp_fast's range, which gives exp's bits without its clamp and two-product scale;
+        a NaN passes as itself (exp_fast's bits would be meaningless). 1M float32 erfs:
+        see README."""
         ac = R_TOP if a > R_TOP else a
-        return ONE - exp(-horner_split2(ac - R_CENTER, R2))
+        y = ONE - exp_fast(-horner_split2(ac - R_CENTER, R2))
+        return y if a == a else a
 
     @inline
     def erf_upper_by_erfc(a):
