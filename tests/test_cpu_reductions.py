@@ -567,3 +567,38 @@ def test_a_row_buffer_replaces_a_temporary_used_only_at_its_row():
                      [group(["t1[i0, 3] = v0"], [(1, "n2 = t1.shape[1]", None)])],
                      [group(["t1[i0, 3] = v0"]), [(1, "v2 = t1[0, 0]", None)]]):
         assert not cpu_render._row_buffers(segments, {"t1"})
+
+
+@pytest.mark.parametrize("n", [1, 5, 64, 65, 1000])
+@pytest.mark.parametrize("dtype", [f32, f64, np.int32, np.uint8, np.bool_])
+def test_argmax_and_argmin_over_the_last_axis_are_numpys(dtype, n):
+    """rt.argmax_rows/argmin_rows (the best value by a vectorized reduction, then the first
+    index holding it, searched by blocks of 64): ties take the first index, -0.0 and +0.0
+    tie, a NaN wins (the first NaN), infinities and extreme integers count as numbers; each
+    row against np.argmax/np.argmin. Over another axis the scalar helper stays."""
+    import jitviz
+    rng = np.random.default_rng(n)
+    rows = 40
+    if dtype == np.bool_:
+        x = rng.random((rows, n)) < 0.05
+    elif np.dtype(dtype).kind == "f":
+        x = rng.integers(-3, 4, (rows, n)).astype(dtype)  # (many ties)
+        specials = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0], dtype)
+        spots = rng.integers(0, n, (rows, 3))
+        for r in range(rows):
+            if r % 4:  # most rows hold a few specials; every fourth none
+                x[r, spots[r]] = rng.choice(specials, 3)
+        x[0] = -0.0
+        x[1, :] = -np.inf
+    else:
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, (rows, n), dtype=dtype, endpoint=True)
+        x[0, -1] = info.max
+    for fn, ref in ((jnp.argmax, np.argmax), (jnp.argmin, np.argmin)):
+        jf = jitviz.jit(lambda v: fn(v, axis=-1))
+        np.testing.assert_array_equal(np.asarray(jf(x)), ref(x, axis=-1))
+        assert "_rows(" in jf.lower(x).compile().executable.driver_source
+    if n > 1:
+        jf = jitviz.jit(lambda v: jnp.argmax(v, axis=0))
+        np.testing.assert_array_equal(np.asarray(jf(x)), np.argmax(x, axis=0))
+        assert "rt.argmax3(" in jf.lower(x).compile().executable.driver_source

@@ -342,14 +342,18 @@ def _scatter(fb, eqn):
 
 
 def _arg_reduce(helper):
+    """argmax/argmin along one axis by `rt.<helper>3` over (pre, n, post); along the last
+    axis (post 1) of numbers, `rt.<helper>_rows`, which vectorizes (a reduction, then a
+    blockwise search)."""
     def rule(fb, eqn):
         x, v = eqn.invars[0], eqn.outvars[0]
         (axis,) = eqn.params["axes"]
         pre, n, post = _pre_mid_post(x.aval.shape, axis, axis + 1)
+        rows = post == 1 and x.aval.dtype.kind in "fiub"
         x3, o2 = fb.fresh("x3_"), fb.fresh("o2_")
         fb.emit(f"{x3} = {fb.contiguous(x)}.reshape({fb.shape((pre, n, post))})", eqn)
         fb.emit(f"{o2} = np.empty({fb.shape((pre, post))}, {ctor(v.aval.dtype)})", eqn)
-        fb.emit(f"rt.{helper}({x3}, {o2})", eqn)
+        fb.emit(f"rt.{helper}{'_rows' if rows else '3'}({x3}, {o2})", eqn)
         _from_nd(fb, v, o2, 2, eqn)
     return rule
 
@@ -456,7 +460,7 @@ register_rules(STATEMENT, {
     lax.rev_p: _rev, lax.slice_p: _slice, lax.dynamic_slice_p: _dynamic_slice,
     lax.dynamic_update_slice_p: _dynamic_update_slice, lax.concatenate_p: _concatenate,
     lax.stack_p: _stack, lax.gather_p: _gather, lax.scatter_p: _scatter,
-    lax.argmax_p: _arg_reduce("argmax3"), lax.argmin_p: _arg_reduce("argmin3"),
+    lax.argmax_p: _arg_reduce("argmax"), lax.argmin_p: _arg_reduce("argmin"),
     lax.cumsum_p: _cumulative("cumsum3", "cumor3"),
     lax.cumprod_p: _cumulative("cumprod3", "cumand3"),
     lax.cummax_p: _cumulative("cummax3", "cumor3"),
