@@ -571,11 +571,12 @@ def test_a_row_buffer_replaces_a_temporary_used_only_at_its_row():
 
 @pytest.mark.parametrize("n", [1, 5, 64, 65, 1000])
 @pytest.mark.parametrize("dtype", [f32, f64, np.int32, np.uint8, np.bool_])
-def test_argmax_and_argmin_over_the_last_axis_are_numpys(dtype, n):
+def test_argmax_and_argmin_over_any_axis_are_numpys(dtype, n):
     """rt.argmax_rows/argmin_rows (the best value by a vectorized reduction, then the first
-    index holding it, searched by blocks of 64): ties take the first index, -0.0 and +0.0
-    tie, a NaN wins (the first NaN), infinities and extreme integers count as numbers; each
-    row against np.argmax/np.argmin. Over another axis the scalar helper stays."""
+    index holding it, searched by blocks of 64) and, over another axis, rt.*_cols (columns
+    side by side, the index moved by arithmetic): ties take the first index, -0.0 and +0.0
+    tie, a NaN wins (the first NaN), infinities and extreme integers count as numbers;
+    against np.argmax/np.argmin."""
     import jitviz
     rng = np.random.default_rng(n)
     rows = 40
@@ -598,7 +599,11 @@ def test_argmax_and_argmin_over_the_last_axis_are_numpys(dtype, n):
         jf = jitviz.jit(lambda v: fn(v, axis=-1))
         np.testing.assert_array_equal(np.asarray(jf(x)), ref(x, axis=-1))
         assert "_rows(" in jf.lower(x).compile().executable.driver_source
-    if n > 1:
-        jf = jitviz.jit(lambda v: jnp.argmax(v, axis=0))
-        np.testing.assert_array_equal(np.asarray(jf(x)), np.argmax(x, axis=0))
-        assert "rt.argmax3(" in jf.lower(x).compile().executable.driver_source
+    for fn, ref in ((jnp.argmax, np.argmax), (jnp.argmin, np.argmin)):
+        jf = jitviz.jit(lambda v: fn(v, axis=0))
+        np.testing.assert_array_equal(np.asarray(jf(x)), ref(x, axis=0))
+        form = "_cols(" if n > 1 else "_rows("  # ((rows, 1) over axis 0: post is 1)
+        assert form in jf.lower(x).compile().executable.driver_source
+        x3 = np.stack([x, x[::-1]], axis=1)  # (rows, 2, n): the middle axis of three
+        np.testing.assert_array_equal(np.asarray(jitviz.jit(lambda v: fn(v, axis=1))(x3)),
+                                      ref(x3, axis=1))

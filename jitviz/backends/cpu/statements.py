@@ -342,18 +342,20 @@ def _scatter(fb, eqn):
 
 
 def _arg_reduce(helper):
-    """argmax/argmin along one axis by `rt.<helper>3` over (pre, n, post); along the last
-    axis (post 1) of numbers, `rt.<helper>_rows`, which vectorizes (a reduction, then a
-    blockwise search)."""
+    """argmax/argmin along one axis of (pre, n, post) by vectorized helpers for numbers:
+    `rt.<helper>_rows` along the last axis (post 1: a reduction, then a blockwise search),
+    `rt.<helper>_cols` along another (vectorized over the post columns); `rt.<helper>3`,
+    a scalar loop, for the other dtypes (complex)."""
     def rule(fb, eqn):
         x, v = eqn.invars[0], eqn.outvars[0]
         (axis,) = eqn.params["axes"]
         pre, n, post = _pre_mid_post(x.aval.shape, axis, axis + 1)
-        rows = post == 1 and x.aval.dtype.kind in "fiub"
+        numbers = x.aval.dtype.kind in "fiub" and n < 2 ** 31  # (the helpers count in int32)
+        form = ("_rows" if post == 1 else "_cols") if numbers else "3"
         x3, o2 = fb.fresh("x3_"), fb.fresh("o2_")
         fb.emit(f"{x3} = {fb.contiguous(x)}.reshape({fb.shape((pre, n, post))})", eqn)
         fb.emit(f"{o2} = np.empty({fb.shape((pre, post))}, {ctor(v.aval.dtype)})", eqn)
-        fb.emit(f"rt.{helper}{'_rows' if rows else '3'}({x3}, {o2})", eqn)
+        fb.emit(f"rt.{helper}{form}({x3}, {o2})", eqn)
         _from_nd(fb, v, o2, 2, eqn)
     return rule
 
