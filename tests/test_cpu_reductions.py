@@ -469,8 +469,8 @@ def _softmax(x):
 
 def _nests_calling(src, fn):
     """How many nests of a kernel's source call rt.<fn>: a nest that runs blockwise
-    (render.GUARD_TESTS: exp without AVX-512) calls it in its full block and its tail, and
-    its fast variant once."""
+    (render.GUARD_TESTS: exp and logistic without AVX-512) calls it in its full block and
+    its tail, and its fast variant once."""
     return src.count(f"rt.{fn}(") - src.count(f"rt.{fn}_fast(")
 
 
@@ -607,3 +607,16 @@ def test_argmax_and_argmin_over_any_axis_are_numpys(dtype, n):
         x3 = np.stack([x, x[::-1]], axis=1)  # (rows, 2, n): the middle axis of three
         np.testing.assert_array_equal(np.asarray(jitviz.jit(lambda v: fn(v, axis=1))(x3)),
                                       ref(x3, axis=1))
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_argmax_and_argmin_of_complex_numbers_are_type_errors_as_in_jax(backend):
+    """JAX's argmax/argmin compare with gt/lt, which take no complex: a TypeError naming the
+    function and dtype when tracing, on every backend (the CPU kernel had no order for
+    complex numbers and failed inside Numba; the interpreter answered NumPy's)."""
+    import jitviz
+    z = np.array([[1 + 2j, 3 + 0j], [2 + 0j, 2 + 5j]], np.complex64)
+    for fn, name in ((lambda v: jnp.argmax(v, axis=1), "argmax"),
+                     (lambda v: lax.argmin(v, 0, np.int32), "argmin")):
+        with pytest.raises(TypeError, match=rf"{name} does not accept dtype complex64"):
+            jitviz.jit(fn, backend=backend)(z)

@@ -941,6 +941,18 @@ def test_exp_fast_variant_is_exp_wherever_its_test_is_false(name, dtype):
     np.testing.assert_array_equal(a[~s].view(f"i{x.itemsize}"), b[~s].view(f"i{x.itemsize}"))
 
 
+def test_float32_erf_calls_exp_fast_only_inside_its_bound():
+    """float32 erf's 1 - exp(-R(a)) takes exp_f32_fast for every a (the select comes after),
+    so R over [0, 3.92], where a is clamped, must stay below exp's fast bound: a refit of R
+    that left it would give wrong results silently."""
+    from jitviz.backends.cpu.vecmath_core import F32
+    from jitviz.backends.cpu.vecmath_erf import _ERF_UPPER32
+    center, top, coeffs = _ERF_UPPER32
+    a = np.linspace(0.0, top, 400_001)
+    r = np.polynomial.polynomial.polyval(a - center, coeffs)
+    assert np.abs(r).max() < 0.9 * float(F32.EXP_FAST_MAX), np.abs(r).max()
+
+
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 def test_exp_blocks_skip_the_clamp_unless_a_value_needs_it(dtype, parallel):
@@ -983,8 +995,8 @@ def test_exp_blocks_skip_the_clamp_unless_a_value_needs_it(dtype, parallel):
 
 
 def test_every_guarded_function_has_its_fast_variant_and_test():
-    """render.GUARD_TESTS names the calls that run blockwise (on this target: exp only
-    without AVX-512); each needs `rt.<name>_<t>_fast` and `rt.<test>_<t>` for both float
+    """render.GUARD_TESTS names the calls that run blockwise (exp and logistic only without
+    AVX-512); each needs `rt.<name>_<t>_fast` and `rt.<test>_<t>` for both float
     types (a new entry without them would render kernels that fail to compile; the
     functions without an entry would never be used)."""
     from jitviz.backends.cpu import runtime as rt

@@ -12,6 +12,7 @@ INEXACT = FLOAT + COMPLEX
 NUMERIC = INEXACT + INT + UINT
 ANY = NUMERIC + BOOL
 INTEGRAL = INT + UINT + BOOL
+ORDERED = FLOAT + INTEGRAL  # what JAX's gt/lt compare
 
 
 def _check_kind(name, dtype, accepts):

@@ -6,7 +6,7 @@ import numpy as np
 from ..core.ir import ShapedArray
 from ..core.registry import primitive
 from ..dtypes import highest, lowest
-from .dtype_kinds import ANY, INTEGRAL, NUMERIC, _check_kind, _quiet
+from .dtype_kinds import ANY, INTEGRAL, NUMERIC, ORDERED, _check_kind, _quiet
 from .structural import _pp_with
 
 
@@ -95,7 +95,9 @@ reduce_or_p = primitive("reduce_or", abstract_eval=_reduce_rule("reduce_or", INT
 
 def _arg_rule(name):
     def rule(x, *, axes, index_dtype):
-        _check_kind(name, x.dtype, ANY)
+        # (JAX's argmax compares with gt, which takes no complex: a TypeError at trace time,
+        # where the CPU kernel had no order for complex numbers to compile)
+        _check_kind(name, x.dtype, ORDERED)
         if len(axes) != 1 or not 0 <= axes[0] < x.ndim:
             raise ValueError(f"Invalid axis {axes} for operand shape {x.shape}")  # JAX's
         if x.shape[axes[0]] == 0:

@@ -39,8 +39,9 @@ from ...core.registry import has_lowering, lowering_rule
 from ...core.ir import literal_key
 from ..base import Cost
 from ..numba_text import compute_dtype, ctor, is_half, typed_const
-from .rules import (CPU, GENERATE, INDEX, REDUCE, cast_text, expr_rule, target_has_avx512,
+from .rules import (CPU, GENERATE, INDEX, REDUCE, cast_text, expr_rule,
                     operations_per_element)
+from .vecmath_core import target_has_avx512
 
 
 class KernelCode(NamedTuple):

@@ -342,16 +342,16 @@ def _scatter(fb, eqn):
 
 
 def _arg_reduce(helper):
-    """argmax/argmin along one axis of (pre, n, post) by vectorized helpers for numbers:
-    `rt.<helper>_rows` along the last axis (post 1: a reduction, then a blockwise search),
-    `rt.<helper>_cols` along another (vectorized over the post columns); `rt.<helper>3`,
-    a scalar loop, for the other dtypes (complex)."""
+    """argmax/argmin along one axis of (pre, n, post) (numbers: the primitives take no
+    complex) by vectorized helpers: `rt.<helper>_rows` along the last axis (post 1: a
+    reduction, then a blockwise search), `rt.<helper>_cols` along another (vectorized over
+    the post columns, counting in int32); `rt.<helper>3`, a scalar loop, for an axis of
+    2**31 values or more."""
     def rule(fb, eqn):
         x, v = eqn.invars[0], eqn.outvars[0]
         (axis,) = eqn.params["axes"]
         pre, n, post = _pre_mid_post(x.aval.shape, axis, axis + 1)
-        numbers = x.aval.dtype.kind in "fiub" and n < 2 ** 31  # (the helpers count in int32)
-        form = ("_rows" if post == 1 else "_cols") if numbers else "3"
+        form = ("_rows" if post == 1 else "_cols") if n < 2 ** 31 else "3"
         x3, o2 = fb.fresh("x3_"), fb.fresh("o2_")
         fb.emit(f"{x3} = {fb.contiguous(x)}.reshape({fb.shape((pre, n, post))})", eqn)
         fb.emit(f"{o2} = np.empty({fb.shape((pre, post))}, {ctor(v.aval.dtype)})", eqn)

@@ -692,7 +692,8 @@ def _build(c):
         e.tanh, cbrt = _make_tanh_table(c), _make_cbrt_table(c)
     return SimpleNamespace(scale=scale, **vars(e), **vars(lg), **vars(trig),
                            **vars(make_inverse_trig(c)), cbrt=cbrt,
-                           **vars(make_erf_family(c, e.parts, scale, e.exp, e.exp_fast, lg.log)))
+                           **vars(make_erf_family(c, e.parts, scale, e.exp, e.exp_fast,
+                                                  lg.log)))
 
 
 _V32 = _build(F32)

@@ -69,7 +69,7 @@ def as_float(typingctx, i):
     return ft(i), codegen
 
 
-def _extremum(name, signed_op, unsigned_op):
+def _extremum(name, op):
     """An intrinsic `f(a, b)` of two values of one type: for floats LLVM's `name`
     (llvm.maximum/minimum: IEEE 754-2019, a NaN wins and -0.0 < +0.0, as XLA), for integers
     a compare and select."""
@@ -85,13 +85,13 @@ def _extremum(name, signed_op, unsigned_op):
                 return builder.call(fn, args)
             signed = isinstance(a, types.Integer) and a.signed
             cmp = builder.icmp_signed if signed else builder.icmp_unsigned
-            return builder.select(cmp(signed_op if signed else unsigned_op, *args), *args)
+            return builder.select(cmp(op, *args), *args)
         return a(a, a), codegen
     return extremum
 
 
-ieee_max = _extremum("llvm.maximum", ">", ">")
-ieee_min = _extremum("llvm.minimum", "<", "<")
+ieee_max = _extremum("llvm.maximum", ">")
+ieee_min = _extremum("llvm.minimum", "<")
 
 
 @intrinsic

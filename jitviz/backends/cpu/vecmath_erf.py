@@ -159,8 +159,9 @@ def make_erf_family(c, exp_parts, scale, exp, exp_fast, log):
         """erf(a) for a >= 0.84375, float32: 1 - exp(-R(a)). R stays between 0 and 18 on
         [0, 3.92] (and erf computes this for every a: the select comes after), inside
         exp_fast's range, which gives exp's bits without its clamp and two-product scale;
-        a NaN passes as itself (exp_fast's bits would be meaningless). 1M float32 erfs:
-        see README."""
+        a NaN passes as itself (exp_fast's bits would be meaningless). 1M float32 erfs on
+        one core of the AVX2-only CPU: 1.40 -> 1.09 ms. (tests/test_vecmath.py checks R's
+        range against the bound.)"""
         ac = R_TOP if a > R_TOP else a
         y = ONE - exp_fast(-horner_split2(ac - R_CENTER, R2))
         return y if a == a else a
