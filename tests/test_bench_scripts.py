@@ -51,6 +51,15 @@ def test_bench_cuda_runs_in_the_simulator():
         assert workload in out, out
 
 
+def test_bench_cuda_dispatch_runs_in_the_simulator():
+    pytest.importorskip("numba.cuda")
+    out = run_script(["benchmarks/bench_cuda_dispatch.py", "--smoke", "--profile"],
+                     NUMBA_ENABLE_CUDASIM="1")
+    for row in ("synchronize alone", "hand-written kernel", "by its launcher",
+                "f(x): the jitted call", "norm(X)", "cProfile of 20 calls"):
+        assert row in out, out
+
+
 def test_gpu_check_names_tests_that_exist():
     """scripts/gpu_check.sh runs and deselects tests by name: a rename must not turn its
     deselection into a failure on the next lent GPU, or its file list into an error."""

@@ -474,6 +474,60 @@ def test_device_inputs_are_used_without_copies(monkeypatch):
 
 
 @sim
+def test_strided_device_inputs_match_numpy():
+    """Device arrays that are not C-contiguous (a step, a transpose) are read by their strides:
+    on a GPU they take the launcher's generic dispatcher, not the kernel compiled for
+    contiguous arrays."""
+    from jitviz.backends.cuda.runtime import runtime
+    rt = runtime()
+    base = np.arange(48, dtype=f32).reshape(4, 12) / 7
+    f = jitviz.jit(lambda x: (jnp.sin(x) * 2.0 + x, jnp.sum(x, axis=0)), backend="cuda")
+    dev = rt.cuda.to_device(base)
+    for view, host in ((dev[:, ::2], base[:, ::2]), (dev.T, base.T), (dev[1:3], base[1:3])):
+        got = f(view)
+        np.testing.assert_allclose(np.asarray(got[0]), np.sin(host) * f32(2) + host, rtol=1e-5)
+        np.testing.assert_allclose(np.asarray(got[1]), host.sum(0), rtol=1e-5)
+
+
+def test_launcher_takes_the_exact_kernel_only_for_contiguous_inputs():
+    """The kernel compiled for C-contiguous arrays would index a strided array as if it were
+    contiguous: any input that is not goes to the generic dispatcher (compiled once, lazily)."""
+    from types import SimpleNamespace
+
+    from jitviz.backends.cuda.runtime import Launcher
+    launched, made = [], []
+
+    class Dispatcher:
+        def __init__(self, name):
+            self.name = name
+
+        def __getitem__(self, config):
+            return lambda *args: launched.append((self.name, config, args))
+
+    def jit(**options):
+        assert options == {"fastmath": True}
+        return lambda fn: made.append(fn) or Dispatcher("generic")
+
+    class Arr:
+        def __init__(self, contiguous):
+            self.contiguous = contiguous
+
+        def is_c_contiguous(self):
+            return self.contiguous
+
+    rt = SimpleNamespace(simulator=False, cuda=SimpleNamespace(jit=jit))
+    pyfunc = object()
+    launch = Launcher(rt, pyfunc, True, exact=Dispatcher("exact"))
+    a, b, out = Arr(True), Arr(False), Arr(True)
+    launch((4,), (256,), [a, a], [out])
+    assert launched[-1] == ("exact", ((4,), (256,)), (a, a, out)) and made == []
+    launch((4,), (256,), [a, b], [out])
+    launch((4,), (256,), [b], [out])
+    assert [name for name, _, _ in launched] == ["exact", "generic", "generic"]
+    assert made == [pyfunc]  # the generic dispatcher is made once
+
+
+@sim
 def test_constants_are_copied_once(monkeypatch):
     from jitviz.backends import cuda as cb
     rt = cb.runtime.runtime()

@@ -12,10 +12,13 @@ The backend is one subpackage, a file per role:
   `render.py` renders a kernel's values at symbolic indices (with the pull table: how a kernel
   reads an operand through a structural op), `templates.py` the kernels with their own shape
   (block reductions, tiled matmul, scans, scatters, loops in a kernel), `rules.py` the
-  per-element expressions CUDA writes its own way (over the shared ones of `numba_expr.py`). All pure Python: no numba import, so plans, sources and their
-  tests work without the CUDA toolkit.
+  per-element expressions CUDA writes its own way (over the shared ones of `numba_expr.py`).
+  All pure Python: no numba import, so plans, sources and their tests work without the CUDA
+  toolkit.
 * `runtime.py`: `numba.cuda`, imported lazily (so `NUMBA_ENABLE_CUDASIM=1` set at the top of a
-  notebook still selects Numba's simulator), the names kernels call, compiled kernels;
+  notebook still selects Numba's simulator), the names kernels call, compiled kernels (a
+  `Launcher` each: the kernel compiled for its exact signature, launched without per-call
+  typing);
   `pool.py` recycles device buffers; `ptx.py` gives PTX without a GPU; `array.py` holds
   `CudaArray` and moves arguments to the device (arrays that are already there, such as Numba
   device arrays, CuPy arrays or this backend's outputs, are used in place).
@@ -96,30 +99,29 @@ class _Run:
 
     def launch(self, spec, env):
         args = [env[v] for v in spec.inputs]
-        outs = [self.rt.empty((v.aval.size if v.aval.ndim else 1,), v.aval.dtype)
-                for v in spec.outputs]
+        layouts = self.exe.output_layouts(spec)
+        outs = [self.rt.empty(flat, dtype) for flat, dtype, _ in layouts]
         if spec.elements > 0 and self.exe.timings is not None:
             self._timed_launch(spec, args, outs)
         elif spec.elements > 0:
-            disp = self.exe.dispatcher(spec)
+            launcher = self.exe.launcher(spec)
             if self.rt.simulator:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
-                    disp[spec.grid, spec.block](*args, *outs)
+                    launcher(spec.grid, spec.block, args, outs)
             else:
-                disp[spec.grid, spec.block](*args, *outs)
-        for v, o in zip(spec.outputs, outs):
-            shape = kernel_shape(v.aval)
-            env[v] = o if tuple(o.shape) == shape else o.reshape(shape)
+                launcher(spec.grid, spec.block, args, outs)
+        for v, o, (flat, _, shape) in zip(spec.outputs, outs, layouts):
+            env[v] = o if flat == shape else o.reshape(shape)
 
     def _timed_launch(self, spec, args, outs):
         """profile=True: the kernel alone, between two synchronizations."""
-        disp = self.exe.dispatcher(spec)
+        launcher = self.exe.launcher(spec)
         self.rt.synchronize()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # the simulator's overflow noise
             t0 = time.perf_counter()
-            disp[spec.grid, spec.block](*args, *outs)
+            launcher(spec.grid, spec.block, args, outs)
             self.rt.synchronize()
         self.exe.timings.add(spec.name, spec.eqns, time.perf_counter() - t0)
 
@@ -185,14 +187,24 @@ class CudaExecutable(Executable):
         self.fastmath = fastmath
         self._consts: dict = {}
         self._literals: dict = {}
-        self._dispatchers: dict = {}
+        self._launchers: dict = {}
+        self._layouts: dict = {}
         super().__init__(self._run, kernels, closed, "cuda", timings)
 
-    def dispatcher(self, spec):
-        d = self._dispatchers.get(spec.name)
+    def launcher(self, spec):
+        d = self._launchers.get(spec.name)
         if d is None:
-            d = self._dispatchers[spec.name] = get_kernel(spec, self.fastmath)[0]
+            d = self._launchers[spec.name] = get_kernel(spec, self.fastmath)[0]
         return d
+
+    def output_layouts(self, spec):
+        """(flat shape, dtype, kernel shape) of each output: kernels write flat buffers."""
+        lay = self._layouts.get(spec.name)
+        if lay is None:
+            lay = self._layouts[spec.name] = [
+                ((v.aval.size if v.aval.ndim else 1,), v.aval.dtype,
+                 tuple(kernel_shape(v.aval))) for v in spec.outputs]
+        return lay
 
     def const_array(self, var, value):
         d = self._consts.get(var)
@@ -209,6 +221,11 @@ class CudaExecutable(Executable):
 
     def _run(self, *args):
         rt = self.rt.require()
+        if rt.mode == "gpu":
+            return rt.in_context(self._execute, rt, args)
+        return self._execute(rt, args)
+
+    def _execute(self, rt, args):
         prog = self.program
         dev_args = [to_device(rt, a, v.aval) for a, v in zip(args, prog.invars)]
         outs = _Run(self).program(prog, dev_args)

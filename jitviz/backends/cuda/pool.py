@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import threading
+import types
 import weakref
 
 import numpy as np
@@ -49,23 +51,22 @@ class DevicePool:
 
     def empty(self, shape, dtype):
         """A C-contiguous device array of `shape` and `dtype` from the pool."""
-        from numba.cuda.cudadrv.devicearray import DeviceNDArray
-        from numba.cuda.cudadrv.driver import AutoFreePointer
         dtype = np.dtype(dtype)
-        shape = tuple(int(d) for d in shape)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        shape = tuple(map(int, shape))
+        nbytes = math.prod(shape) * dtype.itemsize
         if nbytes == 0:  # Numba gives an empty array a null pointer of its own
             return self.cuda.device_array(shape, dtype)
         size = _rounded(nbytes)
         raw = self._take(size)
         ctx = self.cuda.current_context()
         key = next(self._keys)
-        handle = AutoFreePointer(weakref.proxy(ctx), raw.device_pointer, size,
-                                 finalizer=functools.partial(self._give_back, key, size, raw))
+        handle = _numba().AutoFreePointer(
+            weakref.proxy(ctx), raw.device_pointer, size,
+            finalizer=functools.partial(self._give_back, key, size, raw))
         with self._lock:
             self.live[key] = handle  # what Numba's `allocations` dict is for its own buffers
         strides = _c_strides(shape, dtype.itemsize)
-        return DeviceNDArray(shape, strides, dtype, gpu_data=handle.own())
+        return _numba().DeviceNDArray(shape, strides, dtype, gpu_data=handle.own())
 
     def to_device(self, host: np.ndarray):
         dev = self.empty(host.shape, host.dtype)
@@ -115,6 +116,15 @@ def _out_of_memory(error) -> bool:
     if code is not None:
         return int(code) == CUDA_ERROR_OUT_OF_MEMORY
     return "OUT_OF_MEMORY" in str(error).upper()
+
+
+@functools.cache
+def _numba():
+    """The two Numba classes a pooled array is made of (imported once: numba.cuda is imported
+    lazily, and `empty` runs for every kernel output)."""
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+    from numba.cuda.cudadrv.driver import AutoFreePointer
+    return types.SimpleNamespace(DeviceNDArray=DeviceNDArray, AutoFreePointer=AutoFreePointer)
 
 
 def _c_strides(shape, itemsize):
