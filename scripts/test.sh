@@ -34,7 +34,11 @@ if [ "$workers" != 1 ] && "$PY" -c "import xdist" 2>/dev/null; then
     parallel=(-n "$workers" --dist loadfile)
 fi
 set +e
-"$PY" -m pytest -q "${parallel[@]}" "$@"
+# in CI, the slowest tests are listed, so that a suite creeping towards CI's 30 minutes shows
+# where the time went
+durations=()
+[ "${CI:-}" = true ] && durations=(--durations=20)
+"$PY" -m pytest -q "${parallel[@]}" "${durations[@]}" "$@"
 rc=$?
 set -e
 case $rc in

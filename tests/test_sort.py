@@ -77,11 +77,67 @@ def test_vmap_sorts_each_example():
     assert vals.tolist() == [[20.0, 10.0], [10.0, 20.0]]
 
 
+def _complex_data(shape, dtype):
+    """Ties in the real parts (the imaginary parts decide), NaNs in either part, signed
+    zeros."""
+    x = (RNG.integers(-2, 3, size=shape) + 1j * RNG.integers(-2, 3, size=shape)).astype(dtype)
+    x.flat[::6] = complex(np.nan, 1.0)
+    x.flat[1::9] = complex(1.0, np.nan)
+    x.flat[2::11] = complex(np.nan, np.nan)
+    x.flat[3::13] = complex(-0.0, 2.0)
+    return x
+
+
+def _lexicographic_argsort(x, axis):
+    """JAX's order of complex numbers: by the real parts, then the imaginary parts, each with
+    NaN last (NumPy's np.sort differs: it puts 1+nanj after 2+2j)."""
+    if axis is None:
+        x, axis = x.ravel(), 0
+    return np.lexsort((x.imag, x.real), axis=axis)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("axis", [0, -1, None])
+def test_complex_keys_sort_by_real_then_imaginary_part(backend, dtype, axis):
+    x = _complex_data((7, 9), dtype)
+    order = _lexicographic_argsort(x, axis)
+    sort = jitviz.jit(lambda x: jnp.sort(x, axis=axis), backend=backend)
+    argsort = jitviz.jit(lambda x: jnp.argsort(x, axis=axis), backend=backend)
+    flat = x.ravel() if axis is None else x
+    np.testing.assert_array_equal(sort(x), np.take_along_axis(flat, order, axis or 0))
+    np.testing.assert_array_equal(argsort(x), order)
+    keys, vals = jitviz.jit(lax.sort_key_val, backend=backend)(x[0], np.arange(9, dtype=np.int32))
+    np.testing.assert_array_equal(vals, _lexicographic_argsort(x[0], 0))
+    want = x[0][np.lexsort((x[0].imag, x[0].real))]
+    np.testing.assert_array_equal(jitviz.jit(jnp.sort_complex, backend=backend)(x[0]), want)
+
+
+def test_complex_comparisons_are_jaxs():
+    """lax's comparisons refuse complex numbers; jnp's order them by real, then imaginary
+    part; clip refuses them (as JAX)."""
+    a = _complex_data((40,), np.complex64)
+    b = a[::-1].copy()
+    for name in ("less", "less_equal", "greater", "greater_equal"):
+        real_op = getattr(np, name)
+        # JAX's formula (NumPy's own also asks both imaginary parts not to be NaN)
+        want = np.where(a.real == b.real, real_op(a.imag, b.imag), real_op(a.real, b.real))
+        got = jitviz.jit(getattr(jnp, name))(a, b)
+        np.testing.assert_array_equal(got, want, err_msg=name)
+    want = np.where(a.real == b.real, a.imag < b.imag, a.real < b.real)
+    np.testing.assert_array_equal(jitviz.jit(lambda a, b: a < b)(a, b), want)
+    for op in (lax.lt, lax.le, lax.gt, lax.ge):
+        with pytest.raises(TypeError, match="does not accept dtype complex64"):
+            jitviz.jit(op)(a, b)
+    with pytest.raises(ValueError, match="Complex values have no ordering"):
+        jnp.clip(a, 0, 1)
+    with pytest.raises(ValueError, match="Complex values have no ordering"):
+        jnp.clip(a.real, 0j, 1)
+
+
 def test_unsupported_sorts_say_so():
     with pytest.raises(NotImplementedError, match="num_keys=1"):
         jitviz.jit(lambda a, b: lax.sort((a, b), num_keys=2))(np.ones(2), np.ones(2))
-    with pytest.raises(TypeError, match="sort does not accept dtype complex64"):
-        jitviz.jit(jnp.sort)(np.ones(2, np.complex64))
     with pytest.raises(TypeError, match="'kind' argument to sort is not supported"):
         jnp.sort(np.ones(2), kind="quicksort")
     with pytest.raises(jitviz.errors.CompilationError, match="float16"):
@@ -95,8 +151,14 @@ def test_matches_jax_when_installed():
         for kw in ({}, {"axis": 0}, {"descending": True}, {"axis": None}):
             ours = getattr(jnp, fn)
             theirs = getattr(jax.numpy, fn)
-            np.testing.assert_array_equal(jitviz.jit(lambda x: ours(x, **kw))(x),
-                                          np.asarray(jax.jit(lambda x: theirs(x, **kw))(x)))
+            for data in (x, _complex_data((6, 8), np.complex64)):
+                np.testing.assert_array_equal(
+                    jitviz.jit(lambda x: ours(x, **kw))(data),
+                    np.asarray(jax.jit(lambda x: theirs(x, **kw))(data)))
+    a = _complex_data((40,), np.complex64)
+    for fn in ("less", "less_equal", "greater", "greater_equal", "maximum", "minimum"):
+        np.testing.assert_array_equal(jitviz.jit(getattr(jnp, fn))(a, a[::-1]),
+                                      np.asarray(getattr(jax.numpy, fn)(a, a[::-1])), fn)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

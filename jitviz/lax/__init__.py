@@ -68,11 +68,32 @@ sinh, cosh, asinh, acosh, atanh = [_unary(p) for p in (
 sqrt, rsqrt, cbrt, square, abs, real, imag = [_unary(p) for p in (
     P.sqrt_p, P.rsqrt_p, P.cbrt_p, P.square_p, P.abs_p, P.real_p, P.imag_p)]
 bitwise_not = _unary(P.not_p)
-add, sub, mul, div, rem, max, min, atan2, nextafter = [_binary(p) for p in (
-    P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p, P.max_p, P.min_p, P.atan2_p, P.nextafter_p)]
+add, sub, mul, div, rem, atan2, nextafter = [_binary(p) for p in (
+    P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p, P.atan2_p, P.nextafter_p)]
 bitwise_and, bitwise_or, bitwise_xor = [_binary(p) for p in (P.and_p, P.or_p, P.xor_p)]
 shift_left, shift_right_arithmetic = _binary(P.shift_left_p), _binary(P.shift_right_arithmetic_p)
 eq, ne, lt, le, gt, ge = [_binary(p) for p in (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P.ge_p)]
+
+
+def _extremum(prim, pick_x):
+    """lax.max/lax.min. max_p and min_p order no complex numbers; for those JAX picks by the
+    real parts, then the imaginary parts, x where `pick_x` holds (a NaN part compares false,
+    so the other operand wins, where np.maximum would give the NaN)."""
+    def op(x, y):
+        ax, ay = aval_of(x), aval_of(y)
+        if ax.dtype.kind != "c" or ax.dtype != ay.dtype:
+            return prim.bind(x, y)
+        shape = np.broadcast_shapes(ax.shape, ay.shape)
+        x, y = [a if aval_of(a).shape == shape else broadcast_in_dim(a, shape, ())
+                for a in (x, y)]
+        rx, ry = real(x), real(y)
+        return select(select(eq(rx, ry), pick_x(imag(x), imag(y)), pick_x(rx, ry)), x, y)
+    op.__name__ = prim.name
+    op.__doc__ = f"Elementwise `{prim.name}`; both operands must have the same dtype."
+    return op
+
+
+max, min = _extremum(P.max_p, gt), _extremum(P.min_p, lt)
 
 
 def conj(x):

@@ -8,8 +8,8 @@ import numpy as np
 from ..core.ir import ShapedArray
 from ..core.registry import primitive
 from ..dtypes import int_range_as_float
-from .dtype_kinds import (ANY, COMPLEX, FLOAT, INEXACT, INT, INTEGRAL, NUMERIC, UINT, _check_kind,
-                          _quiet)
+from .dtype_kinds import (ANY, COMPLEX, FLOAT, INEXACT, INT, INTEGRAL, NUMERIC, ORDERED, UINT,
+                          _check_kind, _quiet)
 
 
 def _real_dtype(dt):
@@ -217,8 +217,8 @@ mul_p = binary("mul", np.multiply, NUMERIC)
 div_p = binary("div", _int_div, NUMERIC)
 rem_p = binary("rem", _rem, NUMERIC)
 pow_p = binary("pow", _pow, INEXACT)
-max_p = binary("max", _ieee_extremum(np.maximum, True), ANY)
-min_p = binary("min", _ieee_extremum(np.minimum, False), ANY)
+max_p = binary("max", _ieee_extremum(np.maximum, True), ORDERED)  # complex: lax.max
+min_p = binary("min", _ieee_extremum(np.minimum, False), ORDERED)
 atan2_p = binary("atan2", np.arctan2, FLOAT)
 nextafter_p = binary("nextafter", np.nextafter, FLOAT)
 and_p = binary("and", np.bitwise_and, INTEGRAL)
@@ -227,11 +227,13 @@ xor_p = binary("xor", np.bitwise_xor, INTEGRAL)
 shift_left_p = binary("shift_left", np.left_shift, INT + UINT)
 shift_right_arithmetic_p = binary("shift_right_arithmetic", np.right_shift, INT + UINT)
 eq_p = binary("eq", np.equal, ANY, compare=True)
+# JAX's lax orders no complex numbers (jnp's comparisons order them by real then imaginary
+# part, over these: jitviz.numpy.ufuncs)
 ne_p = binary("ne", np.not_equal, ANY, compare=True)
-lt_p = binary("lt", np.less, ANY, compare=True)
-le_p = binary("le", np.less_equal, ANY, compare=True)
-gt_p = binary("gt", np.greater, ANY, compare=True)
-ge_p = binary("ge", np.greater_equal, ANY, compare=True)
+lt_p = binary("lt", np.less, ORDERED, compare=True)
+le_p = binary("le", np.less_equal, ORDERED, compare=True)
+gt_p = binary("gt", np.greater, ORDERED, compare=True)
+ge_p = binary("ge", np.greater_equal, ORDERED, compare=True)
 
 
 def _convert_rule(x, *, new_dtype, weak_type):

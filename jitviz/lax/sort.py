@@ -5,8 +5,9 @@ shape rule and NumPy implementation (the interpreter, the oracle), its jvp, vjp 
 rules, and its CPU and CUDA lowerings with the runtime helpers they call.
 
 The order is `jax.lax.sort`'s: NaN after every number, all NaNs equal whatever their sign,
--0.0 equal to 0.0. The sort is always stable (`is_stable=False` allows, and gets, a stable
-one), so equal keys keep their order. One sort key (`num_keys=1`).
+-0.0 equal to 0.0; complex keys by their real parts, then their imaginary parts (two sorts).
+The sort is always stable (`is_stable=False` allows, and gets, a stable one), so equal keys
+keep their order. One sort key (`num_keys=1`).
 
     keys, values = lax.sort_key_val(k, v)           # values reordered as k is sorted
     idx = lax.sort((x, lax.broadcasted_iota(np.int32, x.shape, 0)), num_keys=1)[1]
@@ -57,9 +58,22 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     from . import aval_of
     ndim = aval_of(operands[0]).ndim
     dim = dimension + ndim if dimension < 0 else dimension
-    out = sort_p.bind(*operands, dimension=int(dim), is_stable=bool(is_stable),
-                      num_keys=int(num_keys))
+    params = dict(dimension=int(dim), is_stable=bool(is_stable), num_keys=int(num_keys))
+    if aval_of(operands[0]).dtype.kind == "c" and num_keys == 1:
+        out = _sort_by_complex_key(operands, params)
+    else:
+        out = sort_p.bind(*operands, **params)
     return out[0] if single else tuple(out)
+
+
+def _sort_by_complex_key(operands, params):
+    """JAX's order of complex keys: by the real parts, ties by the imaginary parts, each in
+    the float order (NaN last). Two stable sorts give it, the second key first: by the
+    imaginary parts, then by the real parts, the equal ones keeping the first sort's order."""
+    key = operands[0]
+    _, real, *carried = sort_p.bind(P.imag_p.bind(key), P.real_p.bind(key), *operands,
+                                    **dict(params, is_stable=True))
+    return sort_p.bind(real, *carried, **dict(params, is_stable=True))[1:]
 
 
 def sort_key_val(keys, values, dimension=-1, is_stable=True):

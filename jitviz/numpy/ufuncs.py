@@ -39,6 +39,18 @@ def _binary(name, lax_fn, inexact=False, numeric=False, bool_fn=None):
     return f
 
 
+def _lexicographic(lax_op):
+    """A comparison that orders complex numbers as NumPy and jnp do, by their real parts, then
+    by their imaginary parts (lax's comparisons refuse complex numbers, as JAX's do)."""
+    def op(a, b):
+        if aval(a).dtype.kind != "c":
+            return lax_op(a, b)
+        ra, rb = lax.real(a), lax.real(b)
+        return lax.select(lax.eq(ra, rb), lax_op(lax.imag(a), lax.imag(b)), lax_op(ra, rb))
+    op.__name__ = lax_op.__name__
+    return op
+
+
 add = _binary("add", lax.add, bool_fn=lax.bitwise_or)
 subtract = _binary("subtract", lax.sub)
 multiply = _binary("multiply", lax.mul, bool_fn=lax.bitwise_and)
@@ -49,10 +61,10 @@ arctan2 = _binary("arctan2", lax.atan2, inexact=True)
 nextafter = _binary("nextafter", lax.nextafter, inexact=True)
 equal = _binary("equal", lax.eq)
 not_equal = _binary("not_equal", lax.ne)
-less = _binary("less", lax.lt)
-less_equal = _binary("less_equal", lax.le)
-greater = _binary("greater", lax.gt)
-greater_equal = _binary("greater_equal", lax.ge)
+less = _binary("less", _lexicographic(lax.lt))
+less_equal = _binary("less_equal", _lexicographic(lax.le))
+greater = _binary("greater", _lexicographic(lax.gt))
+greater_equal = _binary("greater_equal", _lexicographic(lax.ge))
 bitwise_and = _binary("bitwise_and", lax.bitwise_and)
 bitwise_or = _binary("bitwise_or", lax.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
@@ -457,6 +469,11 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
     """`minimum(maximum(a, a_min), a_max)`; either bound may be None."""
     lo = a_min if min is None else min
     hi = a_max if max is None else max
+    if any(b is not None and aval(promote(b)[0]).dtype.kind == "c" for b in (a, lo, hi)):
+        raise ValueError("Clip received a complex value either through the input or the "
+                         "min/max keywords. Complex values have no ordering and cannot be "
+                         "clipped. Please convert to a real value or array by taking the real "
+                         "or imaginary components via jax.numpy.real/imag respectively.")
     if lo is None and hi is None:
         (y,) = promote(a)
         return unchanged(y)

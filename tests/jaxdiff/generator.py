@@ -1500,8 +1500,8 @@ for _n in ("cumsum", "cumprod", "cummax", "cummin"):
 
 
 def _sortable(g, nd=0):
-    """A value jitviz sorts (complex keys are not supported yet: see tests/test_sort.py)."""
-    return g.pick(lambda v: v.kind != "c" and v.ndim >= nd)
+    """A value to sort, of at least `nd` dimensions."""
+    return g.pick(lambda v: v.ndim >= nd)
 
 
 @op("jnp.sort", 0.6)
