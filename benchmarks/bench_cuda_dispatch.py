@@ -15,51 +15,26 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import math
 import os
 import pstats
-import statistics
 import sys
-import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, ".."), HERE]
 
+import bench_cuda  # noqa: E402  (its hand-written kernels and timer)
 import jitviz  # noqa: E402
+from bench_cuda import timeit as median_time  # noqa: E402
 from jitviz.backends.cuda.runtime import runtime as cuda_runtime  # noqa: E402
 from jitviz.examples import norm, selu  # noqa: E402
 
 
-def median_time(fn, sync, repeat):
-    fn()
-    sync()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-cuda = None  # numba.cuda, set by rows(): the simulator swaps a kernel's global `cuda`
-
-
-def hand_written_selu():
-    @cuda.jit
-    def k_selu(x, out):
-        for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
-            v = x[i]
-            out[i] = np.float32(1.05) * (v if v > 0 else np.float32(1.67) * math.exp(v)
-                                         - np.float32(1.67))
-    return k_selu
-
-
 def rows(n, repeat, rows_of_x=10000):
-    global cuda
     rt = cuda_runtime().require()
     cuda, sync = rt.cuda, rt.synchronize
+    bench_cuda.cuda = cuda  # the simulator swaps the kernels' global `cuda`
     x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
     xd = cuda.to_device(x)
     out = cuda.device_array_like(xd)
@@ -67,16 +42,15 @@ def rows(n, repeat, rows_of_x=10000):
     compiled = f.lower(xd).compile()
     exe = compiled.executable
     spec = exe.program.kernels()[0]
-    k_selu = hand_written_selu()
+    k_selu = bench_cuda.baselines()["k_selu"]
     grid = (min(1024, -(-n // 256)),)
     yield "synchronize alone", median_time(lambda: None, sync, repeat)
     yield "numba.cuda.current_context()", median_time(cuda.current_context, sync, repeat)
     yield "hand-written kernel, output given", median_time(
         lambda: k_selu[grid, (256,)](xd, out), sync, repeat)
-    if hasattr(exe, "launcher"):
-        launch = exe.launcher(spec)
-        yield "jitviz's kernel by its launcher, output given", median_time(
-            lambda: launch(spec.grid, spec.block, [xd], [out]), sync, repeat)
+    launch = exe.launcher(spec)
+    yield "jitviz's kernel by its launcher, output given", median_time(
+        lambda: launch(spec.grid, spec.block, [xd], [out]), sync, repeat)
     yield "numba.cuda.device_array(n)", median_time(
         lambda: cuda.device_array(n, np.float32), sync, repeat)
     if rt.pool is not None:
