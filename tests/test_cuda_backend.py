@@ -489,6 +489,21 @@ def test_strided_device_inputs_match_numpy():
         np.testing.assert_allclose(np.asarray(got[1]), host.sum(0), rtol=1e-5)
 
 
+@sim
+def test_complex_sort_and_maximum_match_the_interpreter():
+    """Complex keys sort by two float keys with the complex values carried along; complex
+    maximum picks by real, then imaginary part (a NaN part loses)."""
+    x = np.array([[2 + 1j, 1 + 5j, 1 - 2j, np.nan + 0j, 0j],
+                  [0j, -1 + 1j, complex(1, np.nan), 3j, 1 + 5j]], np.complex64)
+
+    def f(x):
+        return jnp.sort(x, axis=1), jnp.argsort(x, axis=0), jnp.maximum(x, x[::-1])
+    got = jitviz.jit(f, backend="cuda")(x)
+    want = jitviz.jit(f, backend="interpret")(x)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
 def test_launcher_takes_the_exact_kernel_only_for_contiguous_inputs():
     """The kernel compiled for C-contiguous arrays would index a strided array as if it were
     contiguous: any input that is not goes to the generic dispatcher (compiled once, lazily)."""
