@@ -504,6 +504,26 @@ def test_complex_sort_and_maximum_match_the_interpreter():
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
+@sim
+def test_one_kernel_source_for_two_dtypes_is_two_kernels():
+    """`exp` over float32 and over float64 renders the same source; each launcher's kernel
+    is compiled for one signature, so the cache keys by argument types too (keyed by source
+    alone, an H100 ran float64 exp through the float32 kernel: wrong values, no error)."""
+    from helpers import x64_enabled
+    from jitviz.backends.cuda.runtime import get_kernel
+    f = jitviz.jit(jnp.exp, backend="cuda")
+    x32 = np.linspace(-3, 3, 50, dtype=np.float32)
+    with x64_enabled():
+        x64 = x32.astype(np.float64) + 1e-9
+        compiled = [f.lower(x).compile() for x in (x32, x64)]  # one line: one header
+        (k32,), (k64,) = [c.kernels for c in compiled]
+        assert k32.source == k64.source and not k64.reused
+        specs = [c.executable.program.kernels()[0] for c in compiled]
+        assert get_kernel(specs[0])[0] is not get_kernel(specs[1])[0]
+        np.testing.assert_allclose(np.asarray(f(x64)), np.exp(x64), rtol=1e-15)
+        np.testing.assert_allclose(np.asarray(f(x32)), np.exp(x32), rtol=1e-6)
+
+
 def test_launcher_takes_the_exact_kernel_only_for_contiguous_inputs():
     """The kernel compiled for C-contiguous arrays would index a strided array as if it were
     contiguous: any input that is not goes to the generic dispatcher (compiled once, lazily)."""

@@ -53,7 +53,7 @@ class _Runtime:
         self._base_ns = None
         self._helpers: dict = {}  # name -> (plain function, what kernels call)
         self._target = None
-        self.kernels: dict = {}  # (source, fastmath, mode) -> Launcher
+        self.kernels: dict = {}  # (source, argument types, fastmath, mode) -> Launcher
         self._in_context = None
 
     def load(self):
@@ -328,9 +328,12 @@ class Launcher:
 
 
 def get_kernel(spec, fastmath=False):
-    """(Launcher, reused?) for a kernel spec, from the in-process cache by source."""
+    """(Launcher, reused?) for a kernel spec, from the in-process cache by source and argument
+    types: one source serves several dtypes (`out[i] = exp(x[i])`), and the launcher's kernel
+    is compiled for exactly one signature."""
     rt = runtime()
-    key = (spec.source, bool(fastmath), rt.mode)
+    key = (spec.source, tuple((np.dtype(dt).str, nd) for dt, nd in spec.arg_types()),
+           bool(fastmath), rt.mode)
     hit = rt.kernels.get(key)
     if hit is not None:
         return hit, True
