@@ -977,3 +977,34 @@ def test_a_quantile_over_several_axes_flattens_them_in_jaxs_order():
     for fn in (jnp.median, jnp.nanmedian):
         got = run(lambda v: fn(v, axis=(1, 0, 2)), x)
         assert got == 0.0 and np.signbit(got), fn
+
+
+# --- complex numbers --------------------------------------------------------------------------
+
+C = np.array([1.26 + 2.5j, -0.5 - 1.55j, complex(np.inf, np.nan), complex(2.5, np.inf)],
+             np.complex64)
+
+
+def test_rint_and_round_of_complex_numbers_round_each_part():
+    want = np.array([1 + 2j, -2j, complex(np.inf, np.nan), complex(2, np.inf)], np.complex64)
+    same(run(jnp.rint, C), want, np.complex64)
+    same(run(jnp.round, C), want, np.complex64)
+    assert np.signbit(run(jnp.rint, C)[1].real)  # rint(-0.5) is -0.0
+
+
+def test_lax_complex_keeps_infinite_and_nan_parts_apart():
+    x = np.array([1.0, np.inf, np.nan], np.float32)
+    y = np.array([np.inf, 2.0, -0.0], np.float32)
+    out = run(lax.complex, x, y)
+    same(out, [complex(1, np.inf), complex(np.inf, 2), complex(np.nan, -0.0)], np.complex64)
+    assert np.signbit(out[2].imag)
+    same(run(lambda x: lax.complex(x, 2.0), x[:1]), [1 + 2j], np.complex64)
+    with pytest.raises(TypeError, match="complex does not accept dtype int32"):
+        jitviz.jit(lax.complex)(I, I)
+
+
+def test_complex_numbers_are_not_ordered_by_lax_nor_clipped():
+    with pytest.raises(TypeError, match="gt does not accept dtype complex64"):
+        jitviz.jit(lax.gt)(C, C)
+    with pytest.raises(ValueError, match="Complex values have no ordering"):
+        jitviz.jit(jnp.clip)(C, 0.0, 1.0)

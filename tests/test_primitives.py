@@ -100,6 +100,14 @@ class Case(NamedTuple):
     id: str = ""
 
 
+def _complex_ref(x, y):
+    """x + iy part by part (x + 1j * y turns an infinite y's real part into NaN)."""
+    out = np.empty(np.broadcast_shapes(np.shape(x), np.shape(y)),
+                   np.result_type(x, y, np.complex64))
+    out.real, out.imag = x, y
+    return out
+
+
 def _round_away(x):
     return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5)).astype(x.dtype)
 
@@ -177,6 +185,11 @@ def _binary_cases():
              np.maximum, "nan"),
         Case("min", (a, b), {}, np.minimum), Case("min", (B(4), B(4)), {}, np.minimum, "bool"),
         Case("atan2", (a, b), {}, np.arctan2), Case("nextafter", (a, b), {}, np.nextafter),
+        Case("complex", (a, b), {}, _complex_ref),
+        Case("complex", (np.array([np.inf, 1.0, np.nan, -0.0], f32),
+                         np.array([np.nan, -np.inf, 2.0, -0.0], f32)), {}, _complex_ref,
+             "inf and nan parts stay apart"),
+        Case("complex", (np.array([1.5, -2.0]), np.float64(3.0)), {}, _complex_ref, "float64"),
         Case("and", (B(5), B(5)), {}, np.bitwise_and), Case("and", (ia, ib), {}, np.bitwise_and),
         Case("or", (B(5), B(5)), {}, np.bitwise_or), Case("xor", (ia, ib), {}, np.bitwise_xor),
         Case("shift_left", (ia, ib), {}, np.left_shift),

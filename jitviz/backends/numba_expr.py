@@ -13,7 +13,6 @@ differently:
     d.wrap(text, out)                    # an integer result wrapped to its dtype (CUDA's rules
                                          # do it; the CPU renderer casts every result)
     d.group(x)                           # an operand as one unit (CUDA's may be expressions)
-    d.complex_compare("<", a, b)         # NumPy's lexicographic order of complex numbers
     d.extremum(MAX, a, b, out)           # NaN-propagating maximum/minimum
     d.helper("softsign_scalar")          # a helper registered with the rule, as the target's
                                          # text calls it (rt.softsign_scalar on the CPU)
@@ -34,6 +33,7 @@ import numpy as np
 from ..core.registry import declare_target, lowering, register_lowering
 from ..dtypes import highest, lowest
 from ..lax import primitives as P
+from .numba_text import ctor
 
 NUMBA_EXPR = "numba.expr"
 
@@ -60,10 +60,6 @@ class Dialect(ABC):
 
     @abstractmethod
     def group(self, text: str) -> str:
-        raise NotImplementedError
-
-    @abstractmethod
-    def complex_compare(self, op: str, a: str, b: str) -> str:
         raise NotImplementedError
 
     @abstractmethod
@@ -167,9 +163,7 @@ def _binary(op):
 
 
 def _compare(op):
-    def render(d, args, ins, out, params):
-        if ins[0].kind == "c" and op not in ("==", "!="):
-            return d.complex_compare(op, args[0], args[1])
+    def render(d, args, ins, out, params):  # (lt/le/gt/ge take no complex numbers, as JAX's)
         return f"{args[0]} {op} {args[1]}"
     return render
 
@@ -217,6 +211,11 @@ def _clamp(d, args, ins, out, params):
     return d.extremum(MIN, d.extremum(MAX, x, lo, out), hi, out)
 
 
+def _complex(d, args, ins, out, params):
+    """x + iy from its parts (Numba's `complex` gives complex128: cast to the result's)."""
+    return f"{ctor(out)}(complex({args[0]}, {args[1]}))"
+
+
 def _pow(d, args, ins, out, params):
     return f"{args[0]} ** {args[1]}"
 
@@ -240,5 +239,5 @@ for _prim, _render in {
         P.imag_p: _part("imag"), P.eq_p: _compare("=="), P.ne_p: _compare("!="),
         P.lt_p: _compare("<"), P.le_p: _compare("<="), P.gt_p: _compare(">"),
         P.ge_p: _compare(">="), P.max_p: _extremum(MAX), P.min_p: _extremum(MIN),
-        P.clamp_p: _clamp}.items():
+        P.clamp_p: _clamp, P.complex_p: _complex}.items():
     register_shared(_prim, _render, exact_in_half=True)

@@ -96,6 +96,12 @@ def _extremum(prim, pick_x):
 max, min = _extremum(P.max_p, gt), _extremum(P.min_p, lt)
 
 
+def complex(x, y):
+    """`jax.lax.complex`: x + iy elementwise, from float32 or float64 parts of one dtype (an
+    infinite or NaN part stays as it is, where x + 1j * y would mix it into the other)."""
+    return P.complex_p.bind(x, y)
+
+
 def conj(x):
     """The complex conjugate. JAX also accepts a real float operand: its result is that
     value as a complex number, with a +0 imaginary part (nothing is negated)."""

@@ -176,6 +176,30 @@ imag_p = unary("imag", np.imag, COMPLEX, out_dtype=_real_dtype)
 conj_p = unary("conj", np.conj, COMPLEX)
 
 
+def _complex_rule(x, y):
+    if x.dtype != y.dtype:
+        raise TypeError(f"complex requires arguments to have the same dtypes, got "
+                        f"{x.dtype.name}, {y.dtype.name}.")
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"complex does not accept dtype {x.dtype.name}. Accepted dtypes are "
+                        "float32, float64.")
+    shape = broadcast_shapes_scalar("complex", x.shape, y.shape)
+    dt = np.complex64 if x.dtype == np.float32 else np.complex128
+    return ShapedArray(shape, dt, x.weak_type and y.weak_type)
+
+
+def _complex(x, y):
+    """x + iy with both parts as given: x + 1j * y would turn an infinite y's real part into
+    NaN (inf * 0)."""
+    x, y = np.asarray(x), np.asarray(y)
+    out = np.empty(np.broadcast_shapes(x.shape, y.shape), np.result_type(x, np.complex64))
+    out.real, out.imag = x, y
+    return out
+
+
+complex_p = primitive("complex", abstract_eval=_complex_rule, impl=_complex, kind="elementwise")
+
+
 def _round_rule(x, *, rounding_method):
     _check_kind("round", x.dtype, FLOAT)
     return x

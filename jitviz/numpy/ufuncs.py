@@ -431,6 +431,8 @@ def round(a, decimals=0):
     (a,) = promote(a)
     if aval(a).dtype == np.bool_:
         raise ValueError("jnp.round does not accept booleans: data type bool is not inexact")
+    if aval(a).dtype.kind == "c":  # each part on its own, as JAX
+        return lax.complex(round(lax.real(a), decimals), round(lax.imag(a), decimals))
     if aval(a).dtype.kind in "iu":
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
@@ -452,6 +454,8 @@ def rint(x, /):
     if dt.kind in "iub":
         return converted(to_dtype(x, dtypes.float64 if dt.itemsize >= 8
                                   else dtypes.default_float()), x)
+    if dt.kind == "c":  # each part on its own, as JAX
+        return lax.complex(lax.round(lax.real(x), 1), lax.round(lax.imag(x), 1))
     return lax.round(x, 1)
 
 

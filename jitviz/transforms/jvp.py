@@ -170,9 +170,9 @@ def register_linear(prim, linear_args=None):
     LINEAR_IN[prim] = None if linear_args is None else tuple(linear_args)
 
 
-for _p in (P.neg_p, P.add_p, P.sub_p, P.real_p, P.imag_p, P.conj_p, P.broadcast_in_dim_p,
-           P.reshape_p, P.transpose_p, P.squeeze_p, P.rev_p, P.concatenate_p, P.stack_p,
-           P.slice_p, P.reduce_sum_p, P.cumsum_p):
+for _p in (P.neg_p, P.add_p, P.sub_p, P.real_p, P.imag_p, P.conj_p, P.complex_p,
+           P.broadcast_in_dim_p, P.reshape_p, P.transpose_p, P.squeeze_p, P.rev_p,
+           P.concatenate_p, P.stack_p, P.slice_p, P.reduce_sum_p, P.cumsum_p):
     register_linear(_p)
 def _abs_jvp(primals, tangents):
     """|x|' for complex x is Re(conj(sign x) t), a real tangent (JAX's rule); real x: the

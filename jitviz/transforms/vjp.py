@@ -77,6 +77,10 @@ VJP_RULES[P.real_p] = lambda ct, primals, out: [convert(ct, aval_of(primals[0]).
 VJP_RULES[P.imag_p] = lambda ct, primals, out: [
     mul(convert(neg(ct), aval_of(primals[0]).dtype), _imag_unit(primals[0]))]
 VJP_RULES[P.conj_p] = lambda ct, primals, out: [P.conj_p.bind(ct)]
+# complex(x, y) = x + iy transposes to (Re ct, -Im ct), JAX's pairing (no conjugation)
+VJP_RULES[P.complex_p] = lambda ct, primals, out: [
+    unbroadcast(P.real_p.bind(ct), aval_of(primals[0])),
+    unbroadcast(neg(P.imag_p.bind(ct)), aval_of(primals[1]))]
 
 
 def _imag_unit(like):

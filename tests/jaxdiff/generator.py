@@ -1544,6 +1544,16 @@ def _lstop_gradient(g):
     return f"lax.stop_gradient({g.pick().name})"
 
 
+@op("lax.complex", 0.4)
+def _lcomplex(g):
+    v = g.pick(lambda v: v.kind == "f") or g.pick()
+    w = g.pick(lambda w: w.dtype == v.dtype and w.shape == v.shape and w is not v)
+    other = w.name if w is not None and g.chance(0.5) else g.choice(
+        [v.name, "2.0", "-0.0", "float('inf')", "float('nan')"])
+    a, b = (v.name, other) if g.chance(0.5) else (other, v.name)
+    return f"lax.complex({a}, {b})"
+
+
 @op("lax.erf", 0.3)
 def _lerf(g):
     return f"lax.erf({(g.pick(lambda v: v.kind == 'f') or g.pick()).name})"

@@ -110,12 +110,6 @@ class CpuDialect(Dialect):
     def group(self, text):
         return text  # operands are always plain names
 
-    def complex_compare(self, op, a, b):
-        """NumPy's order of complex numbers through one helper, `rt.clt` (a < b):
-        a > b is b < a, a <= b is not b < a, a >= b is not a < b."""
-        less = f"rt.clt({b}, {a})" if op in (">", "<=") else f"rt.clt({a}, {b})"
-        return f"not {less}" if op.endswith("=") else less
-
     def extremum(self, monoid, a, b, dtype):
         kind = np.dtype(dtype).kind
         if kind == "b":

@@ -92,12 +92,6 @@ def cdiv(a, b):
     return a / b
 
 
-@_inline
-def clt(a, b):
-    """Complex `<` as NumPy orders complex numbers: lexicographically (real, then imag)."""
-    return a.real < b.real or (a.real == b.real and a.imag < b.imag)
-
-
 # --- argmax / argmin over the middle axis of (pre, n, post) ------------------------------
 
 def _make_arg_reduce(better):

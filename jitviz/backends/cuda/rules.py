@@ -130,9 +130,6 @@ class CudaDialect(Dialect):
     def group(self, text):
         return f"({text})"
 
-    def complex_compare(self, op, a, b):
-        return f"(({a}).real, ({a}).imag) {op} (({b}).real, ({b}).imag)"
-
     def extremum(self, monoid, a, b, dtype):
         return minmax(monoid, a, b, dtype)
 
