@@ -42,7 +42,7 @@ from . import random
 from .callbacks import pure_callback
 from . import experimental
 # JAX's other modules (jax.nn, jax.scipy), composed from jitviz.numpy and jitviz.lax
-from . import nn, scipy
+from . import nn, ops, scipy
 from .devices import (Device, default_backend, device_count, device_get, device_put, devices,
                       local_device_count, local_devices, process_count, process_index)
 # jax.checkpoint / jax.remat and the jax.ad_checkpoint module
