@@ -663,3 +663,70 @@ print("ok", len(ours))
 
 def test_cuda_runs_linalg_as_host_steps_in_the_simulator():
     assert run_program_in_simulator(CUDA_PROGRAM).strip().endswith("ok 7")
+
+
+# --- eig, eigvals, roots: general (non-symmetric) matrices --------------------------------------
+
+GENERAL = np.array([[[1.0, 2.0, 0.5], [-3.0, 0.5, 1.0], [0.2, 0.0, 2.0]],
+                    [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 3.0]]], np.float32)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_eig_eigenvalues_match_jax_and_eigenvectors_solve_the_problem(backend):
+    """Eigenvalues in LAPACK geev's order, as JAX's; each eigenvector up to a phase (LAPACK
+    builds may differ there), so checked by A v = w v with unit norm."""
+    w, v = jitviz.jit(jnp.linalg.eig, backend=backend)(GENERAL)
+    W, _ = J.linalg.eig(GENERAL)
+    _assert_like_jax(w, W, rtol=1e-5, atol=1e-5)
+    assert v.dtype == np.complex64 and v.shape == GENERAL.shape
+    np.testing.assert_allclose(GENERAL @ v, v * w[..., None, :], atol=2e-5)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, rtol=1e-5)
+    _assert_like_jax(jitviz.jit(jnp.linalg.eigvals, backend=backend)(GENERAL),
+                     J.linalg.eigvals(GENERAL), rtol=1e-5, atol=1e-5)
+    w, vl, vr = jitviz.jit(lax.linalg.eig, backend=backend)(GENERAL)
+    lh = np.conj(np.swapaxes(vl, -1, -2))  # left: vl^H A = w vl^H
+    np.testing.assert_allclose(lh @ GENERAL, w[..., :, None] * lh, atol=2e-5)
+    np.testing.assert_allclose(GENERAL @ vr, vr * w[..., None, :], atol=2e-5)
+
+
+def test_eig_of_complex_empty_and_integer_matrices():
+    c = (GENERAL[0] + 1j * GENERAL[1]).astype(np.complex64)
+    w, v = jnp.linalg.eig(c)
+    np.testing.assert_allclose(c @ v, v * w[None, :], atol=2e-5)
+    assert jnp.linalg.eigvals(np.zeros((2, 0, 0), np.float32)).shape == (2, 0)
+    assert jnp.linalg.eigvals(np.eye(2, dtype=np.int32)).dtype == np.complex64
+    with pytest.raises(ValueError, match="square"):
+        jnp.linalg.eig(np.ones((2, 3), np.float32))
+
+
+def test_eigenvalue_gradients_match_jax_and_eigenvector_gradients_refuse():
+    def f(m, x):
+        w = m.linalg.eigvals(x)
+        return (m.real(w) ** 2).sum() + m.imag(w).prod()
+    x = GENERAL[0]
+    ours = jitviz.jit(jitviz.grad(lambda x: f(jnp, x)))(x)
+    np.testing.assert_allclose(ours, jax.grad(lambda x: f(J, x))(x), rtol=1e-4, atol=1e-5)
+    t = _mat(3, 3)
+    _, tours = jitviz.jvp(lambda x: jnp.linalg.eigvals(x), (x,), (t,))
+    _, ttheirs = jax.jvp(lambda x: J.linalg.eigvals(x), (x,), (t,))
+    np.testing.assert_allclose(tours, ttheirs, rtol=1e-4, atol=1e-5)
+    with pytest.raises(NotImplementedError, match="derivatives of eigenvectors"):
+        jitviz.grad(lambda x: jnp.real(jnp.linalg.eig(x)[1]).sum())(x)
+    batched = jitviz.vmap(jnp.linalg.eigvals)(GENERAL)
+    _assert_like_jax(batched, J.linalg.eigvals(GENERAL), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("p", [[0.0, 1.0, -3.0, 2.0], [1.0, 2.0, 3.0, 4.0, 5.0], [2.0],
+                               [0.0, 0.0], [0.0, 0.0, 1.0, -1.0]])
+def test_roots_match_jax(p):
+    p = np.array(p, np.float32)
+    _assert_like_jax(jnp.roots(p), J.roots(p), rtol=1e-5, atol=1e-5)
+    ours = jitviz.jit(lambda p: jnp.roots(p, strip_zeros=False), backend="cpu")(p)
+    theirs = jax.jit(lambda p: J.roots(p, strip_zeros=False))(p)
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+def test_roots_under_jit_ask_for_strip_zeros_false():
+    with pytest.raises(jitviz.errors.ConcretizationTypeError, match="strip_zeros=False"):
+        jitviz.jit(jnp.roots)(np.array([1.0, 2.0], np.float32))

@@ -245,6 +245,7 @@ def _linalg_cases():
     b32 = F(3, 2)
     eig = dict(lower=True, sort_eigenvalues=True, subset_by_index=None, algorithm=None)
     svd = dict(subset_by_index=None, algorithm=None)
+    general = dict(compute_right_eigenvectors=True, use_magma=None)
     solve = dict(left_side=True, lower=True, transpose_a=False, conjugate_a=False,
                  unit_diagonal=False)
     return [
@@ -258,6 +259,11 @@ def _linalg_cases():
         Case("qr", (F(4, 3),), dict(full_matrices=False, pivoting=False, use_magma=None),
              lambda x: list(np.linalg.qr(x))),
         Case("eigh", (spd,), eig, lambda x: list(np.linalg.eigh(x))[::-1]),
+        Case("eig", (F(3, 3),), dict(general, compute_left_eigenvectors=False),
+             lambda x: [v.astype(c64) for v in np.linalg.eig(x)]),
+        Case("eig", (F(2, 3, 3),), dict(general, compute_left_eigenvectors=False,
+                                        compute_right_eigenvectors=False),
+             lambda x: [np.linalg.eigvals(x).astype(c64)], "values"),
         Case("svd", (F(3, 2),), dict(svd, full_matrices=False, compute_uv=True),
              lambda x: (lambda u, s, vt: [s, u, vt])(*np.linalg.svd(x, full_matrices=False))),
         Case("svd", (F(2, 3),), dict(svd, full_matrices=True, compute_uv=False),

@@ -119,6 +119,14 @@ def _eigh_rule(x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
     return [_like(x), _like(x, x.shape[:-1], _real_dtype(x.dtype))]
 
 
+def _eig_rule(x, *, compute_left_eigenvectors, compute_right_eigenvectors, use_magma):
+    _matrix("eig", x, square=True)
+    c = _complex_dtype(x.dtype)
+    vectors = [_like(x, dtype=c)] * (int(compute_left_eigenvectors)
+                                      + int(compute_right_eigenvectors))
+    return [_like(x, x.shape[:-1], c)] + vectors
+
+
 def _svd_rule(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
     _matrix("svd", x)
     if subset_by_index is not None:
@@ -308,6 +316,28 @@ def _eigh_impl(x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
 
 
 @_quiet
+def _eig_impl(x, *, compute_left_eigenvectors, compute_right_eigenvectors, use_magma):
+    """LAPACK's geev: NumPy's (batched) for the eigenvalues and right eigenvectors, SciPy's
+    per matrix when the left ones are asked for too (one call gives all three in one order;
+    NumPy has no left eigenvectors). Each eigenvector has unit norm, as LAPACK makes them."""
+    c = _complex_dtype(x.dtype)
+    x = np.asarray(x)
+    n = x.shape[-1]
+    if x.size == 0:  # LAPACK takes no empty matrix
+        k = int(compute_left_eigenvectors) + int(compute_right_eigenvectors)
+        return [np.zeros(x.shape[:-1], c)] + [np.zeros(x.shape, c) for _ in range(k)]
+    if not compute_left_eigenvectors:
+        w, vr = np.linalg.eig(x)
+        return [w.astype(c)] + ([vr.astype(c)] if compute_right_eigenvectors else [])
+    import scipy.linalg
+    flat = x.reshape((-1, n, n))
+    parts = [scipy.linalg.eig(m, left=True, right=True) for m in flat]
+    w, vl, vr = (np.stack([p[i] for p in parts]).reshape(s).astype(c)
+                 for i, s in ((0, x.shape[:-1]), (1, x.shape), (2, x.shape)))
+    return [w, vl] + ([vr] if compute_right_eigenvectors else [])
+
+
+@_quiet
 def _svd_impl(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
     """NumPy's LAPACK gesdd; an empty matrix has no singular values."""
     real = _real_dtype(x.dtype)
@@ -373,11 +403,12 @@ lu_p = primitive("lu", abstract_eval=_lu_rule, impl=_lu_impl, multiple_results=T
 qr_p = primitive("qr", abstract_eval=_qr_rule, impl=_qr_impl, multiple_results=True)
 eigh_p = primitive("eigh", abstract_eval=_eigh_rule, impl=_eigh_impl, multiple_results=True)
 svd_p = primitive("svd", abstract_eval=_svd_rule, impl=_svd_impl, multiple_results=True)
+eig_p = primitive("eig", abstract_eval=_eig_rule, impl=_eig_impl, multiple_results=True)
 fft_p = primitive("fft", abstract_eval=_fft_rule, impl=_fft_impl, pp_params=_pp_fft)
 lu_pivots_to_permutation_p = primitive("lu_pivots_to_permutation", abstract_eval=_pivots_rule,
                                        impl=_pivots_impl)
 
-LINALG_PRIMITIVES = (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p, fft_p,
+LINALG_PRIMITIVES = (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, eig_p, svd_p, fft_p,
                      lu_pivots_to_permutation_p)
 
 
@@ -440,6 +471,16 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
         x = _symmetrized(x)
     return tuple(eigh_p.bind(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
                              subset_by_index=subset_by_index, algorithm=None))
+
+
+def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
+        use_magma=None):
+    """`jax.lax.linalg.eig`: [w, vl, vr] of a general square matrix, the eigenvalues w and
+    the left and right eigenvectors as columns (each as asked), all complex, as LAPACK's
+    geev orders and normalizes them (unit norm)."""
+    return list(eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                           compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                           use_magma=use_magma))
 
 
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
@@ -608,6 +649,43 @@ def _eigh_tangent(x, outs, dx, **params):
     return [v @ (F * s), jnp.real(jnp.diagonal(s, 0, -2, -1))]
 
 
+def _eig_tangent(x, outs, dx, *, compute_left_eigenvectors, compute_right_eigenvectors,
+                 use_magma):
+    """JAX's: only the eigenvalues have derivatives, dw = diag(V^-1 dx V) (Giles, eq. 4.60)."""
+    _no_eigenvector_derivatives(compute_left_eigenvectors or compute_right_eigenvectors)
+    v = _right_eigenvectors(x, use_magma)
+    return [(_jnp().linalg.solve(v, dx.astype(_dtype_of(v))) * _mT(v)).sum(-1)]
+
+
+def _eig_vjp(ct, primals, out, *, compute_left_eigenvectors, compute_right_eigenvectors,
+             use_magma):
+    """The transpose of dx -> diag(V^-1 dx V) (JAX's pairing, no conjugation): x's
+    cotangent is V^-T diag(ct) V^T, its real part for a real x. (Not the transpose of the
+    tangent map traced: that map computes V from x, and eig's eigenvectors have no
+    derivative.)"""
+    _no_eigenvector_derivatives(compute_left_eigenvectors or compute_right_eigenvectors)
+    jnp = _jnp()
+    (x,), (w_ct,) = primals, ct
+    if w_ct is None:
+        return [None]
+    v = _right_eigenvectors(x, use_magma)
+    x_ct = _mT(jnp.linalg.inv(v)) @ (w_ct[..., :, None] * _mT(v))
+    dt = _dtype_of(x)
+    return [x_ct if np.dtype(dt).kind == "c" else jnp.real(x_ct).astype(dt)]
+
+
+def _right_eigenvectors(x, use_magma):
+    return eig_p.bind(x, compute_left_eigenvectors=False, compute_right_eigenvectors=True,
+                      use_magma=use_magma)[1]
+
+
+def _no_eigenvector_derivatives(asked):
+    if asked:
+        raise NotImplementedError(
+            "The derivatives of eigenvectors are not implemented, only eigenvalues. See "
+            "https://github.com/jax-ml/jax/issues/2748 for discussion.")
+
+
 def _svd_tangent(x, outs, dx, *, full_matrices, compute_uv, subset_by_index, algorithm):
     """JAX's SVD jvp (full matrices only where square: then they are the reduced ones)."""
     jnp = _jnp()
@@ -737,10 +815,11 @@ def _register_transformation_rules():
     from ..transforms import (declare_non_differentiable, register_batch, register_jvp,
                               register_vjp)
     tangents = {cholesky_p: _cholesky_tangent, lu_p: _lu_tangent, qr_p: _qr_tangent,
-                eigh_p: _eigh_tangent, svd_p: _svd_tangent}
+                eigh_p: _eigh_tangent, eig_p: _eig_tangent, svd_p: _svd_tangent}
     for prim, tangent in tangents.items():
         register_jvp(prim, _jvp_from_tangent(prim, tangent))
         register_vjp(prim, _vjp_from_tangent(prim, tangent))
+    register_vjp(eig_p, _eig_vjp)  # over the one from its tangent map
     register_jvp(triangular_solve_p, _triangular_solve_jvp)
     register_vjp(triangular_solve_p, _triangular_solve_vjp)
     declare_non_differentiable(lu_pivots_to_permutation_p)  # integers

@@ -62,7 +62,7 @@ from .dtype_utils import (ComplexWarning, array_repr, array_str, can_cast, chara
                           generic, get_printoptions, isdtype, iterable, object_, printoptions,
                           promote_types, set_printoptions)
 from .polynomial import (poly, polyadd, polyder, polydiv, polyfit, polyint, polymul,
-                         polysub)
+                         polysub, roots)
 from .mathextra import (angle, convolve, corrcoef, correlate, cov, gcd, geomspace, lcm, ldexp,
                         logspace, modf, nan_to_num, nanargmax, nanargmin, nanmax, nanmean,
                         nanmin, nanprod, nanstd, nansum, nanvar, polyval)

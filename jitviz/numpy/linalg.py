@@ -154,7 +154,8 @@ def trace(a, offset=0, axis1=0, axis2=1):
 
 
 # `jnp.linalg`'s decompositions, solves and norms (jitviz.numpy.linalg is jnp.linalg)
-from .linalg_solvers import (EighResult, QRResult, SlogdetResult, SVDResult,  # noqa: E402,F401
-                             cholesky, cond, det, eigh, eigvalsh, inv, lstsq, matrix_norm,
-                             matrix_power, matrix_rank, matrix_transpose, multi_dot, norm,
-                             pinv, qr, slogdet, solve, svd, svdvals, tensorsolve, vector_norm)
+from .linalg_solvers import (EighResult, EigResult, QRResult, SlogdetResult,  # noqa: E402,F401
+                             SVDResult, cholesky, cond, det, eig, eigh, eigvals, eigvalsh, inv,
+                             lstsq, matrix_norm, matrix_power, matrix_rank, matrix_transpose,
+                             multi_dot, norm, pinv, qr, slogdet, solve, svd, svdvals,
+                             tensorsolve, vector_norm)

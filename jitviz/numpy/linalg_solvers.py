@@ -23,6 +23,11 @@ class EighResult(NamedTuple):
     eigenvectors: object
 
 
+class EigResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
 class QRResult(NamedTuple):
     Q: object
     R: object
@@ -108,6 +113,21 @@ def eigh(a, UPLO=None, symmetrize_input: bool = True):
     (a,) = _inexact(a)
     v, w = lax_linalg.eigh(a, lower=_uplo_lower(UPLO), symmetrize_input=symmetrize_input)
     return EighResult(w, v)
+
+
+def eig(a):
+    """`jnp.linalg.eig`: EigResult(eigenvalues, right eigenvectors as unit columns) of a
+    general square matrix, complex, in LAPACK geev's order."""
+    (a,) = _inexact(a)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
+
+
+def eigvals(a):
+    """`jnp.linalg.eigvals`: the eigenvalues of a general square matrix, complex."""
+    (a,) = _inexact(a)
+    return lax_linalg.eig(a, compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=False)[0]
 
 
 def eigvalsh(a, UPLO="L", *, symmetrize_input: bool = True):

@@ -233,6 +233,49 @@ def _least_squares(a, b):
     return out[:, 0] if vector else out
 
 
+# --- roots: the eigenvalues of the companion matrix ---------------------------------------------
+
+def roots(p, *, strip_zeros: bool = True):
+    """`jnp.roots`: the roots of the polynomial with coefficients `p` (highest power first),
+    as the eigenvalues of its companion matrix (`jnp.linalg.eigvals`), complex. Leading zeros
+    are stripped, which needs concrete coefficients; `strip_zeros=False` works under jit and
+    gives NaN for each root a leading zero stands for, as JAX's."""
+    from . import linalg
+    from .reductions import all as all_, argmin
+    from .shape import atleast_1d
+    (p,) = promote(p, inexact=True)
+    p = atleast_1d(p)
+    if aval(p).ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    n = aval(p).shape[0]
+    if n < 2:
+        return zeros((0,), np.result_type(aval(p).dtype, np.complex64))
+    leading = where(all_(p == 0), n, argmin(p == 0))
+    if strip_zeros:
+        leading = int(explain.concrete_or_error(
+            leading, "The error occurred in the jnp.roots() function. To use this within a "
+            "JIT-compiled context, pass strip_zeros=False, but be aware that leading zeros "
+            "will result in some returned roots being set to NaN."))
+        return _roots_no_zeros(p[leading:], linalg)
+    from .extra import roll
+    p = where(leading == n, to_dtype(1, aval(p).dtype), p)  # all zero: no LAPACK error
+    found = _roots_no_zeros(roll(p, -leading), linalg)
+    found = lax.sort_key_val(found == 0, found)[1]  # zero roots last
+    k = aval(found).shape[0]
+    nan = to_dtype(complex(np.nan, np.nan), aval(found).dtype)
+    return where(arange(k) < k - leading, found, nan)
+
+
+def _roots_no_zeros(p, linalg):
+    from .extra import diag
+    n = aval(p).shape[0]
+    if n < 2:
+        return zeros((0,), np.result_type(aval(p).dtype, np.complex64))
+    companion = diag(ones((n - 2,), aval(p).dtype), -1)
+    companion = companion.at[0, :].set(-p[1:] / p[0])
+    return linalg.eigvals(companion)
+
+
 def _reflect(v, beta, block):
     """beta * v (v^T block): what the reflection I - beta v v^T removes from block."""
     from .reductions import sum as sum_
@@ -241,4 +284,4 @@ def _reflect(v, beta, block):
 
 
 __all__ = ["poly", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint",
-           "polyfit"]
+           "polyfit", "roots"]
