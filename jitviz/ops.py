@@ -17,22 +17,17 @@ import numpy as np
 
 from . import numpy as jnp
 from .core.explain import concrete_or_error
+from .dtypes import highest, lowest
 from .numpy._core import aval
 
 
+# what an empty segment holds, by the scatter method that fills the others
+_IDENTITY = {"add": lambda dt: 0, "multiply": lambda dt: 1, "max": lowest, "min": highest}
+
+
 def _identity(op: str, dtype):
-    dt = np.dtype(dtype)
-    if op == "add":
-        return 0
-    if op == "multiply":
-        return 1
-    low = op == "max"  # max starts from the smallest value, min from the largest
-    if dt.kind == "b":
-        return not low
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return info.min if low else info.max
-    return -np.inf if low else np.inf
+    """The operation's identity in `dtype` (a complex one as JAX's: -inf + 0j for max)."""
+    return np.real(_IDENTITY[op](np.dtype(dtype)))
 
 
 def _segment(name: str, op: str, data, segment_ids, num_segments, mode):
