@@ -58,28 +58,28 @@ def _segment(name: str, op: str, data, segment_ids, num_segments, mode):
     return getattr(out.at[ids], op)(data, mode="drop")
 
 
-def segment_sum(data, segment_ids, num_segments=None, indices_are_sorted=False,
+def _segment_reduction(name: str, op: str, doc: str):
+    """A `jax.ops` segment function with JAX's signature (the promises `indices_are_sorted`,
+    `unique_indices` and `bucket_size` accepted, and unneeded)."""
+    def segment(data, segment_ids, num_segments=None, indices_are_sorted=False,
                 unique_indices=False, bucket_size=None, mode=None):
-    """Sums of `data`'s rows by segment: `out[k] = sum(data[i] for segment_ids[i] == k)`."""
-    return _segment("segment_sum", "add", data, segment_ids, num_segments, mode)
+        return _segment(name, op, data, segment_ids, num_segments, mode)
+    segment.__name__ = segment.__qualname__ = name
+    segment.__doc__ = doc
+    return segment
 
 
-def segment_prod(data, segment_ids, num_segments=None, indices_are_sorted=False,
-                 unique_indices=False, bucket_size=None, mode=None):
-    """Products of `data`'s rows by segment (1 for an empty segment)."""
-    return _segment("segment_prod", "multiply", data, segment_ids, num_segments, mode)
-
-
-def segment_max(data, segment_ids, num_segments=None, indices_are_sorted=False,
-                unique_indices=False, bucket_size=None, mode=None):
-    """Maxima of `data`'s rows by segment (-inf, or the smallest integer, when empty)."""
-    return _segment("segment_max", "max", data, segment_ids, num_segments, mode)
-
-
-def segment_min(data, segment_ids, num_segments=None, indices_are_sorted=False,
-                unique_indices=False, bucket_size=None, mode=None):
-    """Minima of `data`'s rows by segment (+inf, or the largest integer, when empty)."""
-    return _segment("segment_min", "min", data, segment_ids, num_segments, mode)
+segment_sum = _segment_reduction(
+    "segment_sum", "add",
+    "Sums of `data`'s rows by segment: `out[k] = sum(data[i] for segment_ids[i] == k)`.")
+segment_prod = _segment_reduction(
+    "segment_prod", "multiply", "Products of `data`'s rows by segment (1 for an empty segment).")
+segment_max = _segment_reduction(
+    "segment_max", "max",
+    "Maxima of `data`'s rows by segment (-inf, or the smallest integer, when empty).")
+segment_min = _segment_reduction(
+    "segment_min", "min",
+    "Minima of `data`'s rows by segment (+inf, or the largest integer, when empty).")
 
 
 __all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]

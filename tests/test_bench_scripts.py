@@ -60,6 +60,22 @@ def test_bench_cuda_dispatch_runs_in_the_simulator():
         assert row in out, out
 
 
+def test_gpu_check_leaves_out_the_steps_set_to_zero(tmp_path):
+    """`STEP_<name>=0` leaves that step out (a lent GPU's minutes go to the steps asked for):
+    with every step at 0 the script runs none of them and says so for each."""
+    steps = ("STEP_TESTS", "STEP_MATH_TESTS", "STEP_BENCH", "STEP_MATH", "STEP_DISPATCH")
+    # run from a bare folder: a checkout's .whl/ (wheels for the GPU machine) is not for here
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "gpu_check.sh").write_text(
+        (ROOT / "scripts" / "gpu_check.sh").read_text())
+    out = tmp_path / "out"
+    env = dict(child_env(), OUT=str(out), PYTHON=sys.executable, **dict.fromkeys(steps, "0"))
+    proc = subprocess.run(["bash", "scripts/gpu_check.sh"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.stdout.count(": left out") == len(steps), proc.stdout + proc.stderr
+    assert "passed" not in proc.stdout  # no pytest ran
+
+
 def test_gpu_check_names_tests_that_exist():
     """scripts/gpu_check.sh runs and deselects tests by name: a rename must not turn its
     deselection into a failure on the next lent GPU, or its file list into an error."""

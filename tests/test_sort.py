@@ -126,6 +126,14 @@ def test_complex_comparisons_are_jaxs():
         np.testing.assert_array_equal(got, want, err_msg=name)
     want = np.where(a.real == b.real, a.imag < b.imag, a.real < b.real)
     np.testing.assert_array_equal(jitviz.jit(lambda a, b: a < b)(a, b), want)
+    # lax.max/min pick x where that order says so, else y (a NaN part loses), size-1
+    # dimensions and scalars broadcast as max_p's do
+    for fn, real_op in ((lax.max, np.greater), (lax.min, np.less)):
+        for x, y in ((a, b), (a.reshape(8, 5)[:, :1], b.reshape(8, 5)), (a[0], b)):
+            xb, yb = np.broadcast_arrays(x, y)
+            take_x = np.where(xb.real == yb.real, real_op(xb.imag, yb.imag),
+                              real_op(xb.real, yb.real))
+            np.testing.assert_array_equal(jitviz.jit(fn)(x, y), np.where(take_x, xb, yb))
     for op in (lax.lt, lax.le, lax.gt, lax.ge):
         with pytest.raises(TypeError, match="does not accept dtype complex64"):
             jitviz.jit(op)(a, b)

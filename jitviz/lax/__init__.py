@@ -75,19 +75,38 @@ shift_left, shift_right_arithmetic = _binary(P.shift_left_p), _binary(P.shift_ri
 eq, ne, lt, le, gt, ge = [_binary(p) for p in (P.eq_p, P.ne_p, P.lt_p, P.le_p, P.gt_p, P.ge_p)]
 
 
-def _extremum(prim, pick_x):
-    """lax.max/lax.min. max_p and min_p order no complex numbers; for those JAX picks by the
-    real parts, then the imaginary parts, x where `pick_x` holds (a NaN part compares false,
-    so the other operand wins, where np.maximum would give the NaN)."""
+def _lexicographic(compare):
+    """`compare` (lt, gt, ...) extended to complex numbers as JAX orders them where it does
+    (jnp's comparisons, lax.max/min): by the real parts, then by the imaginary parts, with
+    JAX's formula, so a NaN part makes the comparison false. Real operands go to `compare`
+    itself, whose primitive refuses complex ones."""
+    def op(x, y):
+        if aval_of(x).dtype.kind != "c":
+            return compare(x, y)
+        rx, ry = real(x), real(y)
+        return select(eq(rx, ry), compare(imag(x), imag(y)), compare(rx, ry))
+    op.__name__ = compare.__name__
+    return op
+
+
+def _extremum(prim, compare):
+    """lax.max/lax.min. max_p and min_p order no complex numbers; for those JAX picks x where
+    `_lexicographic(compare)` holds, else y (a NaN part compares false, so the other operand
+    wins, where np.maximum would give the NaN)."""
+    pick_x = _lexicographic(compare)
+
     def op(x, y):
         ax, ay = aval_of(x), aval_of(y)
         if ax.dtype.kind != "c" or ax.dtype != ay.dtype:
             return prim.bind(x, y)
-        shape = np.broadcast_shapes(ax.shape, ay.shape)
-        x, y = [a if aval_of(a).shape == shape else broadcast_in_dim(a, shape, ())
+        # max_p's shape (a scalar, or size-1 dimensions, broadcast; its errors): select
+        # wants one shape
+        shape = P.broadcast_shapes_scalar(prim.name, ax.shape, ay.shape)
+        x, y = [a if aval_of(a).shape == shape else
+                broadcast_in_dim(a, shape, tuple(range(len(shape) - aval_of(a).ndim,
+                                                       len(shape))))
                 for a in (x, y)]
-        rx, ry = real(x), real(y)
-        return select(select(eq(rx, ry), pick_x(imag(x), imag(y)), pick_x(rx, ry)), x, y)
+        return select(pick_x(x, y), x, y)
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise `{prim.name}`; both operands must have the same dtype."
     return op

@@ -251,9 +251,9 @@ xor_p = binary("xor", np.bitwise_xor, INTEGRAL)
 shift_left_p = binary("shift_left", np.left_shift, INT + UINT)
 shift_right_arithmetic_p = binary("shift_right_arithmetic", np.right_shift, INT + UINT)
 eq_p = binary("eq", np.equal, ANY, compare=True)
-# JAX's lax orders no complex numbers (jnp's comparisons order them by real then imaginary
-# part, over these: jitviz.numpy.ufuncs)
 ne_p = binary("ne", np.not_equal, ANY, compare=True)
+# JAX's lax orders no complex numbers (jnp's comparisons and lax.max/min order them by real,
+# then imaginary part, over these: lax._lexicographic)
 lt_p = binary("lt", np.less, ORDERED, compare=True)
 le_p = binary("le", np.less_equal, ORDERED, compare=True)
 gt_p = binary("gt", np.greater, ORDERED, compare=True)

@@ -240,7 +240,6 @@ def roots(p, *, strip_zeros: bool = True):
     as the eigenvalues of its companion matrix (`jnp.linalg.eigvals`), complex. Leading zeros
     are stripped, which needs concrete coefficients; `strip_zeros=False` works under jit and
     gives NaN for each root a leading zero stands for, as JAX's."""
-    from . import linalg
     from .reductions import all as all_, argmin
     from .shape import atleast_1d
     (p,) = promote(p, inexact=True)
@@ -256,17 +255,19 @@ def roots(p, *, strip_zeros: bool = True):
             leading, "The error occurred in the jnp.roots() function. To use this within a "
             "JIT-compiled context, pass strip_zeros=False, but be aware that leading zeros "
             "will result in some returned roots being set to NaN."))
-        return _roots_no_zeros(p[leading:], linalg)
+        return _roots_no_zeros(p[leading:])
     from .extra import roll
     p = where(leading == n, to_dtype(1, aval(p).dtype), p)  # all zero: no LAPACK error
-    found = _roots_no_zeros(roll(p, -leading), linalg)
+    found = _roots_no_zeros(roll(p, -leading))
     found = lax.sort_key_val(found == 0, found)[1]  # zero roots last
     k = aval(found).shape[0]
     nan = to_dtype(complex(np.nan, np.nan), aval(found).dtype)
     return where(arange(k) < k - leading, found, nan)
 
 
-def _roots_no_zeros(p, linalg):
+def _roots_no_zeros(p):
+    """The eigenvalues of the companion matrix of p (p[0] != 0)."""
+    from . import linalg
     from .extra import diag
     n = aval(p).shape[0]
     if n < 2:

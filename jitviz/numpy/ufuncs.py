@@ -6,6 +6,7 @@ import operator
 import numpy as np
 
 from .. import dtypes, lax
+from ..lax import _lexicographic  # jnp's comparisons order complex numbers; lax's refuse them
 from ..core.trace import stage
 from ._core import (_scalarize, aval, broadcast_args, converted, is_traced, promote,
                     to_dtype, unchanged, wrap_result)
@@ -37,18 +38,6 @@ def _binary(name, lax_fn, inexact=False, numeric=False, bool_fn=None):
     _name(f, name)
     f.__doc__ = f"Elementwise {name}, as numpy.{name} (traced when tracing)."
     return f
-
-
-def _lexicographic(lax_op):
-    """A comparison that orders complex numbers as NumPy and jnp do, by their real parts, then
-    by their imaginary parts (lax's comparisons refuse complex numbers, as JAX's do)."""
-    def op(a, b):
-        if aval(a).dtype.kind != "c":
-            return lax_op(a, b)
-        ra, rb = lax.real(a), lax.real(b)
-        return lax.select(lax.eq(ra, rb), lax_op(lax.imag(a), lax.imag(b)), lax_op(ra, rb))
-    op.__name__ = lax_op.__name__
-    return op
 
 
 add = _binary("add", lax.add, bool_fn=lax.bitwise_or)
