@@ -219,25 +219,38 @@ def test_jit_rewrites_are_judged_output_by_output():
     assert not runner._jit_differences_only(jit, out(1.4e36, 1.0), got)
 
 
+# seeds the fuzzer met, replayed with every backend (x64 "on" or "off"): the tests below
+# read their records from one child process (each child's imports take seconds)
+REPLAYED = {31003248: "on", 35008769: "off", 36003451: "off", 36004429: "off",
+            37001372: "off", 37009582: "off"}
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory):
+    """{seed: its record} for the seeds of REPLAYED."""
+    if not HAVE_JAX:
+        pytest.skip("JAX is not installed")
+    cases = {seed: driver.plan(1, seed, mode, 1)[0] for seed, mode in REPLAYED.items()}
+    records = driver.run_in_children(list(cases.values()),
+                                     tmp_path_factory.mktemp("jaxdiff-replays"))
+    return {seed: records[case.id] for seed, case in cases.items()}
+
+
 @needs_jax
-def test_a_float32_rounding_promoted_into_float64_is_not_a_mismatch(tmp_path):
+def test_a_float32_rounding_promoted_into_float64_is_not_a_mismatch(replayed):
     # the 10,000-program run (seed 31003248, x64): XLA's float32 atan2 and NumPy's differ in
     # the last bit, a float64 dot of it reported that bit as a value mismatch and hid the
     # zero's sign (a known difference) behind it
-    (case,) = driver.plan(1, 31003248, "on", 1)
-    rec = driver.run_in_children([case], tmp_path)[case.id]
-    verdict, fails, knowns = driver.verdict(rec)
+    verdict, fails, knowns = driver.verdict(replayed[31003248])
     assert not fails and knowns, verdict
 
 
 @needs_jax
-def test_jax_failing_at_run_time_where_op_by_op_computes_is_a_quirk(tmp_path):
+def test_jax_failing_at_run_time_where_op_by_op_computes_is_a_quirk(replayed):
     """Seed 35008769: under the fuzzer's XLA flags, XLA makes `jnp.clip` of booleans (min
     of max) a Clamp, which its CPU backend lacks: `jax.jit` raises JaxRuntimeError where JAX
     op by op computes what jitviz computes."""
-    (case,) = driver.plan(1, 35008769, "off", 1)
-    rec = driver.run_in_children([case], tmp_path)[case.id]
-    verdict, fails, knowns = driver.verdict(rec)
+    verdict, fails, knowns = driver.verdict(replayed[35008769])
     assert verdict == "quirk" and not fails, verdict
     assert any(m.kind == "jitviz-runs" and "Clamp" in m.jax for m in knowns)
 
@@ -249,8 +262,6 @@ def test_jax_failing_at_run_time_where_op_by_op_computes_is_a_quirk(tmp_path):
     (37001372, "False * -inf in an average, and with floats the sign of a zero sum: two"),
     (37009582, "a float32 cumsum of cancelling int32 values, in XLA's order and in sequence"),
 ])
-def test_known_differences_the_fuzzer_met_are_recognised(tmp_path, seed, why):
-    (case,) = driver.plan(1, seed, "off", 1)
-    rec = driver.run_in_children([case], tmp_path)[case.id]
-    verdict, fails, knowns = driver.verdict(rec)
+def test_known_differences_the_fuzzer_met_are_recognised(replayed, seed, why):
+    verdict, fails, knowns = driver.verdict(replayed[seed])
     assert verdict == "known" and not fails, (why, verdict)

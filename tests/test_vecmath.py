@@ -994,6 +994,46 @@ def test_exp_blocks_skip_the_clamp_unless_a_value_needs_it(dtype, parallel):
     np.testing.assert_array_equal(np.asarray(c(x)), want * dtype(2.0) + s)
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("shape", [(3, 128 * 9 + 17), (128 * 40 + 3,)], ids=["rows", "all"])
+def test_a_reductions_guarded_calls_are_tested_before_each_block(shape, parallel):
+    """render._tested_block: in a blocked sum (over rows, or over every axis in chunks on
+    every core), the tests of sin and, without AVX-512, exp run before each block, which
+    then runs once, with the fast variants or the full functions. The fast variants are
+    wrong for the arguments some blocks hold (sin's beyond its reduction: 10^18 for sin(2e10);
+    exp's below -86: -4e23), so each sum must come out of the full functions' values. (Not
+    compared bit for bit: LLVM may associate a block's adds differently in the two loops.)"""
+    from numba import njit
+    from jitviz.backends.cpu import runtime as rt
+    from jitviz.backends.cpu.vecmath_core import target_has_avx512
+    sin, exp = rt.sin_f32, rt.exp_f32
+
+    @njit
+    def terms(x, s, e):
+        for i in range(x.size):
+            s[i] = sin(x[i] * np.float32(2.0))
+            e[i] = exp(-abs(x[i]) - np.float32(3.0))
+
+    def f(x):
+        return jnp.sum(jnp.sin(x * 2.0), axis=-1), jnp.sum(jnp.exp(-jnp.abs(x) - 3.0), axis=-1)
+    x = np.random.default_rng(8).uniform(-3, 3, shape).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[[128 * 2 + 5, 128 * 9 + 3, 128 * 14 + 127]] = [1e10, -3e9, 1.5e30]  # sin's table
+    flat[[128 * 5 + 1, 128 * 12 + 64]] = [-120.0, 97.0]  # exp's clamp and scale, as 1e10
+    c = jitviz.jit(f, parallel=parallel).lower(x).compile()
+    src = "".join(k.source for k in c.kernels)
+    assert "rt.sin_f32_fast(" in src and "# the tests first" in src
+    assert ("rt.exp_f32_fast(" in src) == (not target_has_avx512())
+    s, e = np.empty_like(flat), np.empty_like(flat)
+    terms(flat, s, e)
+    got = c(x)
+    for out, t in ((got[0], s.reshape(shape)), (got[1], e.reshape(shape))):
+        t, out = t.astype(np.float64), np.asarray(out, np.float64)
+        want, bound = t.sum(axis=-1), 1e-6 * np.abs(t).sum(axis=-1)
+        assert np.all(np.abs(out - want) <= bound), (out, want)
+    np.testing.assert_array_equal(np.asarray(c(x)[0]), np.asarray(got[0]))  # deterministic
+
+
 def test_every_guarded_function_has_its_fast_variant_and_test():
     """render.GUARD_TESTS names the calls that run blockwise (exp and logistic only without
     AVX-512); each needs `rt.<name>_<t>_fast` and `rt.<test>_<t>` for both float

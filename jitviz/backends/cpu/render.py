@@ -64,7 +64,8 @@ def _index_text(name, idx):
 
 
 # calls with a fast variant for most arguments and a test for the others (vecmath.py):
-# an elementwise nest runs them blockwise (`FusedRenderer._guarded_loops`). The test of each
+# an elementwise nest runs them blockwise (`FusedRenderer._guarded_loops`), and so does a
+# reduction's nest where their tests can run before each block (`_tested_block`). The test of each
 # function (`rt.<test>_f32(args)`): sin/cos/tan's fast variants leave out the table of large
 # arguments, pow's the special cases (a base that is not positive and finite, an infinite or
 # NaN exponent: 30 of float32 pow's 88 instructions per vector on AVX-512), atan2's its
@@ -156,6 +157,16 @@ BLOCK = 128  # = runtime.BLOCK: the block of a sum/prod cascade (fixes its numer
 # 16 lanes 373 us), 64 from there (4 float32 or 8 float64 AVX-512 registers: more independent
 # chains to hide the compare-and-select latency; rows of 1M: 175 us against 188 with 32)
 LANES, LANES_LONG, LONG_ROW = 32, 64, 8192
+
+
+# Without AVX-512 a float max/min row is a plain loop into one accumulator: rt.fmax_f32 there
+# is llvm.maximum, whose reduction LLVM vectorizes itself (it is exact in any order: a NaN
+# wins, +0.0 beats -0.0), where the lanes' loads, selects and stores made LLVM choose
+# masked stores or scalar code by the lane count and what shared the nest (1M float32 on
+# AVX2, one core: max 156-166 -> 79-104 us, sum, max and min in one kernel 1.73-1.79 ms ->
+# 246-330 us; README). AVX-512's fmax is vrange, which LLVM does not know as a reduction:
+# lanes there.
+MAX_MIN_LANES = target_has_avx512()
 
 
 def max_min_lanes(row: int) -> int:
@@ -492,11 +503,15 @@ class FusedRenderer:
         length = hi if lo == "0" else f"({hi} - {lo})"
         self.emit(1 + k, f"f{k} = {hi} - {length} % {size}")
         self.emit(1 + k, f"for b{k} in range({lo}, f{k}, {size}):")
-        self.emit(2 + k, f"for j{k} in range({size}):")
         # from a chunk's start LLVM cannot tell b + j >= 0 either
-        self.emit(3 + k, f"i{k} = b{k} + j{k}" if lo == "0" else
-                  f"i{k} = rt.nonneg(b{k} + j{k})")
-        self._innermost(3 + k, body, hooks)
+        index = f"i{k} = b{k} + j{k}" if lo == "0" else f"i{k} = rt.nonneg(b{k} + j{k})"
+        pre = self._block_pretests(body)
+        if pre:
+            self._tested_block(k, body, hooks, pre, size, index)
+        else:
+            self.emit(2 + k, f"for j{k} in range({size}):")
+            self.emit(3 + k, index)
+            self._innermost(3 + k, body, hooks)
         for full, _, eqn in hooks.after_block:
             self.emit(2 + k, full, eqn)
         self.emit(1 + k, f"if f{k} < {hi}:")
@@ -530,6 +545,37 @@ class FusedRenderer:
                 self.emit(3 + k, lane["update"](lane["w"]), lane["eqn"])
         for _, tail, eqn in hooks.after_block:
             self.emit(2 + k, tail, eqn)
+
+    @staticmethod
+    def _block_pretests(body):
+        """The tests of a reduction nest's guarded calls (exp's clamp in logsumexp's
+        `sum(exp(x - max))`), when every one of them can run before the block (`_pretests`);
+        else none. A reduction's block accumulates, so it cannot run again when a test held
+        in the fast loop, as `_guarded_loops` runs an elementwise one: its variant must be
+        known before it runs."""
+        calls = {m.group(0) for _, text, _ in body for m in GUARDED.finditer(text)}
+        if not calls:
+            return []
+        pre, hoisted = _pretests(body)
+        return pre if hoisted == calls else []
+
+    def _tested_block(self, k, body, hooks, pre, size, index):
+        """One full block of a blocked reduction nest whose guarded calls' tests run first:
+        the block then runs once, with the fast variants where no test held, else with the
+        full functions (the same bits wherever both are defined)."""
+        self.emit(2 + k, f"g{k} = False")
+        self.emit(2 + k, f"for j{k} in range({size}):  # the tests first")
+        self.emit(3 + k, index)
+        self.block.extend((depth, text.replace("{g}", f"g{k}"), eqn) for depth, text, eqn in pre)
+        fast = [(depth, GUARDED.sub(r"rt.\1_\2_fast(\3)", text), eqn)
+                for depth, text, eqn in body]
+        for flag, lines in ((f"if not g{k}:  # no test held: the fast variants", fast),
+                            ("else:  # a test held: the full functions", body)):
+            self.emit(2 + k, flag)
+            self.emit(3 + k, f"for j{k} in range({size}):")
+            self.emit(4 + k, index)
+            self._innermost(4 + k, [(depth + 1, text, eqn) for depth, text, eqn in lines],
+                            hooks)
 
     def _guarded_loops(self, k, body, threaded=False):
         """The innermost loop of an elementwise nest whose functions have a fast variant for
@@ -590,6 +636,8 @@ class FusedRenderer:
         dt = eqn.outvars[0].aval.dtype
         axes = sorted(a % max(x.ndim, 1) for a in eqn.params["axes"])
         cascade = _reduction(eqn).cascade  # complex max/min: no lanes (plain loop)
+        if not cascade and not MAX_MIN_LANES:
+            return False
         return (dt.kind in ("fc" if cascade else "f") and not is_half(dt) and bool(axes)
                 and axes[-1] == x.ndim - 1
                 and axes == list(range(x.ndim - len(axes), x.ndim)))
