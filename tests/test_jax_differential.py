@@ -29,11 +29,12 @@ HAVE_JAX = importlib.util.find_spec("jax") is not None
 needs_jax = pytest.mark.skipif(not HAVE_JAX, reason="JAX is not installed (pip install "
                                                     "'jax[cpu]', the jax extra)")
 
-N_FIXED = int(os.environ.get("JAXDIFF_N", "360"))
+N_FIXED = int(os.environ.get("JAXDIFF_N", "280"))
 # CI's budget: these programs ran for 224 s of one worker (most of it the cpu programs' cold
 # Numba compiles, ~3 s each) in a suite of 27 minutes out of CI's 30, so the cpu backend runs
-# on every 16th (it was every 8th) and 40 daily seeds; `python -m tests.jaxdiff --cpu-every 2`
-# runs (hundreds of cpu programs each) explore the cpu backend further
+# on every 16th (it was every 8th) and 40 daily seeds; still 165 s in a suite of 28 minutes,
+# so 280 fixed seeds (were 360); `python -m tests.jaxdiff --cpu-every 2` runs (hundreds of
+# cpu programs each, fresh seeds every session) explore further
 N_DAILY = int(os.environ.get("JAXDIFF_DAILY_N", "40"))
 CPU_EVERY = int(os.environ.get("JAXDIFF_CPU_EVERY", "16"))
 DAILY_SEED = int(os.environ.get("JAXDIFF_DAILY_SEED", str(driver.daily_seed())))
