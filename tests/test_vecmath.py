@@ -843,6 +843,16 @@ def test_block_tests_whose_arguments_need_no_call_run_first():
     # a line it cannot read (a tuple target, a loop, `+=`): nothing hoisted from the body
     for odd in ("v0, v5 = x0[i0], c0", "for j in range(3):", "v0 += c0"):
         assert _pretests([(3, odd, None), (3, "v1 = rt.sin_f64(c0 * c0)", None)]) == ([], set())
+    # a reduction's block (calls=True) computes cos's argument, log(v1), once more for its test
+    pre, hoisted = _pretests(body, calls=True)
+    assert hoisted == {"rt.sin_f32(v1)", "rt.cos_f32(v2)"}
+    assert [text for _, text, _ in pre][2:] == ["v2 = np.float32(rt.log_f32(v1))",
+                                                "{g} |= rt.trig_big_f32(v1)",
+                                                "{g} |= rt.trig_big_f32(v2)"]
+    # but never an accumulator (a line that reads the name it assigns)
+    acc = [(3, "v0 = x0[i0]", None), (3, "p1 = rt.add_reassoc(p1, v0)", None),
+           (3, "v2 = rt.sin_f64(p1)", None)]
+    assert _pretests(acc, calls=True) == ([], set())
 
 
 @pytest.mark.parametrize("parallel", [False, True])
@@ -1032,6 +1042,32 @@ def test_a_reductions_guarded_calls_are_tested_before_each_block(shape, parallel
         want, bound = t.sum(axis=-1), 1e-6 * np.abs(t).sum(axis=-1)
         assert np.all(np.abs(out - want) <= bound), (out, want)
     np.testing.assert_array_equal(np.asarray(c(x)[0]), np.asarray(got[0]))  # deterministic
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_reductions_guarded_call_of_a_call_is_tested_before_each_block(parallel):
+    """sum(sin(exp(x))) over rows: sin's argument takes a call, which the test loop computes
+    once more (a block that accumulates cannot run again), so the fast sin runs where no
+    argument needs the table; exp(40) and exp(50) do (the fast sin of exp(40) is far off)."""
+    from numba import njit
+    from jitviz.backends.cpu import runtime as rt
+    sin, exp = rt.sin_f32, rt.exp_f32
+
+    @njit
+    def terms(x, out):
+        for i in range(x.size):
+            out[i] = sin(exp(x[i]))
+    x = np.random.default_rng(9).uniform(-2, 2, (2, 128 * 6 + 5)).astype(np.float32)
+    x[0, 128 * 2 + 3], x[1, 128 * 4] = 40.0, 50.0
+    c = jitviz.jit(lambda x: jnp.sum(jnp.sin(jnp.exp(x)), axis=-1),
+                   parallel=parallel).lower(x).compile()
+    src = c.kernels[0].source
+    assert "# the tests first" in src and "rt.sin_f32_fast(" in src, src
+    t = np.empty(x.size, np.float32)
+    terms(x.reshape(-1), t)
+    t = t.reshape(x.shape).astype(np.float64)
+    got = np.asarray(c(x), np.float64)
+    assert np.all(np.abs(got - t.sum(axis=-1)) <= 1e-6 * np.abs(t).sum(axis=-1)), got
 
 
 def test_every_guarded_function_has_its_fast_variant_and_test():

@@ -107,23 +107,27 @@ def _statement(text):
     return None
 
 
-def _pretests(body):
+def _pretests(body, calls=False):
     """The guarded calls of an elementwise body whose tests can run before it: those whose
     arguments are computed by lines without a runtime call (`rt.`), say loads and
-    arithmetic. Returns the lines that compute those arguments followed by the tests (`{g}
-    |= ...`, the flag's name to fill in), and the set of the calls' texts. Nothing is
-    hoisted from a body with a line other than one-line assignments; a line at another
-    depth than its call's, one that reads an array the body stores into (its value would
-    not be there yet) or a name assigned twice is not copied, and its call's test stays in
-    the block."""
+    arithmetic, or by any lines with `calls` (a reduction's block, which cannot run twice,
+    computes `log(x)` once more for the test of `sin(log(x))` rather than run the full sin
+    with its table on every value). Returns the lines that compute those arguments followed
+    by the tests (`{g} |= ...`, the flag's name to fill in), and the set of the calls'
+    texts. Nothing is hoisted from a body with a line other than one-line assignments; a
+    line at another depth than its call's, one that reads an array the body stores into
+    (its value would not be there yet) or a name assigned twice is not copied, and its
+    call's test stays in the block."""
     statements = [_statement(text) for _, text, _ in body]
     if any(st is None for st in statements):
         return [], set()
     names = [st[0] for st in statements if st[0] is not None]
     defined = {name: n for n, (name, _, _) in enumerate(statements) if name is not None}
-    # (a name assigned twice, or an array both stored into and read, is not copied)
+    # (a name assigned twice, or an array both stored into and read, is not copied; nor is
+    # an accumulator, a name its own line reads: `p = rt.add_reassoc(p, v)`)
     stored = set().union(*(st[2] for st in statements)) | \
-        {name for name in names if names.count(name) > 1}
+        {name for name in names if names.count(name) > 1} | \
+        {name for name, reads, _ in statements if name in reads}
     needed, tests, hoisted = set(), [], set()
     for depth, text, eqn in body:
         for m in GUARDED.finditer(text):
@@ -136,7 +140,7 @@ def _pretests(body):
                     continue
                 n = defined[name]
                 lines.add(n)
-                ok = body[n][0] == depth and "rt." not in body[n][1]
+                ok = body[n][0] == depth and (calls or "rt." not in body[n][1])
                 todo += sorted(statements[n][1])
             if ok:
                 needed |= lines
@@ -549,14 +553,14 @@ class FusedRenderer:
     @staticmethod
     def _block_pretests(body):
         """The tests of a reduction nest's guarded calls (exp's clamp in logsumexp's
-        `sum(exp(x - max))`), when every one of them can run before the block (`_pretests`);
-        else none. A reduction's block accumulates, so it cannot run again when a test held
+        `sum(exp(x - max))`), when every one of them can run before the block (`_pretests`,
+        their arguments' calls computed twice); else none. A reduction's block accumulates, so it cannot run again when a test held
         in the fast loop, as `_guarded_loops` runs an elementwise one: its variant must be
         known before it runs."""
         calls = {m.group(0) for _, text, _ in body for m in GUARDED.finditer(text)}
         if not calls:
             return []
-        pre, hoisted = _pretests(body)
+        pre, hoisted = _pretests(body, calls=True)
         return pre if hoisted == calls else []
 
     def _tested_block(self, k, body, hooks, pre, size, index):
