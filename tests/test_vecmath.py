@@ -1070,6 +1070,55 @@ def test_a_reductions_guarded_call_of_a_call_is_tested_before_each_block(paralle
     assert np.all(np.abs(got - t.sum(axis=-1)) <= 1e-6 * np.abs(t).sum(axis=-1)), got
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_reduction_over_a_leading_axis_tests_each_block_first(parallel):
+    """sum(sin(x), axis=0) adds each row into the output row (no blocks of its own): per
+    block of columns the tests run first, then the block once, fast or full. The sums run
+    in row order either way, so they have the bits of the same loop over the full sin
+    (the fast sin is far off for 1e10 and 1.5e30)."""
+    from numba import njit
+    from jitviz.backends.cpu import runtime as rt
+    sin = rt.sin_f32
+
+    @njit
+    def column_sums(x, out):
+        for i in range(x.shape[0]):
+            for j in range(x.shape[1]):
+                out[j] = np.float32(out[j] + sin(x[i, j]))
+    x = np.random.default_rng(10).uniform(-10, 10, (40, 128 * 3 + 7)).astype(np.float32)
+    x[5, 130], x[33, 300] = 1e10, 1.5e30
+    c = jitviz.jit(lambda x: jnp.sum(jnp.sin(x), axis=0), parallel=parallel).lower(x).compile()
+    src = c.kernels[0].source
+    assert "# the tests first" in src and "rt.sin_f32_fast(" in src, src
+    want = np.full(x.shape[1], -0.0, np.float32)
+    column_sums(x, want)
+    np.testing.assert_array_equal(np.asarray(c(x)), want)
+
+
+def test_a_fastmath_reduction_in_chunks_tests_each_block_first():
+    """With fastmath a sum has no blocks of its own (LLVM reassociates), and threaded over
+    every axis it runs in chunks: each chunk's blocks test first, starting at the chunk's
+    start (rt.nonneg: not at 0)."""
+    from numba import njit
+    from jitviz.backends.cpu import runtime as rt
+    sin = rt.sin_f32
+
+    @njit
+    def terms(x, out):
+        for i in range(x.size):
+            out[i] = sin(x[i])
+    x = np.random.default_rng(11).uniform(-10, 10, 3 * 65536 + 77).astype(np.float32)
+    x[[70000, 140001, 3 * 65536 + 70]] = [1e10, -3e9, 1.5e30]
+    c = jitviz.jit(lambda x: jnp.sum(jnp.sin(x)), parallel=True,
+                   fastmath=True).lower(x).compile()
+    src = c.kernels[0].source
+    assert "prange(nch)" in src and "# the tests first" in src and "rt.nonneg(b0" in src, src
+    t = np.empty_like(x)
+    terms(x, t)
+    t = t.astype(np.float64)
+    assert abs(float(c(x)) - t.sum()) <= 1e-6 * np.abs(t).sum()
+
+
 def test_every_guarded_function_has_its_fast_variant_and_test():
     """render.GUARD_TESTS names the calls that run blockwise (exp and logistic only without
     AVX-512); each needs `rt.<name>_<t>_fast` and `rt.<test>_<t>` for both float

@@ -400,9 +400,12 @@ class FusedRenderer:
                 dt = ctor(compute_dtype(v.aval.dtype))
                 hooks.setup.append((1, f"{st} = np.empty(({shape},), {dt})", eqn))
         body = self.block
-        guarded = (rank > 0 and not blocked
-                   and not any(_is_reduction(e) for e in nest.roots)
+        reduces = any(_is_reduction(e) for e in nest.roots)
+        guarded = (rank > 0 and not blocked and not reduces
                    and any(GUARDED.search(text) for _, text, _ in body))
+        # a reduction into an output row (`out[i1] += sin(x)`: over a leading axis) tests
+        # each block first, as a blocked one does
+        tested = rank > 0 and not blocked and reduces and self._block_pretests(body)
         # a blocked row reduction splits its rows, each thread with its own scratch
         # (hooks.scratch); a one-axis guarded nest splits its blocks (_guarded_loops)
         prange_ok = self.parallel and rank > 0 and not (blocked and rank == 1) and not any(
@@ -427,7 +430,7 @@ class FusedRenderer:
         for d in range(rank):
             for line in hooks.pre.get(d, []):
                 self.emit(1 + d, *line)
-            if (blocked or guarded) and d == rank - 1:
+            if (blocked or guarded or tested) and d == rank - 1:
                 break
             loop = "prange" if (d == 0 and prange_ok) else "range"
             self.uses_prange |= loop == "prange"
@@ -440,6 +443,9 @@ class FusedRenderer:
             self._blocked_loops(rank - 1, body, hooks, *(span if rank == 1 else ("0", None)))
         elif guarded:
             self._guarded_loops(rank - 1, body, prange_ok and rank == 1)
+        elif tested:
+            self._tested_loops(rank - 1, body, hooks, tested,
+                               *(span if rank == 1 else ("0", f"n{rank - 1}")))
         else:
             self._innermost(1 + rank, body, hooks)
         for d in range(rank - 1, -1, -1):
@@ -563,14 +569,17 @@ class FusedRenderer:
         pre, hoisted = _pretests(body, calls=True)
         return pre if hoisted == calls else []
 
-    def _tested_block(self, k, body, hooks, pre, size, index):
-        """One full block of a blocked reduction nest whose guarded calls' tests run first:
-        the block then runs once, with the fast variants where no test held, else with the
-        full functions (the same bits wherever both are defined)."""
+    def _tested_block(self, k, body, hooks, pre, size, index, shift=0):
+        """One full block of a reduction nest whose guarded calls' tests run first: the
+        block then runs once, with the fast variants where no test held, else with the full
+        functions (the same bits wherever both are defined). `shift`: how much deeper the
+        loops sit than the body's lines (1 outside a blocked nest, whose body is a level
+        shallower)."""
         self.emit(2 + k, f"g{k} = False")
         self.emit(2 + k, f"for j{k} in range({size}):  # the tests first")
         self.emit(3 + k, index)
-        self.block.extend((depth, text.replace("{g}", f"g{k}"), eqn) for depth, text, eqn in pre)
+        self.block.extend((depth + shift, text.replace("{g}", f"g{k}"), eqn)
+                          for depth, text, eqn in pre)
         fast = [(depth, GUARDED.sub(r"rt.\1_\2_fast(\3)", text), eqn)
                 for depth, text, eqn in body]
         for flag, lines in ((f"if not g{k}:  # no test held: the fast variants", fast),
@@ -578,8 +587,21 @@ class FusedRenderer:
             self.emit(2 + k, flag)
             self.emit(3 + k, f"for j{k} in range({size}):")
             self.emit(4 + k, index)
-            self._innermost(4 + k, [(depth + 1, text, eqn) for depth, text, eqn in lines],
-                            hooks)
+            self._innermost(4 + k, [(depth + 1 + shift, text, eqn)
+                                    for depth, text, eqn in lines], hooks)
+
+    def _tested_loops(self, k, body, hooks, pre, lo, hi):
+        """The innermost loop, over lo..hi, of a nest that reduces without blocks (into an
+        output row: a sum over a leading axis) and calls guarded functions: blocks of BLOCK
+        values with their tests first (`_tested_block`), then the tail with the full
+        functions."""
+        length = hi if lo == "0" else f"({hi} - {lo})"
+        self.emit(1 + k, f"f{k} = {hi} - {length} % {BLOCK}")
+        self.emit(1 + k, f"for b{k} in range({lo}, f{k}, {BLOCK}):")
+        index = f"i{k} = b{k} + j{k}" if lo == "0" else f"i{k} = rt.nonneg(b{k} + j{k})"
+        self._tested_block(k, body, hooks, pre, BLOCK, index, shift=1)
+        self.emit(1 + k, f"for i{k} in range(f{k}, {hi}):")
+        self._innermost(2 + k, body, hooks)
 
     def _guarded_loops(self, k, body, threaded=False):
         """The innermost loop of an elementwise nest whose functions have a fast variant for
