@@ -1,5 +1,6 @@
 """Reductions on jitviz's CPU backend against NumPy and jax.jit: sum/max/min over all
-elements, over the innermost axis (axis=-1) and over the outermost (axis=0).
+elements, over the innermost axis (axis=-1) and over the outermost (axis=0); then sums and
+maxima of elementary functions (`FUNCTIONS`).
 
     python benchmarks/bench_reductions.py            # the full table
     python benchmarks/bench_reductions.py --quick    # fewer repetitions
@@ -76,6 +77,41 @@ def run_table(rounds, budget):
     return rows
 
 
+def _logsumexp(m, a):
+    top = m.max(a, axis=-1, keepdims=True)
+    return m.log(m.sum(m.exp(a - top), axis=-1)) + top[:, 0]
+
+
+# reductions of elementary functions, written once for NumPy, jitviz.numpy and jax.numpy:
+# the kernels test each block's arguments first and run its fast variants (sin without its
+# large-argument table; exp without its clamp, on AVX2) unless a value needs the full function
+FUNCTIONS = {
+    "sum(sin(x))": lambda m, a: m.sum(m.sin(a)),
+    "sum(sin(x)) axis=-1": lambda m, a: m.sum(m.sin(a), axis=-1),
+    "sum(sin(x)) axis=0": lambda m, a: m.sum(m.sin(a), axis=0),
+    "sum(sin(3 log(|x|+1)))": lambda m, a: m.sum(m.sin(m.log(m.abs(a) + 1) * 3)),
+    "max(exp(x)) axis=0": lambda m, a: m.max(m.exp(a), axis=0),
+    "logsumexp axis=-1": _logsumexp,
+}
+
+
+def function_table(rounds, budget):
+    x = np.random.default_rng(1).uniform(-10, 10, (1024, 1024)).astype(np.float32)
+    jx = jax.numpy.asarray(x) if jax is not None else None
+    rows = []
+    for label, f in FUNCTIONS.items():
+        jf = jitviz.jit(lambda a, f=f: f(jnp, a))
+        fns = {"jitviz": jf, "numpy": lambda a, f=f: f(np, a)}
+        if jax is not None:
+            fns["jax"] = lambda a, g=jax.jit(lambda a, f=f: f(jjnp, a)): g(jx)
+        t = best_times(fns, (x,), rounds, budget, max_calls=500)
+        want = np.asarray(f(np, x.astype(np.float64)))
+        got = np.asarray(jf(x), np.float64)
+        ok = bool(np.allclose(got, want, rtol=1e-4, atol=1e-4 * max(1.0, np.abs(want).max())))
+        rows.append((label, "1024x1024 f32", t, ok))
+    return rows
+
+
 def print_table(rows):
     print_against_peers(["reduction", "size"],
                         [((label, size), t, ok) for label, size, t, ok in rows])
@@ -96,6 +132,8 @@ def main():
     print(f"NumPy {np.__version__}; jax {jax.__version__ if jax else 'not installed'}; "
           f"best of {rounds} interleaved rounds; NumPy/jitviz > 1 means jitviz is faster\n")
     print_table(run_table(rounds, budget))
+    print("\nreductions of elementary functions (float32; `ok`: within 1e-4 of NumPy's float64)")
+    print_table(function_table(rounds, budget))
 
 
 if __name__ == "__main__":
