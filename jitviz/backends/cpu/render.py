@@ -65,8 +65,8 @@ def _index_text(name, idx):
 
 # calls with a fast variant for most arguments and a test for the others (vecmath.py):
 # an elementwise nest runs them blockwise (`FusedRenderer._guarded_loops`), and so does a
-# reduction's nest where their tests can run before each block (`_tested_block`). The test of each
-# function (`rt.<test>_f32(args)`): sin/cos/tan's fast variants leave out the table of large
+# reduction's nest where their tests can run before each block (`_tested_block`). The test
+# of each function (`rt.<test>_f32(args)`): sin/cos/tan's fast variants leave out the table of large
 # arguments, pow's the special cases (a base that is not positive and finite, an infinite or
 # NaN exponent: 30 of float32 pow's 88 instructions per vector on AVX-512), atan2's its
 # infinities, NaNs, huge ratios and 0/0, lgamma's and digamma's x <= 0 (their reflections;
@@ -560,9 +560,9 @@ class FusedRenderer:
     def _block_pretests(body):
         """The tests of a reduction nest's guarded calls (exp's clamp in logsumexp's
         `sum(exp(x - max))`), when every one of them can run before the block (`_pretests`,
-        their arguments' calls computed twice); else none. A reduction's block accumulates, so it cannot run again when a test held
-        in the fast loop, as `_guarded_loops` runs an elementwise one: its variant must be
-        known before it runs."""
+        their arguments' calls computed twice); else none. A reduction's block accumulates,
+        so it cannot run again when a test held in the fast loop, as `_guarded_loops` runs
+        an elementwise one: its variant must be known before it runs."""
         calls = {m.group(0) for _, text, _ in body for m in GUARDED.finditer(text)}
         if not calls:
             return []
