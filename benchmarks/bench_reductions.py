@@ -95,8 +95,9 @@ FUNCTIONS = {
 }
 
 
-def function_table(rounds, budget):
-    x = np.random.default_rng(1).uniform(-10, 10, (1024, 1024)).astype(np.float32)
+def function_table(rounds, budget, shape=(1024, 1024)):
+    x = np.random.default_rng(1).uniform(-10, 10, shape).astype(np.float32)
+    size = "x".join(map(str, shape)) + " f32"
     jx = jax.numpy.asarray(x) if jax is not None else None
     rows = []
     for label, f in FUNCTIONS.items():
@@ -108,7 +109,7 @@ def function_table(rounds, budget):
         want = np.asarray(f(np, x.astype(np.float64)))
         got = np.asarray(jf(x), np.float64)
         ok = bool(np.allclose(got, want, rtol=1e-4, atol=1e-4 * max(1.0, np.abs(want).max())))
-        rows.append((label, "1024x1024 f32", t, ok))
+        rows.append((label, size, t, ok))
     return rows
 
 
@@ -122,7 +123,12 @@ def main():
     warnings.filterwarnings("ignore", message=".*traced and compiled")
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
+    p.add_argument("--functions-only", action="store_true",
+                   help="only the second table (reductions of elementary functions)")
+    p.add_argument("--shape", default="1024x1024",
+                   help="the second table's array, rows x columns (default 1024x1024)")
     args = p.parse_args()
+    shape = tuple(int(n) for n in args.shape.split("x"))
     rounds, budget = (3, 0.02) if args.quick else (7, 0.05)
     # the float64 rows compute in float64 on all three (without x64 jitviz and JAX would
     # compute them in float32, and `ok` would compare float32 results with NumPy's float64)
@@ -131,9 +137,10 @@ def main():
         jax.config.update("jax_enable_x64", True)
     print(f"NumPy {np.__version__}; jax {jax.__version__ if jax else 'not installed'}; "
           f"best of {rounds} interleaved rounds; NumPy/jitviz > 1 means jitviz is faster\n")
-    print_table(run_table(rounds, budget))
+    if not args.functions_only:
+        print_table(run_table(rounds, budget))
     print("\nreductions of elementary functions (float32; `ok`: within 1e-4 of NumPy's float64)")
-    print_table(function_table(rounds, budget))
+    print_table(function_table(rounds, budget, shape))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,16 @@ def test_bench_math_rows_agree_with_numpy():
     assert all(r[-1] == "yes" for r in found), out  # within 4 ulp of NumPy's float64
 
 
+def test_bench_reductions_of_functions_agree_with_numpy():
+    """bench_reductions.py's second table: each of its six rows (FUNCTIONS) has jitviz's
+    result within its tolerance of NumPy's float64."""
+    out = run_script(["benchmarks/bench_reductions.py", "--quick", "--functions-only",
+                      "--shape", "40x300"])
+    found = [line for line in out.splitlines() if "40x300 f32" in line]
+    assert len(found) == 6, out
+    assert all(line.split()[-1] == "yes" for line in found), out
+
+
 def test_bench_cuda_math_runs_in_the_simulator():
     pytest.importorskip("numba.cuda")
     names = ["exp", "logistic", "arctan2"]

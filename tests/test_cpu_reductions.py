@@ -377,9 +377,9 @@ FULL_N = 3 * 65536 + 77  # three chunks, the last one with a tail that is not a 
 @pytest.mark.parametrize("dtype", [f32, f64, np.int32])
 def test_a_threaded_full_reduction_is_chunked_and_exact(dtype):
     """A reduction over every axis of a threaded kernel: its outer axis cut into chunks
-    (prange), max/min bit for bit NumPy's, sum within tolerance, NaN and signed zeros in a
-    later chunk honoured; the same bits on one thread as on all (the chunks come from the
-    size alone)."""
+    (prange), max/min bit for bit NumPy's (IEEE's for a tie of zeros without AVX-512), sum
+    within tolerance, NaN and signed zeros in a later chunk honoured; the same bits on one
+    thread as on all (the chunks come from the size alone)."""
     assert _chunks(FULL_N, FULL_N) == 3
     x = (rng.standard_normal(FULL_N) * 100).astype(dtype)
 

@@ -1369,7 +1369,8 @@ def _cuda_mode():
 
 
 # The simulator runs each value through Python (its math is the host's, not libdevice):
-# fewer random values there, every edge and special value kept (CI time: 62 s of 30 minutes)
+# fewer random values and grid points there, every edge and special value kept (CI time:
+# 62 s of 30 minutes)
 SIM_VALUES = 30_000
 
 

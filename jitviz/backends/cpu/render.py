@@ -655,7 +655,8 @@ class FusedRenderer:
     def _blocked(self, eqn) -> bool:
         """A floating-point reduction over the innermost axis, accumulated in a scalar: done
         per block of values, lanes and cascade (fast and accurate, and no reassociation of
-        any single chain, so it needs no fastmath)."""
+        any single chain, so it needs no fastmath). A float max/min is blocked only with
+        AVX-512 (MAX_MIN_LANES); without, its plain loop vectorizes."""
         if not _is_reduction(eqn) or _reduction(eqn).blocked is None or self.fastmath:
             return False  # with fastmath LLVM may reassociate and vectorizes on its own
         x = eqn.invars[0].aval
