@@ -230,3 +230,36 @@ def test_every_module_compiled_into_kernels_is_in_the_environment_tag():
             base = folder.parents[len(dots) - 2]
             assert (base.joinpath(*module.split(".")).with_suffix(".py")).resolve() in hashed, \
                 (path.name, dots + module)
+
+
+COLUMNS_CHILD = r"""
+import json, sys
+import numpy as np
+import jitviz, jitviz.numpy as jnp
+x = np.arange(64 * 300, dtype=np.float32).reshape(64, 300) % 7
+op = sys.argv[1]
+f = jitviz.jit(lambda a: getattr(jnp, op)(a * 2.0, axis=0), parallel=True)
+source = f.lower(x).compile().kernels[0].source
+out = {"got": np.asarray(f(x)).tolist(), "threads_read": "rt.thread_count()" in source,
+       "want": getattr(np, op)(x * np.float32(2), axis=0).tolist()}
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_a_kernel_that_reads_the_thread_count_loads_in_a_new_process(tmp_path):
+    """Column-blocked kernels read Numba's thread count through the threading layer's
+    symbol, which exists only once Numba has launched its threads. A runtime helper that
+    read it was disk-cached on its own: the next process that compiled a new kernel loaded
+    that helper first and LLVM aborted it ("Symbol not found: get_num_threads"). Only the
+    kernels read it now, and loading one launches the threads first (Numba's reload hook
+    for prange)."""
+    cache = tmp_path / "cache"
+    for op in ("sum", "max", "max"):  # compiles, compiles another kernel, loads it
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+        env.update(JITVIZ_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+        proc = subprocess.run([sys.executable, "-c", COLUMNS_CHILD, op], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        line = next(s for s in proc.stdout.splitlines() if s.startswith("RESULT "))
+        result = json.loads(line[len("RESULT "):])
+        assert result["threads_read"] and result["got"] == result["want"], result

@@ -869,10 +869,20 @@ def test_a_block_test_that_needs_a_call_is_taken_in_the_fast_loop(parallel):
     c = jitviz.jit(f, parallel=parallel).lower(x).compile()
     src = c.kernels[0].source
     assert "the tests that need no call first" in src
-    assert src.count("g0 |= rt.trig_big_f32(") == 2  # (sin's before the block, cos's in it)
+    # sin's before the block, cos's in it; in the full blocks and in the tail, run as a
+    # shorter block (it ran the full functions, whose table made a row of 100 values 20x
+    # slower)
+    assert src.count("g0 |= rt.trig_big_f32(") == 4
+    assert src.count("rt.cos_f32_fast(") == 2 and "the tail, as a shorter block" in src
     one = jitviz.jit(f, parallel=parallel)
     want = np.concatenate([np.asarray(one(x[i:i + 1])) for i in range(x.size)])
     np.testing.assert_array_equal(np.asarray(c(x)), want)
+    for changes in ({-2: 50.0}, {-4: 2e4}, {-2: 50.0, -4: 2e4}):  # in the tail: cos's test
+        y, want_y = x.copy(), want.copy()                          # holds, sin's, both
+        for i, value in changes.items():
+            y[i] = value
+            want_y[i] = np.asarray(one(y[i:i + 1]))[0]
+        np.testing.assert_array_equal(np.asarray(c(y)), want_y)
 
 
 # binary functions that run blockwise: a fast variant without the special cases, and for each
@@ -1045,6 +1055,32 @@ def test_a_reductions_guarded_calls_are_tested_before_each_block(shape, parallel
 
 
 @pytest.mark.parametrize("parallel", [False, True])
+def test_max_lanes_test_their_tail_first(monkeypatch, parallel):
+    """A max over rows with lanes (AVX-512's form, forced here on any CPU) runs its last
+    block at full width, lanes past the end taking the identity. Its guarded calls are
+    tested first, in the full blocks and over the tail, so a row of 100 values runs the
+    fast sin unless a value needs the table: the lanes' update line (a call alone, not an
+    assignment) had kept every test in the block, so every value ran the full sin."""
+    from numba import njit
+    from jitviz.backends.cpu import render as cpu_render, runtime as rt
+    monkeypatch.setattr(cpu_render, "MAX_MIN_LANES", True)
+    sin = rt.sin_f32
+
+    @njit
+    def terms(x, out):
+        for i in range(x.size):
+            out[i] = sin(x[i])
+    x = np.random.default_rng(12).uniform(-3, 3, (4, 100)).astype(np.float32)
+    x[1, 98], x[2, 97], x[3, 5] = 1e10, -3e9, 1.5e30  # (98 and 97: in the tail)
+    c = jitviz.jit(lambda x: jnp.max(jnp.sin(x), axis=-1), parallel=parallel).lower(x).compile()
+    src = c.kernels[0].source
+    assert "rt.lanes_total_max(" in src and src.count("rt.sin_f32_fast(") == 2, src
+    t = np.empty(x.size, np.float32)
+    terms(x.reshape(-1), t)
+    np.testing.assert_array_equal(np.asarray(c(x)), t.reshape(x.shape).max(axis=-1))
+
+
+@pytest.mark.parametrize("parallel", [False, True])
 def test_a_reductions_guarded_call_of_a_call_is_tested_before_each_block(parallel):
     """sum(sin(exp(x))) over rows: sin's argument takes a call, which the test loop computes
     once more (a block that accumulates cannot run again), so the fast sin runs where no
@@ -1086,10 +1122,10 @@ def test_a_reduction_over_a_leading_axis_tests_each_block_first(parallel):
             for j in range(x.shape[1]):
                 out[j] = np.float32(out[j] + sin(x[i, j]))
     x = np.random.default_rng(10).uniform(-10, 10, (40, 128 * 3 + 7)).astype(np.float32)
-    x[5, 130], x[33, 300] = 1e10, 1.5e30
+    x[5, 130], x[33, 300], x[12, 387] = 1e10, 1.5e30, -2e10  # (387: in the tail)
     c = jitviz.jit(lambda x: jnp.sum(jnp.sin(x), axis=0), parallel=parallel).lower(x).compile()
     src = c.kernels[0].source
-    assert "# the tests first" in src and "rt.sin_f32_fast(" in src, src
+    assert "# the tests first" in src and src.count("rt.sin_f32_fast(") == 2, src
     want = np.full(x.shape[1], -0.0, np.float32)
     column_sums(x, want)
     np.testing.assert_array_equal(np.asarray(c(x)), want)

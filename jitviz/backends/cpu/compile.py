@@ -104,7 +104,8 @@ class Program:
         code = render_fused(body, name, parallel=threaded, fastmath=self.fastmath)
         if threaded and not code.uses_prange:
             why = "threads: one (its outer loop cannot be split: it reduces over it, or " \
-                  "is blocked)"
+                  "is blocked; a reduction over it splits its columns from " \
+                  f"{2 * runtime.COLUMN_BLOCK} of them)"
         module = ModuleText(self.options)
         module.add(code.name, code.text, code.line_eqns, parallel=code.uses_prange)
         arg_types = [_nb_type(a.aval, fb.layout(a)) for a in operands]

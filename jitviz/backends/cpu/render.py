@@ -41,6 +41,7 @@ from ..base import Cost
 from ..numba_text import compute_dtype, ctor, is_half, typed_const
 from .rules import (CPU, GENERATE, INDEX, REDUCE, cast_text, expr_rule,
                     operations_per_element)
+from .runtime import COLUMN_BLOCK
 from .vecmath_core import target_has_avx512
 
 
@@ -89,11 +90,17 @@ NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 def _statement(text):
     """(the name a one-line `name = expression` assigns or None, the names it reads, the
     names of the arrays it stores into), or None for any other line (a loop, a tuple
-    target, an augmented assignment: `_pretests` does not copy what it cannot read)."""
+    target, an augmented assignment: `_pretests` does not copy what it cannot read). A
+    call alone (`rt.lane_max(lane3, nan4, j1, v1)`) may store into any name it is given."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return None
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr) \
+            and isinstance(tree.body[0].value, ast.Call):
+        call = tree.body[0].value
+        return (None, {n.id for n in ast.walk(call) if isinstance(n, ast.Name)},
+                {a.id for a in call.args if isinstance(a, ast.Name)})
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign) \
             or len(tree.body[0].targets) != 1:
         return None
@@ -380,6 +387,7 @@ class FusedRenderer:
         self.depth = 1 + rank + blocked
         hooks = _Hooks()
         chunked = self._chunked(nest, rank)
+        columns = not chunked and not blocked and self._column_blocked(nest, rank)
         partials = []  # chunked: (reduction, its storage, the chunk's partial result)
         for eqn in nest.roots:
             v = eqn.outvars[0]
@@ -427,6 +435,8 @@ class FusedRenderer:
             start, span = self._chunk_header(partials, rank), ("lo", "hi")
             for item in hooks.scratch:
                 self.emit(*item)
+        if columns:
+            start = self._column_header(rank)
         for d in range(rank):
             for line in hooks.pre.get(d, []):
                 self.emit(1 + d, *line)
@@ -434,8 +444,12 @@ class FusedRenderer:
                 break
             loop = "prange" if (d == 0 and prange_ok) else "range"
             self.uses_prange |= loop == "prange"
-            bounds = f"{span[0]}, {span[1]}" if d == 0 and chunked else f"n{d}"
-            self.emit(1 + d, f"for i{d} in {loop}({bounds}):")
+            if (d == 0 and chunked) or (d == rank - 1 and columns):
+                # from lo, LLVM cannot tell i >= 0 (range(lo, hi) kept the loop scalar)
+                self.emit(1 + d, f"for j{d} in range(hi - lo):")
+                self.emit(2 + d, f"i{d} = rt.nonneg(lo + j{d})")
+            else:
+                self.emit(1 + d, f"for i{d} in {loop}(n{d}):")
             if d == 0 and threaded_rows:
                 for _, text, eqn in hooks.scratch:
                     self.emit(2, text, eqn)
@@ -445,7 +459,8 @@ class FusedRenderer:
             self._guarded_loops(rank - 1, body, prange_ok and rank == 1)
         elif tested:
             self._tested_loops(rank - 1, body, hooks, tested,
-                               *(span if rank == 1 else ("0", f"n{rank - 1}")))
+                               *(span if rank == 1 else ("lo", "hi") if columns
+                                 else ("0", f"n{rank - 1}")))
         else:
             self._innermost(1 + rank, body, hooks)
         for d in range(rank - 1, -1, -1):
@@ -453,7 +468,34 @@ class FusedRenderer:
                 self.emit(1 + d, *line)
         if chunked:
             self._chunk_footer(start, partials)
+        if columns:  # the loops move into the blocks' loop
+            self.block[start:] = [(d + 1, text, eqn) for d, text, eqn in self.block[start:]]
         return self.block
+
+    # -- reductions over a leading axis, their columns in blocks on every core ----------------
+    def _column_blocked(self, nest, rank) -> bool:
+        """A threaded nest that reduces over its leading axis but keeps its last one (a
+        column sum, `jnp.max(x, axis=0)`): every row adds into the same output row, so the
+        rows cannot be split; its columns are, one block per thread (`rt.column_start`).
+        Each output element is still reduced by one thread over the rows in order: the
+        bits depend on neither the thread count nor the blocks. Only from two blocks' worth
+        of columns in the traced shape (a narrower one keeps one thread)."""
+        axes = [{a % rank for a in e.params["axes"]} for e in nest.roots if _is_reduction(e)]
+        return bool(self.parallel and rank > 1 and any(0 in a for a in axes)
+                    and all(rank - 1 not in a for a in axes)
+                    and nest.shape[-1] >= 2 * COLUMN_BLOCK)
+
+    def _column_header(self, rank) -> int:
+        """The column blocks' loop; returns where its body starts in the block."""
+        n = f"n{rank - 1}"
+        self.emit(1, f"ncb = rt.column_blocks({n}, rt.thread_count())")
+        self.emit(1, "for cb in prange(ncb):  # blocks of columns, each reduced over every "
+                     "row by one thread")
+        self.uses_prange = True
+        start = len(self.block)
+        self.emit(1, f"lo = rt.nonneg(rt.column_start(cb, ncb, {n}))")
+        self.emit(1, f"hi = rt.column_start(cb + 1, ncb, {n})")
+        return start
 
     # -- reductions over every axis, in chunks on every core ----------------------------------
     def _chunked(self, nest, rank) -> bool:
@@ -528,33 +570,42 @@ class FusedRenderer:
         self.emit(2 + k, f"m{k} = {hi} - f{k}")
         # f + j >= 0, but LLVM cannot tell: rt.nonneg spares the wrap-around (gathers)
         index = f"i{k} = rt.nonneg(f{k} + j{k})"
-        if not lanes:
+        if pre and not lanes:  # the tail, as a shorter block: its tests first too
+            self._tested_block(k, body, hooks, pre, f"m{k}", index)
+        elif not lanes:
             self.emit(2 + k, f"for j{k} in range(m{k}):")
             self.emit(3 + k, index)
             self._innermost(3 + k, body, hooks)
-        else:
-            # each lane update takes `w`: the value where j < m, else the identity (an
-            # unconditional select and store, which vectorize better than a masked store)
-            selected = {lane["update"](lane["val"]): f"{lane['w']} = {lane['val']}"
-                        for lane in lanes}
-            self.emit(2 + k, "# the last block at full width (vectorized): lanes past the end "
-                             "take the identity")
-            self.emit(2 + k, f"for j{k} in range({size}):")
-            self.emit(3 + k, f"if j{k} < m{k}:")
-            self.emit(4 + k, index)
-            for line in hooks.pre.get("inner", []):
-                self.emit(4 + k, *line)
-            for depth, text, eqn in body:
-                self.block.append((depth + 1, selected.get(text, text), eqn))
-            for line in hooks.post.get("inner", []):
-                self.emit(4 + k, *line)
-            self.emit(3 + k, "else:")
-            for lane in lanes:
-                self.emit(4 + k, f"{lane['w']} = {lane['init']}", lane["eqn"])
-            for lane in lanes:
-                self.emit(3 + k, lane["update"](lane["w"]), lane["eqn"])
+        elif not pre:
+            self._lanes_tail(k, body, hooks, lanes, size, index)
+        else:  # the tests over the tail first, then its lanes with the variants they allow
+            self._tested_block(k, body, hooks, pre, f"m{k}", index, run=lambda lines: (
+                self._lanes_tail(k, lines, hooks, lanes, size, index)))
         for _, tail, eqn in hooks.after_block:
             self.emit(2 + k, tail, eqn)
+
+    def _lanes_tail(self, k, body, hooks, lanes, size, index):
+        """The last block of a max/min with lanes at full width, vectorized: each lane
+        update takes `w`, the value where j < m, else the identity (an unconditional select
+        and store, which vectorize better than a masked store)."""
+        selected = {lane["update"](lane["val"]): f"{lane['w']} = {lane['val']}"
+                    for lane in lanes}
+        self.emit(2 + k, "# the last block at full width (vectorized): lanes past the end "
+                         "take the identity")
+        self.emit(2 + k, f"for j{k} in range({size}):")
+        self.emit(3 + k, f"if j{k} < m{k}:")
+        self.emit(4 + k, index)
+        for line in hooks.pre.get("inner", []):
+            self.emit(4 + k, *line)
+        for depth, text, eqn in body:
+            self.block.append((depth + 1, selected.get(text, text), eqn))
+        for line in hooks.post.get("inner", []):
+            self.emit(4 + k, *line)
+        self.emit(3 + k, "else:")
+        for lane in lanes:
+            self.emit(4 + k, f"{lane['w']} = {lane['init']}", lane["eqn"])
+        for lane in lanes:
+            self.emit(3 + k, lane["update"](lane["w"]), lane["eqn"])
 
     @staticmethod
     def _block_pretests(body):
@@ -569,12 +620,13 @@ class FusedRenderer:
         pre, hoisted = _pretests(body, calls=True)
         return pre if hoisted == calls else []
 
-    def _tested_block(self, k, body, hooks, pre, size, index, shift=0):
-        """One full block of a reduction nest whose guarded calls' tests run first: the
-        block then runs once, with the fast variants where no test held, else with the full
+    def _tested_block(self, k, body, hooks, pre, size, index, shift=0, run=None):
+        """One block of a reduction nest whose guarded calls' tests run first: the block
+        then runs once, with the fast variants where no test held, else with the full
         functions (the same bits wherever both are defined). `shift`: how much deeper the
         loops sit than the body's lines (1 outside a blocked nest, whose body is a level
-        shallower)."""
+        shallower). `run(lines)`: emits the block's loop for the body's lines, a level in
+        (default: a loop of `size` values)."""
         self.emit(2 + k, f"g{k} = False")
         self.emit(2 + k, f"for j{k} in range({size}):  # the tests first")
         self.emit(3 + k, index)
@@ -585,6 +637,11 @@ class FusedRenderer:
         for flag, lines in ((f"if not g{k}:  # no test held: the fast variants", fast),
                             ("else:  # a test held: the full functions", body)):
             self.emit(2 + k, flag)
+            if run:
+                start = len(self.block)
+                run(lines)
+                self.block[start:] = [(d + 1, t, e) for d, t, e in self.block[start:]]
+                continue
             self.emit(3 + k, f"for j{k} in range({size}):")
             self.emit(4 + k, index)
             self._innermost(4 + k, [(depth + 1 + shift, text, eqn)
@@ -593,15 +650,17 @@ class FusedRenderer:
     def _tested_loops(self, k, body, hooks, pre, lo, hi):
         """The innermost loop, over lo..hi, of a nest that reduces without blocks (into an
         output row: a sum over a leading axis) and calls guarded functions: blocks of BLOCK
-        values with their tests first (`_tested_block`), then the tail with the full
-        functions."""
+        values with their tests first (`_tested_block`), then the tail as a shorter block,
+        the same way."""
         length = hi if lo == "0" else f"({hi} - {lo})"
         self.emit(1 + k, f"f{k} = {hi} - {length} % {BLOCK}")
         self.emit(1 + k, f"for b{k} in range({lo}, f{k}, {BLOCK}):")
         index = f"i{k} = b{k} + j{k}" if lo == "0" else f"i{k} = rt.nonneg(b{k} + j{k})"
         self._tested_block(k, body, hooks, pre, BLOCK, index, shift=1)
-        self.emit(1 + k, f"for i{k} in range(f{k}, {hi}):")
-        self._innermost(2 + k, body, hooks)
+        self.emit(1 + k, f"if f{k} < {hi}:  # the tail, as a shorter block")
+        self.emit(2 + k, f"m{k} = {hi} - f{k}")
+        self._tested_block(k, body, hooks, pre, f"m{k}", f"i{k} = rt.nonneg(f{k} + j{k})",
+                           shift=1)
 
     def _guarded_loops(self, k, body, threaded=False):
         """The innermost loop of an elementwise nest whose functions have a fast variant for
@@ -612,10 +671,10 @@ class FusedRenderer:
         Tests whose arguments take no runtime call to compute (`_pretests`: lgamma(x) of an
         input, sin(2 x + 1)) are ORed into a flag first, in a loop of their own, so that
         such a block skips the fast variants; the others are ORed in by the fast loop, and
-        a block where one holds runs again. The tail uses the full functions. Every value
-        still comes out of the full function's result for its arguments; only the common
-        case skips the table's gathers or the special cases. `threaded`: the blocks of a
-        one-axis nest are split across threads."""
+        a block where one holds runs again. The tail is a shorter block, run the same way.
+        Every value still comes out of the full function's result for its arguments; only
+        the common case skips the table's gathers or the special cases. `threaded`: the
+        blocks of a one-axis nest are split across threads."""
         pre, hoisted = _pretests(body)
         fast = []
         for depth, text, eqn in body:
@@ -633,24 +692,33 @@ class FusedRenderer:
                              f"BLOCK_START_MASK in render.py)")
         else:
             self.emit(1 + k, f"for b{k} in range(0, f{k}, {BLOCK}):")
+        self._guarded_block(k, body, fast, pre, str(BLOCK), f"i{k} = b{k} + j{k}")
+        # the tail: a block of its own (with the full functions throughout, a row of 100
+        # values ran sin's table for every value: 20x slower than the fast variant)
+        self.emit(1 + k, f"if f{k} < n{k}:  # the tail, as a shorter block")
+        self.emit(2 + k, f"m{k} = n{k} - f{k}")
+        self._guarded_block(k, body, fast, pre, f"m{k}", f"i{k} = rt.nonneg(f{k} + j{k})")
+
+    def _guarded_block(self, k, body, fast, pre, size, index):
+        """One block of `_guarded_loops`, `size` values long, each at `index`: the tests
+        that need no call, the fast variants (their loop ORs in the other tests), and the
+        block again with the full functions if a test held."""
         self.emit(2 + k, f"g{k} = False")
         loop_depth = 2 + k
         if pre:
-            self.emit(2 + k, f"for j{k} in range({BLOCK}):  # the tests that need no call first")
-            self.emit(3 + k, f"i{k} = b{k} + j{k}")
+            self.emit(2 + k, f"for j{k} in range({size}):  # the tests that need no call first")
+            self.emit(3 + k, index)
             self.block.extend((depth + 1, text.replace("{g}", f"g{k}"), eqn)
                               for depth, text, eqn in pre)
             self.emit(2 + k, f"if not g{k}:  # no test held: the fast variants")
             loop_depth = 3 + k
-        self.emit(loop_depth, f"for j{k} in range({BLOCK}):")
-        self.emit(loop_depth + 1, f"i{k} = b{k} + j{k}")
+        self.emit(loop_depth, f"for j{k} in range({size}):")
+        self.emit(loop_depth + 1, index)
         self.block.extend((depth + loop_depth - 2 - k, text, eqn) for depth, text, eqn in fast)
         self.emit(2 + k, f"if g{k}:  # a test held: the block with the full functions")
-        self.emit(3 + k, f"for j{k} in range({BLOCK}):")
-        self.emit(4 + k, f"i{k} = b{k} + j{k}")
+        self.emit(3 + k, f"for j{k} in range({size}):")
+        self.emit(4 + k, index)
         self.block.extend((depth + 2, text, eqn) for depth, text, eqn in body)
-        self.emit(1 + k, f"for i{k} in range(f{k}, n{k}):")
-        self.block.extend(body)
 
     def _blocked(self, eqn) -> bool:
         """A floating-point reduction over the innermost axis, accumulated in a scalar: done

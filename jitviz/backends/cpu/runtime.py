@@ -9,9 +9,11 @@ their lowerings join them at first use (`provide`).
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .vecmath import *  # noqa: F401,F403  (rt.tanh_f32, ...: the vectorized math functions)
@@ -577,6 +579,44 @@ REDUCE_CHUNK_MIN, REDUCE_CHUNKS_MAX = 65536, 64
 @_inline
 def reduce_chunks(n0, size):
     return max(1, min(REDUCE_CHUNKS_MAX, n0, size // REDUCE_CHUNK_MIN))
+
+
+# A threaded reduction over a leading axis that keeps the last one (a column sum) splits its
+# columns instead: one block per thread, of COLUMN_BLOCK columns at least (whole cache lines
+# of the output row for any dtype: two threads never write to one line). Each column is
+# still reduced by one thread over the rows in order, so the blocks change no bits. Blocks
+# as wide as they can be: each reads a segment of every row, and narrow segments of a large
+# array (128 columns of 4096x4096) missed the TLB and the prefetcher on every row, which
+# made two threads no faster than one.
+COLUMN_BLOCK = 128
+
+
+@intrinsic
+def thread_count(typingctx):
+    """Numba's thread count (numba.get_num_threads()) by the threading layer's symbol:
+    Numba's own overload reads it through a ctypes pointer, which keeps a kernel out of
+    the disk cache. Only a kernel with a `prange` may call it, in its own text: loading
+    such a kernel from the cache launches the threading layer first (Numba's reload hook
+    for parfors), which defines the symbol; a cached helper that called it was loaded
+    without, and LLVM aborted the process ("Symbol not found: get_num_threads")."""
+    numba.get_num_threads()  # launches the threading layer, which registers the symbol
+
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(  # C's int, as ctypes declares it
+            builder.module, ir.FunctionType(ir.IntType(32), []), "get_num_threads")
+        return builder.sext(builder.call(fn, []), ir.IntType(64))
+    return types.int64(), codegen
+
+
+@_inline
+def column_blocks(n, threads):
+    return max(1, min(threads, n // COLUMN_BLOCK))
+
+
+@_inline
+def column_start(c, blocks, n):
+    c = np.int64(c)  # (a prange index may be unsigned: mixed with signed, Numba goes float)
+    return n if c == blocks else c * (n // COLUMN_BLOCK) // blocks * COLUMN_BLOCK
 
 
 @_inline
