@@ -667,3 +667,70 @@ def test_a_large_integer_power_is_a_loop_in_xlas_order():
         with np.errstate(all="ignore"):
             np.testing.assert_array_equal(np.asarray(c(x)), squaring(x, n))
     assert np.asarray(jitviz.jit(lambda v: v ** (2**31 - 1))(np.float32([-2.0])))[0] == -np.inf
+
+
+# --- elementwise kernels over arrays of one shape run as one loop over every value ----------
+
+def _kernel_of(f, *args, **kw):
+    c = jitviz.jit(f, **kw).lower(*args).compile()
+    (kernel,) = c.kernels
+    return c, kernel
+
+
+@pytest.mark.parametrize("shape", [(333, 3), (7, 5, 300), (40, 129)])
+def test_an_elementwise_kernel_over_one_shape_runs_as_one_loop(shape):
+    """statements._flat_body: C-contiguous arrays of one shape are passed as vectors
+    (reshape views), so the kernel is one loop over every value, blocked and vectorized
+    (a loop over a last axis of 3 had no block and no vector: `jnp.sin` of (333334, 3)
+    took 16x a 1-D array's time); the same bits as the 1-D kernel, and the source's lines
+    and the kernel's equations are the program's own (annotate and the explorer find
+    them by identity)."""
+    from jitviz.core.jaxpr_util import all_eqns
+    r = np.random.default_rng(5)
+    x = r.uniform(-3, 3, shape).astype(np.float32)
+    y = r.uniform(-3, 3, shape).astype(np.float32)
+    x.reshape(-1)[-2] = 1e10  # sin's table, in the tail of the flat loop
+
+    def f(x, y):
+        return jnp.tanh(x) * 2 + jnp.sin(y * x), x - y
+    c, kernel = _kernel_of(f, x, y)
+    assert "i1" not in kernel.source and "for b0 in " in kernel.source, kernel.source
+    flat = jitviz.jit(f)(x.reshape(-1), y.reshape(-1))
+    for got, want in zip(c(x, y), flat):
+        assert np.asarray(got).shape == shape
+        np.testing.assert_array_equal(np.asarray(got).reshape(-1), np.asarray(want))
+    program = {id(e) for e in all_eqns(c.executable.jaxpr.jaxpr)}
+    assert kernel.eqns and all(id(e) in program for e in kernel.eqns)
+    assert kernel.line_eqns and all(id(e) in program for e in kernel.line_eqns.values())
+
+
+@pytest.mark.parametrize("case", ["transposed", "broadcast", "reduction"])
+def test_kernels_that_are_not_one_shape_keep_their_loops(case):
+    """A transposed operand (not C-contiguous: a reshape would copy it), a broadcast one, or
+    a reduction keep the kernel's loop nest, and their values."""
+    r = np.random.default_rng(6)
+    x = r.uniform(-3, 3, (64, 48)).astype(np.float32)
+    fs = {"transposed": (lambda x: jnp.sin(x.T) * 2 + 1, lambda x: np.sin(x.T) * 2 + 1),
+          "broadcast": (lambda x: jnp.sin(x) + x[0], lambda x: np.sin(x) + x[0]),
+          "reduction": (lambda x: jnp.sin(x) * x.sum(axis=1, keepdims=True),
+                        lambda x: np.sin(x) * x.sum(axis=1, keepdims=True))}
+    f, ref = fs[case]
+    c = jitviz.jit(f).lower(x).compile()
+    assert any("i1" in k.source for k in c.kernels), [k.source for k in c.kernels]
+    np.testing.assert_allclose(np.asarray(c(x)), ref(x), rtol=2e-6, atol=2e-5)
+
+
+def test_a_loop_bodys_elementwise_kernel_runs_as_one_loop_too():
+    """Inside a control-flow region (a Numba function of its own) the kernel is called on
+    reshaped views as well."""
+    x = np.random.default_rng(7).uniform(-1, 1, (50, 3)).astype(np.float32)
+
+    def f(x):
+        return lax.fori_loop(0, 4, lambda i, v: jnp.tanh(v) * 1.5 + 0.25, x)
+    c = jitviz.jit(f).lower(x).compile()
+    src = "\n".join(k.source for k in c.kernels)
+    assert "i1" not in src, src
+    want = x
+    for _ in range(4):
+        want = np.asarray(jitviz.jit(lambda v: jnp.tanh(v) * 1.5 + 0.25)(want))
+    np.testing.assert_array_equal(np.asarray(c(x)), want)

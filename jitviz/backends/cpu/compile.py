@@ -93,23 +93,33 @@ class Program:
         return self.host_consts[k]
 
     # -- fused kernels ---------------------------------------------------------------------
-    def kernel_for(self, fb: FunctionBuilder, body, name, operands):
+    def kernel_for(self, fb: FunctionBuilder, body, name, operands, flat=None):
+        """The kernel of a fused body, and its code. `flat`: (the body over vectors, a map
+        from its equations to the body's), rendered instead, called on reshaped views;
+        its source and line map name the body's equations."""
+        rendered, back = flat or (body, {})
+
+        def render(fname, parallel):
+            code = render_fused(rendered, fname, parallel=parallel, fastmath=self.fastmath)
+            return code._replace(
+                eqns=[back.get(id(e), e) for e in code.eqns],
+                line_eqns={k: back.get(id(e), e) for k, e in code.line_eqns.items()})
         if not fb.host:  # inside a region: the kernel is a function of the region's module
             taken = {f[0] for f in fb.module.functions}
             fname = _unique(function_name(name), taken)
-            code = render_fused(body, fname, parallel=False, fastmath=self.fastmath)
+            code = render(fname, False)
             fb.module.add(fname, code.text, code.line_eqns)
             return fname, code
         threaded, why = self._threads(body)
-        code = render_fused(body, name, parallel=threaded, fastmath=self.fastmath)
+        code = render(name, threaded)
         if threaded and not code.uses_prange:
             why = "threads: one (its outer loop cannot be split: it reduces over it, or " \
                   "is blocked; a reduction over it splits its columns from " \
                   f"{2 * runtime.COLUMN_BLOCK} of them)"
         module = ModuleText(self.options)
         module.add(code.name, code.text, code.line_eqns, parallel=code.uses_prange)
-        arg_types = [_nb_type(a.aval, fb.layout(a)) for a in operands]
-        arg_types += [_nb_type(body.outvars[i].aval, "C") for i in code.array_outs]
+        arg_types = [_nb_type(v.aval, fb.layout(a)) for v, a in zip(rendered.invars, operands)]
+        arg_types += [_nb_type(rendered.outvars[i].aval, "C") for i in code.array_outs]
         arg_types += [_nb_type(lit.aval, "S") for lit in code.consts]
         callee = self._build(module, code.name, tuple(arg_types), code.eqns, code.cost,
                              code.consts, why)

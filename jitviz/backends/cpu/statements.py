@@ -38,15 +38,50 @@ def _alloc_text(fb, shape, dtype) -> str:
 
 # --- fused kernels ---------------------------------------------------------------------------
 
+def _flat_body(body: Jaxpr):
+    """An elementwise kernel body whose arrays all have one shape, as the same program over
+    a vector of that many values, with a map from its equations to the body's; or None.
+    Its loops then run over every value at once: a loop over the last axis alone ran
+    `jnp.sin` of a (333334, 3) array 16x slower than of a 1-D one (three values per
+    row: no block, no vector) and a (10000, 100) one 1.6x slower."""
+    shape = body.outvars[0].aval.shape if body.outvars else ()
+    values = [*body.invars, *body.outvars] + [a for e in body.eqns
+                                              for a in (*e.invars, *e.outvars)]
+    if len(shape) < 2 or any(a.aval.ndim and a.aval.shape != shape for a in values) \
+            or any(isinstance(a, Var) and not a.aval.ndim for a in body.outvars) \
+            or body.constvars or not all(
+                e.primitive.kind == "elementwise" and not any(
+                    isinstance(p, (tuple, list, Jaxpr, ClosedJaxpr)) for p in e.params.values())
+                for e in body.eqns):
+        return None
+    size, new = math.prod(shape), {}
+
+    def flat(a):
+        if isinstance(a, Literal) or not a.aval.ndim:
+            return a
+        if a.id not in new:
+            aval = a.aval
+            new[a.id] = Var(type(aval)((size,), aval.dtype, aval.weak_type), a.origin)
+        return new[a.id]
+    eqns = [e.replace(invars=[flat(a) for a in e.invars], outvars=[flat(a) for a in e.outvars])
+            for e in body.eqns]
+    back = {id(f): e for f, e in zip(eqns, body.eqns)}
+    return Jaxpr((), [flat(a) for a in body.invars], [flat(a) for a in body.outvars],
+                 eqns), back
+
+
 def _fused(fb: FunctionBuilder, eqn: Eqn):
     body = eqn.params["jaxpr"].jaxpr
-    callee, code = fb.program.kernel_for(fb, body, eqn.params["name"], eqn.invars)
-    args = [fb.kernel_arg(a) for a in eqn.invars]
+    # C-contiguous arrays of one shape: the kernel sees them as vectors (reshape: a view)
+    flat = _flat_body(body) if all(fb.layout(a) in ("C", "S") for a in eqn.invars) else None
+    callee, code = fb.program.kernel_for(fb, body, eqn.params["name"], eqn.invars, flat)
+    as_vector = ".reshape(-1)" if flat else ""
+    args = [fb.kernel_arg(a) + (as_vector if a.aval.ndim else "") for a in eqn.invars]
     for i in code.array_outs:
         v = eqn.outvars[i]
         name = fb.define(v, "C", prefix="o")
         fb.emit(f"{name} = {_alloc_text(fb, v.aval.shape, v.aval.dtype)}", eqn)
-        args.append(fb.kernel_arg(v))
+        args.append(fb.kernel_arg(v) + as_vector)
     args += [fb.kernel_arg(lit) for lit in code.consts]
     call = f"{callee}({', '.join(args)})"
     if not code.scalar_outs:
