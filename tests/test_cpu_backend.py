@@ -704,6 +704,24 @@ def test_an_elementwise_kernel_over_one_shape_runs_as_one_loop(shape):
     assert kernel.line_eqns and all(id(e) in program for e in kernel.line_eqns.values())
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_reductions_over_every_axis_of_one_shape_run_as_one_loop(dtype):
+    """Reductions over every axis flatten too (their axes become (0,)): `x.sum()` of a
+    (333334, 3) float32 array took 30x a 1-D array's time, its rows of 3 each a block. The
+    same bits as the kernel of the same function on the 1-D array."""
+    x = (np.random.default_rng(8).standard_normal((3331, 3)) * 10).astype(dtype)
+
+    def f(x):
+        return x.sum(), jnp.max(x * 2), jnp.min(x), jnp.mean(x * x), x - 1
+    c, kernel = _kernel_of(f, x)
+    assert "i1" not in kernel.source, kernel.source
+    got, want = c(x), jitviz.jit(f)(x.reshape(-1))
+    for a, b in zip(got[:4], want[:4]):
+        assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+    np.testing.assert_array_equal(np.asarray(got[4]), np.asarray(want[4]).reshape(x.shape))
+    np.testing.assert_allclose(np.asarray(got[0]), x.sum(dtype=np.float64), rtol=1e-5)
+
+
 @pytest.mark.parametrize("case", ["transposed", "broadcast", "reduction"])
 def test_kernels_that_are_not_one_shape_keep_their_loops(case):
     """A transposed operand (not C-contiguous: a reshape would copy it), a broadcast one, or
@@ -730,7 +748,7 @@ def test_a_loop_bodys_elementwise_kernel_runs_as_one_loop_too():
     c = jitviz.jit(f).lower(x).compile()
     src = "\n".join(k.source for k in c.kernels)
     assert "i1" not in src, src
-    want = x
+    step, want = jitviz.jit(lambda v: jnp.tanh(v) * 1.5 + 0.25), x
     for _ in range(4):
-        want = np.asarray(jitviz.jit(lambda v: jnp.tanh(v) * 1.5 + 0.25)(want))
+        want = np.asarray(step(want))
     np.testing.assert_array_equal(np.asarray(c(x)), want)

@@ -418,9 +418,11 @@ def test_a_threaded_full_reduction_is_chunked_and_exact(dtype):
 def test_a_threaded_full_reduction_of_a_matrix_and_beside_elementwise_work():
     """Rank 2: the chunks split the outer axis, as many as the values allow (a long axis of
     short rows, or a short axis of long rows: 9 rows of 131077 are 9 chunks, not one); an
-    elementwise output of the same loop nest is written by its chunk (every element once)."""
+    elementwise output of the same loop nest is written by its chunk (every element once).
+    (A broadcast row keeps the nest: a body whose arrays all have one shape runs as one
+    loop over every value, statements._flat_body.)"""
     def f(x):
-        y = x * 2.0 + 1.0
+        y = x * 2.0 + x[1]
         return y, jnp.sum(y), jnp.max(y)
     for shape, chunks in (((2 * 65536 + 3, 3), 6), ((9, 2 * 65536 + 5), 9)):
         assert _chunks(shape[0], shape[0] * shape[1]) == chunks
@@ -486,7 +488,8 @@ def test_threaded_column_blocks_keep_the_loop_vectorized():
     scalar, and two threads were 10x slower than one (a column max of 1024x1024: 1.2 ms
     against 0.1). Likewise the chunks of a reduction over every axis."""
     x = rng.standard_normal((64, 1024)).astype(f32)
-    for f in (lambda x: jnp.sum(x * 2, axis=0), lambda x: jnp.sum(x * 2)):
+    # (x[1]: a broadcast row keeps the full reduction's nest, statements._flat_body)
+    for f in (lambda x: jnp.sum(x * 2, axis=0), lambda x: jnp.sum(x * 2 + x[1])):
         kernel = _threaded(f, x).kernels[0]
         assert "in range(hi - lo):" in kernel.source, kernel.source
         assert re.search(r"fadd(?: \w+)* <\d+ x float>", kernel.llvm_ir()), kernel.source

@@ -39,20 +39,18 @@ def _alloc_text(fb, shape, dtype) -> str:
 # --- fused kernels ---------------------------------------------------------------------------
 
 def _flat_body(body: Jaxpr):
-    """An elementwise kernel body whose arrays all have one shape, as the same program over
-    a vector of that many values, with a map from its equations to the body's; or None.
-    Its loops then run over every value at once: a loop over the last axis alone ran
-    `jnp.sin` of a (333334, 3) array 16x slower than of a 1-D one (three values per
-    row: no block, no vector) and a (10000, 100) one 1.6x slower."""
-    shape = body.outvars[0].aval.shape if body.outvars else ()
+    """A kernel body of elementwise equations, and reductions over every axis, whose arrays
+    all have one shape, as the same program over a vector of that many values, with a map
+    from its equations to the body's; or None. Its loops then run over every value at
+    once: a loop over the last axis alone ran `jnp.sin` of a (333334, 3) array 16x slower
+    than of a 1-D one (three values per row: no block, no vector), and its `x.sum()` 30x."""
     values = [*body.invars, *body.outvars] + [a for e in body.eqns
                                               for a in (*e.invars, *e.outvars)]
-    if len(shape) < 2 or any(a.aval.ndim and a.aval.shape != shape for a in values) \
-            or any(isinstance(a, Var) and not a.aval.ndim for a in body.outvars) \
-            or body.constvars or not all(
-                e.primitive.kind == "elementwise" and not any(
-                    isinstance(p, (tuple, list, Jaxpr, ClosedJaxpr)) for p in e.params.values())
-                for e in body.eqns):
+    shapes = {a.aval.shape for a in values if a.aval.ndim}
+    if len(shapes) != 1 or body.constvars:
+        return None
+    (shape,) = shapes
+    if len(shape) < 2 or not all(_flattens(e, len(shape)) for e in body.eqns):
         return None
     size, new = math.prod(shape), {}
 
@@ -63,11 +61,25 @@ def _flat_body(body: Jaxpr):
             aval = a.aval
             new[a.id] = Var(type(aval)((size,), aval.dtype, aval.weak_type), a.origin)
         return new[a.id]
-    eqns = [e.replace(invars=[flat(a) for a in e.invars], outvars=[flat(a) for a in e.outvars])
+    eqns = [e.replace(invars=[flat(a) for a in e.invars], outvars=[flat(a) for a in e.outvars],
+                      params={**e.params, "axes": (0,)} if "axes" in e.params else e.params)
             for e in body.eqns]
     back = {id(f): e for f, e in zip(eqns, body.eqns)}
     return Jaxpr((), [flat(a) for a in body.invars], [flat(a) for a in body.outvars],
                  eqns), back
+
+
+def _flattens(e: Eqn, rank: int) -> bool:
+    """An elementwise equation, or a reduction over every axis (to a scalar), whose other
+    parameters say nothing of shapes."""
+    params = dict(e.params)
+    if e.primitive.kind == "reduction":
+        axes = params.pop("axes", ())
+        if sorted(a % rank for a in axes) != list(range(rank)):
+            return False
+    elif e.primitive.kind != "elementwise":
+        return False
+    return not any(isinstance(p, (tuple, list, Jaxpr, ClosedJaxpr)) for p in params.values())
 
 
 def _fused(fb: FunctionBuilder, eqn: Eqn):
