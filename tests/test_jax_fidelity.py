@@ -905,6 +905,20 @@ def test_a_quantile_over_an_empty_axis_raises_as_jax(name):
                 f(np.zeros(shape, np.float32))
 
 
+@pytest.mark.parametrize("name", ["nanmedian", "nanquantile"])
+def test_a_nan_quantile_keeping_dims_of_an_empty_axis_raises_the_gathers_error(name):
+    """With keepdims, JAX's nan-quantiles index with the kept axis, a gather: its TypeError
+    where the scalar result's index raises IndexError (seed 61000115: nanmedian of an
+    empty vector, keepdims=True; JAX's answers for each shape below, checked)."""
+    fn = getattr(jnp, name)
+    for shape, axis in (((0,), None), ((0,), 0), ((0, 3), None), ((0, 0), None)):
+        for keepdims, error in ((False, IndexError), (True, TypeError)):
+            args = () if "median" in name else (0.5,)
+            f = jitviz.jit(lambda x: fn(x, *args, axis=axis, keepdims=keepdims))
+            with pytest.raises(error):
+                f(np.zeros(shape, np.float32))
+
+
 def test_gcd_and_lcm_of_weak_arrays_are_strongly_typed():
     """As JAX types them: gcd and lcm of weak int arrays are strong int32 (its loop body's
     zero is a strong constant), of weak scalars weak (gcd(6, 4))."""

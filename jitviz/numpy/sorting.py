@@ -138,9 +138,10 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
     else:
         axis = canonical_axis(axis, len(shape))
     n_axis = aval(a).shape[axis]
-    if n_axis == 0 and squash_nans and aval(a).ndim == 1:
+    if n_axis == 0 and squash_nans and aval(a).ndim == 1 and not keepdims:
         # JAX's nan-quantiles index the statistics of an empty axis: with every axis
-        # reduced (a scalar result) that is its IndexError
+        # reduced (a scalar result) that is its IndexError; with keepdims its index has
+        # the kept axis, a gather: the TypeError below (seed 61000115)
         raise IndexError("index is out of bounds for axis 0 with size 0")
     if n_axis == 0 and not squash_nans:
         # JAX gathers the order statistics with slices of 1 along the axis: its TypeError
