@@ -415,7 +415,10 @@ def test_executed_notebook_is_small_and_readable_without_the_widget(renderer, tm
     models = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     selu_state = next(m["state"] for m in models.values() if m["state"].get("title") == "selu")
     assert isinstance(selu_state["graph"], str)  # one JSON string, not an indented tree
-    assert len(json.dumps(selu_state)) < 64_000  # mostly the front end's code (_esm, 36 kB)
+    # mostly the front end's code (_esm, 36 kB); the kernels' sources are in it too, and a
+    # kernel that runs exp blockwise (without AVX-512) has its tail's tested variants since
+    # 2026-11-27 (64,512 bytes on an AVX2 CPU): a duplicated graph would be far more
+    assert len(json.dumps(selu_state)) < 68_000
     assert len(selu_state["specializations"]) == 1 and selu_state["pending"] >= 3
 
 
