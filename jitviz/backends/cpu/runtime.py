@@ -596,10 +596,11 @@ def thread_count(typingctx):
     """Numba's thread count (numba.get_num_threads()) by the threading layer's symbol:
     Numba's own overload reads it through a ctypes pointer, which keeps a kernel out of
     the disk cache (Numba's private `_iget_num_threads` calls the symbol too; a private
-    name is not ours to depend on). Only a kernel with a `prange` may call it, in its own text: loading
-    such a kernel from the cache launches the threading layer first (Numba's reload hook
-    for parfors), which defines the symbol; a cached helper that called it was loaded
-    without, and LLVM aborted the process ("Symbol not found: get_num_threads")."""
+    name is not ours to depend on). Only a kernel with a `prange` may call it, in its own
+    text: loading such a kernel from the cache launches the threading layer first
+    (Numba's reload hook for parfors), which defines the symbol; a cached helper that
+    called it was loaded without, and LLVM aborted the process ("Symbol not found:
+    get_num_threads")."""
     numba.get_num_threads()  # launches the threading layer, which registers the symbol
 
     def codegen(context, builder, signature, args):
