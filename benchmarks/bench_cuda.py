@@ -1,7 +1,9 @@
-"""GPU benchmark of `jit(f, backend="cuda")` on the seeds' workloads.
+"""GPU benchmark of `jit(f, backend="cuda")` on the seeds' workloads and two row
+normalizations (softmax, layernorm).
 
     python benchmarks/bench_cuda.py              # needs an NVIDIA GPU (pip install "jitviz[cuda]")
     python benchmarks/bench_cuda.py --full       # the seed's full forward pass (W 2000x10000)
+    python benchmarks/bench_cuda.py --only norm,softmax   # the workloads named so
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/bench_cuda.py --smoke   # tiny sizes, simulator:
                                                   # checks the script, measures nothing
 
@@ -32,6 +34,15 @@ from jitviz.backends.cuda.runtime import runtime as cuda_runtime  # noqa: E402
 
 # --- the workloads (as the seeds write them) -----------------------------------------------------
 from jitviz.examples import f_loop, forward_pass, norm, selu, slow_f  # noqa: E402
+import jitviz.nn  # noqa: E402
+
+
+def layernorm(x, g, b):
+    """Layer normalization over the last axis (written with `.mean`, so that JAX's arrays
+    run it too)."""
+    m = x.mean(-1, keepdims=True)
+    v = ((x - m) ** 2).mean(-1, keepdims=True)
+    return (x - m) / (v + 1e-5) ** 0.5 * g + b
 
 
 # --- hand-written numba.cuda baselines --------------------------------------------------------
@@ -98,6 +109,69 @@ def baselines():
             Z[m, n] = acc
             R[m, n] = max(acc, np.float32(0))
 
+    @cuda.jit(device=True)
+    def block_sum(sm, v):  # every thread of the block gets the sum of their v
+        tid = cuda.threadIdx.x
+        sm[tid] = v
+        cuda.syncthreads()
+        s = cuda.blockDim.x // 2
+        while s > 0:
+            if tid < s:
+                sm[tid] += sm[tid + s]
+            cuda.syncthreads()
+            s //= 2
+        r = sm[0]
+        cuda.syncthreads()
+        return r
+
+    @cuda.jit(device=True)
+    def block_max(sm, v):
+        tid = cuda.threadIdx.x
+        sm[tid] = v
+        cuda.syncthreads()
+        s = cuda.blockDim.x // 2
+        while s > 0:
+            if tid < s:
+                sm[tid] = max(sm[tid], sm[tid + s])
+            cuda.syncthreads()
+            s //= 2
+        r = sm[0]
+        cuda.syncthreads()
+        return r
+
+    @cuda.jit
+    def k_softmax_rows(X, out):  # a block per row
+        sm = cuda.shared.array(256, numba.float32)
+        tid, nt, n = cuda.threadIdx.x, cuda.blockDim.x, X.shape[1]
+        for row in range(cuda.blockIdx.x, X.shape[0], cuda.gridDim.x):
+            m = -np.float32(math.inf)
+            for j in range(tid, n, nt):
+                m = max(m, X[row, j])
+            m = block_max(sm, m)
+            s = np.float32(0)
+            for j in range(tid, n, nt):
+                s += math.exp(X[row, j] - m)
+            s = block_sum(sm, s)
+            for j in range(tid, n, nt):
+                out[row, j] = math.exp(X[row, j] - m) / s
+
+    @cuda.jit
+    def k_layernorm_rows(X, g, b, out):  # a block per row
+        sm = cuda.shared.array(256, numba.float32)
+        tid, nt, n = cuda.threadIdx.x, cuda.blockDim.x, X.shape[1]
+        for row in range(cuda.blockIdx.x, X.shape[0], cuda.gridDim.x):
+            s = np.float32(0)
+            for j in range(tid, n, nt):
+                s += X[row, j]
+            mean = block_sum(sm, s) / n
+            v = np.float32(0)
+            for j in range(tid, n, nt):
+                d = X[row, j] - mean
+                v += d * d
+            inv = np.float32(1) / math.sqrt(block_sum(sm, v) / n + np.float32(1e-5))
+            for j in range(tid, n, nt):
+                out[row, j] = (X[row, j] - mean) * inv * g[j] + b[j]
+
     @cuda.jit
     def k_loop(x, n, out):
         if cuda.grid(1) == 0:
@@ -134,6 +208,8 @@ def main(argv=None):
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (works in the simulator)")
     ap.add_argument("--full", action="store_true", help="the seed's full forward-pass sizes")
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--only", default="", help="comma-separated words: only the workloads "
+                    "whose names contain one (e.g. norm,softmax)")
     args = ap.parse_args(argv)
 
     rt = cuda_runtime()
@@ -151,11 +227,12 @@ def main(argv=None):
     k = baselines()
     rng = np.random.default_rng(0)
     if args.smoke:
-        sizes = dict(slow=(50, 40), selu=1000, norm=(100, 10), W=(8, 16), X=(16, 12), loop=50)
+        sizes = dict(slow=(50, 40), selu=1000, norm=(100, 10), W=(8, 16), X=(16, 12), loop=50,
+                     rows=(16, 40))
     else:
         W, X = ((2000, 10000), (10000, 20000)) if args.full else ((1000, 4000), (4000, 4000))
         sizes = dict(slow=(5000, 5000), selu=1_000_000, norm=(10000, 10), W=W, X=X,
-                     loop=200_000)
+                     loop=200_000, rows=(4096, 1024))
     if rt.mode == "gpu":
         dev = cuda.get_current_device()
         print(f"device: {dev.name.decode() if isinstance(dev.name, bytes) else dev.name}, "
@@ -182,7 +259,11 @@ def main(argv=None):
 
     rows = []
 
+    only = [w for w in args.only.split(",") if w]
+
     def bench(name, fn, host_args, hand=None, copy_of=None, jax_fn=None, check=None):
+        if only and not any(w in name for w in only):
+            return
         run, first, compiled, out = exe_of(fn, *host_args)
         t_jv = timeit(run, sync, repeat)
         t_hand = timeit(hand, sync, repeat) if hand else None
@@ -227,6 +308,26 @@ def main(argv=None):
           jax_fn=(lambda X: (X - X.mean(0)) / X.std(0)),
           check=lambda o: np.testing.assert_allclose(o[0], (Xn - Xn.mean(0)) / Xn.std(0),
                                                      atol=1e-4))
+
+    # a block per row: 256 threads (4 in the simulator), at most 8 blocks per SM
+    rgrid = (min(sizes["rows"][0], 132 * 8) if rt.mode == "gpu" else 2,
+             256 if rt.mode == "gpu" else 4)
+    Xs = rng.standard_normal(sizes["rows"]).astype(np.float32)
+    dXs, dso2 = cuda.to_device(Xs), cuda.device_array(sizes["rows"], np.float32)
+    e = np.exp(Xs - Xs.max(1, keepdims=True))
+    bench(f"softmax over rows {Xs.shape}", jitviz.nn.softmax, (Xs,),
+          hand=lambda: k["k_softmax_rows"][rgrid](dXs, dso2),
+          jax_fn=(lambda x: jax.nn.softmax(x, axis=-1)) if jax_gpu else None,
+          check=lambda o: np.testing.assert_allclose(o[0], e / e.sum(1, keepdims=True),
+                                                     rtol=1e-4, atol=1e-7))
+    gs = rng.standard_normal(sizes["rows"][1]).astype(np.float32)
+    bs = rng.standard_normal(sizes["rows"][1]).astype(np.float32)
+    dg, db = cuda.to_device(gs), cuda.to_device(bs)
+    mu, var = Xs.mean(1, keepdims=True), Xs.var(1, keepdims=True)
+    bench(f"layernorm over rows {Xs.shape}", layernorm, (Xs, gs, bs),
+          hand=lambda: k["k_layernorm_rows"][rgrid](dXs, dg, db, dso2), jax_fn=layernorm,
+          check=lambda o: np.testing.assert_allclose(
+              o[0], (Xs - mu) / np.sqrt(var + 1e-5) * gs + bs, rtol=1e-4, atol=1e-4))
 
     Wm = rng.standard_normal(sizes["W"]).astype(np.float32)
     Xm = rng.standard_normal(sizes["X"]).astype(np.float32)

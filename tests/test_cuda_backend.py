@@ -23,6 +23,7 @@ import pytest
 
 import jitviz
 import jitviz.debug  # noqa: F401  (registers debug_print)
+import jitviz.nn
 import jitviz.numpy as jnp
 from jitviz import lax
 from jitviz.core.ir import ClosedJaxpr
@@ -377,6 +378,83 @@ def test_program_matches_interpreter(name):
         want = jitviz.jit(fn, backend="interpret")(*args)
         got = jitviz.jit(fn, backend="cuda")(*args)
     _compare(jitviz.tree_leaves(got), jitviz.tree_leaves(want), rtol=1e-4, atol=1e-5)
+
+
+def _layernorm(x, g, b):
+    m = jnp.mean(x, axis=-1, keepdims=True)
+    v = jnp.mean((x - m) ** 2, axis=-1, keepdims=True)
+    return (x - m) / jnp.sqrt(v + 1e-5) * g + b
+
+
+def _kept_between_phases(x):
+    m = jnp.mean(x, axis=1)
+    return m, m * 2.0, jnp.sum((x - m[:, None]) ** 2, axis=1)
+
+
+# Segments (one block per output of a small reduction, later reductions over the same axes
+# and values of the input's shape joining it) on the simulator's target: slices of at most
+# 24 elements, 2 columns. Each: (program, inputs, kernels).
+SEGMENT_PROGRAMS = {
+    "norm over 2 columns": (norm, lambda: (F(20, 2),), 1),
+    "softmax over rows": (jitviz.nn.softmax, lambda: (F(5, 17),), 1),
+    "layernorm": (_layernorm, lambda: (F(6, 20), F(20), F(20)), 1),
+    "mean and max of a vector": (lambda x: (jnp.mean(x), jnp.max(x)), lambda: (F(20),), 1),
+    "reduced over two axes": (lambda x: x - x.mean((0, 2), keepdims=True),
+                              lambda: (F(3, 4, 5),), 1),
+    "results between phases": (_kept_between_phases, lambda: (F(5, 12),), 1),
+    # two values of the input's shape: stored by one loop over the slice
+    "two results of the input's shape": (lambda x: (x - x.max(1, keepdims=True), x * 2.0),
+                                         lambda: (F(5, 12),), 1),
+    # a phase reading an earlier result at another row cannot join: a second segment
+    "earlier result at another index": (
+        lambda x: jnp.sum(x - jnp.roll(jnp.sum(x, 1), 1)[:, None], 1), lambda: (F(5, 12),), 2),
+    # a reduction of another dtype cannot share the block's shared memory
+    "another dtype": (lambda x: (jnp.sum(x, 1), jnp.sum(x > 0.5, 1)), lambda: (F(5, 12),), 2),
+    # three columns are read coalesced: the column template, two passes each, no segment
+    "norm over 3 columns": (norm, lambda: (F(20, 3),), 7),
+}
+
+
+@sim
+@pytest.mark.parametrize("name", list(SEGMENT_PROGRAMS))
+def test_segments_match_the_interpreter(name):
+    fn, make, n_kernels = SEGMENT_PROGRAMS[name]
+    args = make()
+    want = jitviz.jit(fn, backend="interpret")(*args)
+    f = jitviz.jit(fn, backend="cuda")
+    got = f(*args)
+    _compare(jitviz.tree_leaves(got), jitviz.tree_leaves(want), rtol=1e-4, atol=1e-5)
+    from jitviz.backends.cuda.runtime import runtime
+    if runtime().mode != "sim":
+        return  # a GPU's target: these slices are loops inside one elementwise kernel
+    kernels = f.lower(*args).compile().kernels
+    assert len(kernels) == n_kernels, [k.source for k in kernels]
+    if name.startswith("two results"):  # one phase, one loop storing both
+        assert kernels[0].source.count("for rr in range") == 2, kernels[0].source
+
+
+# The same on a GPU's target (tests/test_cuda_ptx.py compiles their plans to PTX here):
+# one kernel each
+GPU_SEGMENTS = {
+    "norm": (norm, lambda: (F(10000, 10),)),
+    "softmax": (jitviz.nn.softmax, lambda: (F(1000, 1000),)),
+    "layernorm": (_layernorm, lambda: (F(512, 768), F(768), F(768))),
+    "mean and max": (lambda x: (jnp.mean(x), jnp.max(x)), lambda: (F(10000),)),
+}
+
+
+@sim
+@pytest.mark.parametrize("name", list(GPU_SEGMENTS))
+def test_gpu_sized_segments_match_the_interpreter(name):
+    from jitviz.backends.cuda.runtime import runtime
+    if runtime().mode == "sim":
+        pytest.skip("GPU sizes: run on a GPU (scripts/gpu_check.sh)")
+    fn, make = GPU_SEGMENTS[name]
+    args = make()
+    want = jitviz.jit(fn, backend="interpret")(*args)
+    f = jitviz.jit(fn, backend="cuda")
+    _compare(jitviz.tree_leaves(f(*args)), jitviz.tree_leaves(want), rtol=1e-4, atol=1e-5)
+    assert len(f.lower(*args).compile().kernels) == 1
 
 
 @sim
@@ -777,17 +855,25 @@ def test_plans_have_the_expected_kernels():
     assert kernels(forward_pass, F(8, 9), F(9, 7)) == ["dot"]  # Z and relu(Z): one kernel
     assert kernels(f_loop, np.float32(2), np.int32(15)) == ["control"]
     assert kernels(myabs, np.int32(-2)) == ["control"]
-    # norm: three reductions over axis 0 (each coalesced over the 10 columns, rows split in
-    # chunks, then a second pass over the chunks) and one elementwise kernel
-    ks = kernels(norm, F(1000, 10))
+    # norm: three reductions over axis 0 of 10 columns and the normalized result, one
+    # segment: a block per column runs the three reductions, then stores the result
+    assert kernels(norm, F(1000, 10)) == ["reduce"]
+    # ... but 100 columns are read coalesced by the column template (chunks of rows, then a
+    # second pass over the chunks), and the result is an elementwise kernel
+    ks = kernels(norm, F(1000, 100))
     assert ks.count("elementwise") == 1 and ks.count("reduce") == 6, ks
     # a reduction over few elements is a loop inside its consumer: one kernel
     assert kernels(lambda x: x / jnp.sum(x, axis=1, keepdims=True), F(100, 8)) == \
         ["elementwise"]
     # one output reduced by many blocks: a second pass
     assert kernels(jnp.sum, F(1 << 20)) == ["reduce", "reduce"]
-    # elementwise work on a reduction's result runs at the end of the reduction kernel
-    assert kernels(lambda x: (jnp.mean(x), jnp.max(x) < 50.0), F(1000)) == ["reduce", "reduce"]
+    # elementwise work on a reduction's result runs at the end of the reduction kernel, and
+    # reductions over the same elements share it
+    assert kernels(lambda x: (jnp.mean(x), jnp.max(x) < 50.0), F(1000)) == ["reduce"]
+    assert kernels(lambda x: (jnp.mean(x), jnp.argmax(x)), F(1000)) == ["reduce", "reduce"]
+    assert kernels(lambda x: (jnp.mean(x), jnp.max(x)), F(20000)) == ["reduce"] * 4
+    # a softmax over rows: the maximum, the sum of exponentials and the result, one kernel
+    assert kernels(lambda x: jitviz.nn.softmax(x, axis=-1), F(300, 200)) == ["reduce"]
     assert kernels(lambda x: jnp.sqrt(jnp.sum(x * x, axis=0)), F(1000, 300)) == \
         ["reduce", "reduce"]
 

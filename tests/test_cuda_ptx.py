@@ -77,7 +77,8 @@ def test_seed_programs_compile_to_ptx():
              (forward_pass, (np.ones((64, 96), np.float32), np.ones((96, 80), np.float32))),
              (f_loop, (np.float32(2), np.int32(15))), (myabs, (np.int32(-2),)),
              (printing, (np.float32(1),)), (jnp.sum, (np.ones(1 << 20, np.float32),)),
-             (lambda x: jnp.argmax(x), (np.ones(1 << 18, np.float32),))]
+             (lambda x: jnp.argmax(x), (np.ones(1 << 18, np.float32),)),
+             (selu, (np.ones(1 << 16, np.float32),))]
     kinds = set()
     for fn, args in progs:
         for k in jitviz.jit(fn, backend="cuda").lower(*args).compile().kernels:
@@ -157,6 +158,20 @@ def test_kernels_planned_for_the_hardware_target_compile_to_ptx():
                                 f"{str(e).splitlines()[0]}")
     assert len(seen) > 100
     assert not failures, "\n".join(failures)
+
+
+def test_gpu_sized_segments_are_one_kernel_that_compiles():
+    """Planned for the hardware target, a standardization, a softmax and a layernorm are one
+    segment kernel each (its phases separated by the block's barriers), valid sm_90 PTX."""
+    from jitviz.backends.cuda import kernel_ptx
+    from jitviz.backends.cuda.plan import Target, plan_program
+    from jitviz.passes import optimize
+    from test_cuda_backend import GPU_SEGMENTS
+    for name, (fn, make) in GPU_SEGMENTS.items():
+        (spec,) = plan_program(optimize(jitviz.make_jaxpr(fn)(*make())), Target()).kernels()
+        assert spec.kind == "reduce", name
+        ptx = kernel_ptx(spec.source, spec.name, spec.arg_types(), (9, 0))
+        assert ".shared" in ptx and "bar.sync" in ptx, name
 
 
 def test_logistic_computes_one_exponential_per_element():

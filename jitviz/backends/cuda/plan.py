@@ -37,6 +37,7 @@ from ...debug import debug_print_p
 from ...lax import primitives as P
 from ...lax.control_flow import cond_p, jit_p, scan_p, while_p
 from . import templates
+from .groups import Group
 from .render import Conflict, Materialize, Renderer, is_cheap, size
 from .templates import HostControl
 
@@ -56,6 +57,13 @@ class Target:
     dot_depth: int = 16  # dot_general: depth of the shared-memory operand tiles
     blocks_per_sm: int = 8
     serial_reduce_max: int = 32  # reductions this small are a loop inside the consumer
+    # a reduction over at most this many elements per output runs as one block per output
+    # that stays open (templates.Segment): later reductions over the same axes and values of
+    # the input's shape join it, where the two-pass plan takes two kernels per reduction
+    segment_max_reduce: int = 16384
+    # ... and, when the fastest dimension is kept (each block reads a column with a stride),
+    # only for this many outputs: more columns are read coalesced by the column template
+    segment_max_columns: int = 64
     max_grid: int = 65535
 
     @property
@@ -64,7 +72,8 @@ class Target:
 
 
 SIMULATOR_TARGET = Target(simulator=True, sm_count=1, threads=4, reduce_threads=4, tile=2,
-                          reg=2, dot_depth=2, blocks_per_sm=2, serial_reduce_max=4)
+                          reg=2, dot_depth=2, blocks_per_sm=2, serial_reduce_max=4,
+                          segment_max_reduce=24, segment_max_columns=2)
 
 
 # --- kernel templates ------------------------------------------------------------------------
@@ -222,31 +231,6 @@ class Program:
 
 # --- the planner -----------------------------------------------------------------------------
 
-class _Group:
-    """An open kernel that more values of its shape can join: an elementwise grid-stride
-    loop, or the end of a reduction kernel (its epilogue, at the reduction's output index)."""
-
-    def __init__(self, planner, shape, kind="elementwise", r=None, idx=None, flat="i",
-                 head=None, grid=None, block=None, tail=(), n=None):
-        self.shape = tuple(shape)
-        self.kind = kind
-        self.n = size(self.shape) if n is None else n
-        if r is None:
-            r = Renderer(planner, print_guard="i == 0")
-            r.ind = 2
-            idx = r.decompose("i", self.shape)
-            head = ["for i in range(cuda.grid(1), %d, cuda.gridsize(1)):" % self.n]
-            grid, block = planner.grid1(self.n), planner.block1(self.n)
-        self.r = r
-        self.idx = tuple(idx)
-        self.flat = flat
-        self.head = head
-        self.grid, self.block = grid, block
-        self.tail = list(tail)  # (indent, line) after the stores
-        self.outputs: list = []  # (var, local)
-
-
-
 class Planner:
     """Turns a jaxpr into a Program: kernel launches and host steps, in order."""
 
@@ -343,8 +327,8 @@ class Planner:
                         self.mat.add(a)
         self.program = Program(self.flat.invars, self.flat.outvars, self.consts)
         self.available = set(self.flat.invars) | set(self.consts)
-        self.open: dict = {}  # shape -> _Group
-        self.owner: dict = {}  # var -> open _Group computing it
+        self.open: dict = {}  # shape -> open Group (a group may be under several)
+        self.owner: dict = {}  # var -> open Group computing it
         for e in eqns:
             template = self.category(e)
             # a primitive defined outside the backend may bring its own template function
@@ -379,53 +363,64 @@ class Planner:
         """`var` is about to be read by a kernel or host step: make sure it is computed."""
         g = self.owner.get(var)
         if g is not None:
-            self._flush(g)
+            self.flush(g)
 
     def _add_member(self, v):
-        shape = v.aval.shape
-        g = self.open.get(shape)
+        g = self.open.get(v.aval.shape)
         if g is not None:
             snap = g.r.snapshot()
             try:
-                self._render_member(g, v)
+                g.join(self, v)
+                self.owner[v] = g
                 return
             except Conflict:
                 g.r.restore(snap)
-                self._flush(g)
-        g = self.open[shape] = _Group(self, shape)
-        self._render_member(g, v)
-
-    def _render_member(self, g, v):
-        r = g.r
-        name = r.render_eqn(self.producer[v], v, g.idx)
-        r.remember((v, g.idx), name)
-        r.members.add(v)
-        g.outputs.append((v, name))
+                self.flush(g)
+        g = self.open_group(Group(self, v.aval.shape))
+        g.join(self, v)
         self.owner[v] = g
 
     def flush_all(self):
         for g in list(self.open.values()):
-            self._flush(g)
+            self.flush(g)
 
-    def _flush(self, g):
-        if self.open.get(g.shape) is g:
-            del self.open[g.shape]
-        else:
-            return
+    def open_group(self, g):
+        """Register the open kernel `g` under its shapes (closing the kernels open there)."""
+        for key in g.keys:
+            old = self.open.get(key)
+            if old is not None:
+                self.flush(old)
+        for key in g.keys:
+            self.open[key] = g
+        return g
+
+    def flush(self, g):
+        """Close the open kernel `g`: store its outputs and add its launch."""
+        keys = [k for k in g.keys if self.open.get(k) is g]
+        if not keys:
+            return  # closed already
+        for k in keys:
+            del self.open[k]
         for v, _ in g.outputs:
             self.owner.pop(v, None)
         if not g.outputs:
             return
         r = g.r
-        outs = []
+        if g.store_ind is not None:
+            r.ind = g.store_ind
+        outs, stores = [], []
         for k, (v, name) in enumerate(g.outputs):
-            o = f"o{k}"
             outs.append(v)
+            if name is None:
+                continue  # stored where it was computed
             if v.aval.ndim == 0 and g.shape:
-                r.emit(f"if {g.flat} == 0:")
-                r.emit(f"    {o}[0] = {name}")
+                stores += [f"if {g.flat} == 0:", f"    o{k}[0] = {name}"]
             else:
-                r.emit(f"{o}[{g.flat if g.shape else '0'}] = {name}")
+                stores.append(f"o{k}[{g.flat if g.shape else '0'}] = {name}")
+        if stores and g.store_guard is not None:
+            stores = [f"if {g.store_guard}:"] + ["    " + line for line in stores]
+        for line in stores:
+            r.emit(line)
         for ind, line in g.tail:
             r.ind = ind
             r.emit(line)
@@ -437,17 +432,12 @@ class Planner:
         `kept_idx`) is the first member, and elementwise values of the output's shape that
         read it there join as the kernel's epilogue."""
         out = e.outvars[0]
-        shape = out.aval.shape
-        old = self.open.get(shape)
-        if old is not None:
-            self._flush(old)
         group.setdefault("kind", "reduce")
-        g = _Group(self, shape, r=r, idx=kept_idx, **group)
+        g = self.open_group(Group(self, out.aval.shape, r=r, idx=kept_idx, **group))
         r.remember((out, g.idx), value)
         r.members.add(out)
         g.outputs.append((out, value))
         self.owner[out] = g
-        self.open[shape] = g
 
     def grid1(self, n):
         t = self.block1(n)[0]

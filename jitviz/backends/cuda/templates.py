@@ -6,7 +6,10 @@ own structure, and elementwise work on their result joins them as an epilogue wh
 * `control_kernel`: `cond`, `while` and `scan` with elementwise bodies, one thread per element
   of the carry, the loop or branch in registers;
 * `block_reduction`: a shared-memory tree per block (a second pass when one output is reduced
-  by several blocks), or one thread per kept element when the fastest dimension is kept;
+  by several blocks), or one thread per kept element when the fastest dimension is kept; a
+  small reduction is a `Segment`, one block per output, that later reductions over the same
+  axes (the variance after the mean, the sum of exponentials after the maximum) and values of
+  the input's shape (the normalized result) join;
 * `tiled_dot`: a register-tiled shared-memory `dot_general`;
 * `cumulative_scan`: one thread per line; `ordered_scatter`: one thread per slice
   (deterministic, in NumPy's order).
@@ -21,6 +24,7 @@ import numpy as np
 from ...core.ir import ShapedArray, Var
 from ..numba_expr import MAX, MIN, PROD, SUM
 from . import rules
+from .groups import Group
 from .render import (Conflict, Renderer, arg_better, carry_count, merge_into, size,
                      start_acc)
 
@@ -74,7 +78,8 @@ def control_kernel(planner, e):
 
 
 def block_reduction(planner, e):
-    """A reduction over more than `serial_reduce_max` elements: coalesced over the kept
+    """A reduction over more than `serial_reduce_max` elements: a phase of the open segment
+    it can join, or a new segment when it is small enough; else coalesced over the kept
     elements when the fastest dimension is kept, else a shared-memory tree per block (and a
     second pass when one output needs several blocks)."""
     x = e.invars[0]
@@ -83,6 +88,20 @@ def block_reduction(planner, e):
     kept_shape = [d for a, d in enumerate(shape) if a not in axes]
     rshape = [shape[a] for a in axes]
     K, R = size(kept_shape), size(rshape)
+    if e.primitive.kind == "reduction":
+        g = planner.open.get(tuple(kept_shape))
+        if isinstance(g, Segment) and g.accepts(e):
+            snap = g.r.snapshot()
+            try:
+                g.add_reduction(planner, e)
+                return
+            except Conflict:
+                g.r.restore(snap)
+                planner.flush(g)
+        if Segment.fits(planner.target, shape, axes, K, R):
+            g = planner.open_group(Segment(planner, x.aval, axes))
+            g.add_reduction(planner, e)
+            return
     nt = planner.target.reduce_threads
     per_block = nt * 4
     P = 1
@@ -106,6 +125,122 @@ def block_reduction(planner, e):
         outs.append(Var(ShapedArray((K * P,), np.int64)))
     _reduce_kernel(planner, e, x, shape, axes, K, R, P, outs, arg)
     _reduce_pass2(planner, e, outs, K, P, out, arg)
+
+
+class Segment(Group):
+    """One block per output of a reduction, left open: the block's threads share the slice
+    of the input that one output reduces, so later reductions over the same axes of an input
+    of the same shape run as further *phases* of the block (each a loop over the slice, then
+    the shared-memory tree, its result broadcast to every thread), and values of the input's
+    shape are stored by a loop over the slice that can read every phase's result. The
+    standardization `(x - mean) / std` and a softmax over rows are one kernel each, where
+    the two-pass plan takes two kernels per reduction and one for the result.
+
+    Values of the input's shape that several phases read are recomputed in each (they are
+    read at one symbolic index, the slice's, so none of them is stored for the others): the
+    kernel reads its inputs once per phase, from cache for the small slices a segment takes
+    (`Target.segment_max_reduce`)."""
+
+    @staticmethod
+    def fits(target, shape, axes, K, R) -> bool:
+        big = [a for a, d in enumerate(shape) if d != 1]
+        column = bool(big) and big[-1] not in axes
+        return K > 0 and R <= target.segment_max_reduce and (
+            not column or K <= target.segment_max_columns)
+
+    def __init__(self, planner, aval, axes):
+        t = planner.target
+        self.nt = t.reduce_threads
+        self.full, self.axes, self.dtype = tuple(aval.shape), tuple(axes), aval.dtype
+        kept_shape = [d for a, d in enumerate(self.full) if a not in axes]
+        rshape = [self.full[a] for a in axes]
+        K, self.R = size(kept_shape), size(rshape)
+        r = Renderer(planner)
+        r.ind = 1
+        r.emit(f"sv = cuda.shared.array({self.nt}, {rules.ctor(self.dtype)})")
+        r.emit("tid = cuda.threadIdx.x")
+        r.emit(f"for blk in range(cuda.blockIdx.x, {K}, cuda.gridDim.x):")
+        r.ind += 1
+        r.push()
+        kept = r.decompose("blk", kept_shape, "k")
+        self.body_ind = r.ind
+        # the slice's index, written the same way in every loop over the slice: a value that
+        # several loops read is read at one symbolic index (not "materialized" for it)
+        r.ind += 1
+        n0 = len(r.lines)
+        it = iter(kept)
+        kept_map = {a: next(it) for a in range(len(self.full)) if a not in axes}
+        self.full_idx = r.full_index(self.full, axes, kept_map,
+                                     r.decompose("rr", rshape, "r"))
+        self.slice_lines = [line.strip() for line in r.lines[n0:]]
+        del r.lines[n0:]
+        r.ind = self.body_ind
+        super().__init__(planner, kept_shape, kind="reduce", r=r, idx=kept, flat="blk",
+                         head=[], grid=(max(1, min(K, t.max_blocks)),), block=(self.nt,),
+                         tail=[(self.body_ind, "cuda.syncthreads()")], n=K)
+        self.keys = (self.shape, self.full)
+        self.store_ind = self.body_ind
+        self.store_guard = "tid == 0"  # the block's results: every thread holds them
+        self.loop_end = None  # len(r.lines) where the last store loop ended
+        self.loop_scope = None
+
+    def accepts(self, e) -> bool:
+        x = e.invars[0]
+        return (e.primitive.kind == "reduction" and x.aval.shape == self.full and
+                tuple(e.params["axes"]) == self.axes and x.aval.dtype == self.dtype)
+
+    def _slice_loop(self):
+        r = self.r
+        r.emit(f"for rr in range(tid, {self.R}, {self.nt}):")
+        r.ind += 1
+        r.push()
+        for line in self.slice_lines:
+            r.emit(line)
+
+    def add_reduction(self, planner, e):
+        """A phase: the block reduces its slice of `e`'s input; every thread gets the result."""
+        r = self.r
+        op = rules.monoid(e.primitive)
+        r.note_eqn(e)
+        r.ind = self.body_ind
+        start_acc(r, op, self.dtype, False)
+        self._slice_loop()
+        v = r.value(e.invars[0], self.full_idx)
+        r.emit(f"acc = {rules.combine(op, 'acc', v, self.dtype)}")
+        r.pop()
+        r.ind = self.body_ind
+        _tree(r, op, self.dtype, self.nt, False)
+        rv = r.fresh("rv")
+        r.emit(f"{rv} = sv[0]")
+        r.emit("cuda.syncthreads()")  # every thread has read it before the next tree
+        out = e.outvars[0]
+        r.remember((out, self.idx), rv)
+        r.members.add(out)
+        self.outputs.append((out, rv))
+        planner.owner[out] = self
+        self.loop_end = None
+
+    def join(self, planner, v):
+        r = self.r
+        if v.aval.shape != self.full:  # an output's shape: computed by every thread
+            r.ind = self.body_ind
+            super().join(planner, v)
+            self.loop_end = None
+            return
+        if self.loop_end == len(r.lines):  # nothing since the last store loop: continue it
+            r.ind = self.body_ind + 1
+            r.scopes.append(self.loop_scope)
+        else:
+            r.ind = self.body_ind
+            self._slice_loop()
+        name = r.render_eqn(planner.producer[v], v, self.full_idx)
+        r.remember((v, self.full_idx), name)
+        r.emit(f"o{len(self.outputs)}[{r.linear(self.full_idx, self.full)}] = {name}")
+        self.loop_scope = r.scopes.pop()
+        r.ind = self.body_ind
+        r.members.add(v)
+        self.outputs.append((v, None))
+        self.loop_end = len(r.lines)
 
 
 def _column_reduce(planner, e, x, shape, axes, K, R, arg):
