@@ -83,6 +83,13 @@ REDUCTIONS = [
          A([1, 2, 2], i32)),
     Case("cumprod bool under x64", lambda np_, lax_, x: np_.cumprod(x), (A([1, 1, 0], bool),),
          A([1, 1, 0], i64), x64=True),
+    # a float sum starts from -0.0 (a sum of -0.0s stays -0.0), but a sum of nothing is +0.0
+    Case("sum of nothing is +0.0", lambda np_, lax_, x: np_.sum(x), (np.zeros((0, 3), f32),),
+         A(0.0, f32)),
+    Case("sum over an empty axis is +0.0", lambda np_, lax_, x: np_.sum(x, axis=0),
+         (np.zeros((0, 3), f32),), A([0.0, 0.0, 0.0], f32)),
+    Case("complex sum of nothing is +0.0", lambda np_, lax_, x: np_.sum(x, axis=(0, 2)),
+         (np.zeros((2, 3, 0), np.complex64),), A([0j, 0j, 0j], np.complex64)),
 ]
 
 NAN_X = A([nan, 1.0, nan, -0.0, 0.0, 2.0], f32)

@@ -129,6 +129,12 @@ class Monoid(NamedTuple):
     identity: Callable  # dtype -> its identity value
     operator: str | None  # the binary operator combining two values; None: an extremum
     order: str | None = None  # ">" for max, "<" for min (which value an extremum keeps)
+    empty: Callable | None = None  # dtype -> what reducing nothing gives, if not the identity
+
+    def start(self, dt, empty=False):
+        """An accumulator's start: the identity, or for a reduction over no elements what
+        reducing nothing gives."""
+        return self.empty(dt) if empty and self.empty is not None else self.identity(dt)
 
     def combine(self, d: Dialect, a: str, b: str, dtype) -> str:
         """`a` and `b` combined, in `dtype`, as `d`'s target writes it."""
@@ -137,8 +143,9 @@ class Monoid(NamedTuple):
         return d.wrap(f"{a} {self.operator} {b}", dtype)
 
 
-# -0.0 is the exact identity of a float sum: a sum of -0.0 stays -0.0, as in NumPy
-SUM = Monoid("sum", lambda dt: -0.0 if dt.kind in "fc" else 0, "+")
+# -0.0 is the exact identity of a float sum: a sum of -0.0 stays -0.0, as in NumPy; a sum of
+# nothing is +0.0, as NumPy's and XLA's (and the interpreter's)
+SUM = Monoid("sum", lambda dt: -0.0 if dt.kind in "fc" else 0, "+", empty=lambda dt: 0)
 PROD = Monoid("prod", lambda dt: 1, "*")
 MAX = Monoid("max", lowest, None, ">")
 MIN = Monoid("min", highest, None, "<")

@@ -742,7 +742,8 @@ class FusedRenderer:
         dt = eqn.outvars[0].aval.dtype
         axes = sorted(a % max(x.ndim, 1) for a in eqn.params["axes"])
         monoid = _reduction(eqn).monoids[dt.kind]
-        init = typed_const(monoid.identity(dt), dt)
+        empty = any(x.shape[a] == 0 for a in axes)
+        init = typed_const(monoid.start(dt, empty), dt)
         kept = tuple(i for d, i in enumerate(idx) if d not in axes)
         val = self.value(eqn.invars[0], idx)
         rank = len(idx)

@@ -527,7 +527,7 @@ def pull_small_reduction(r, eqn, idx):
         r.emit(f"{t} = {rules.ctor(eqn.params['index_dtype'])}({bi})")
         return t
     acc = r.fresh("acc")
-    start_acc(r, op, dt, False, acc)
+    start_acc(r, op, dt, False, acc, empty=R == 0)
     if R:
         loop = r.fresh("r")
         r.emit(f"for {loop} in range({R}):")
@@ -661,7 +661,7 @@ def carry_count(eqn) -> int:
     return eqn.params.get("num_carry", len(eqn.outvars))
 
 
-def start_acc(r, op, dt, arg, acc="acc", acci="acci"):
+def start_acc(r, op, dt, arg, acc="acc", acci="acci", empty=False):
     """Emit the start of a reduction's accumulator `acc`: the monoid's identity, or for
     argmax/argmin a placeholder value with position `acci = -1` (no candidate yet, so the
     first one wins)."""
@@ -669,7 +669,7 @@ def start_acc(r, op, dt, arg, acc="acc", acci="acci"):
         r.emit(f"{acc} = {rules.literal(0, dt)}")
         r.emit(f"{acci} = -1")
     else:
-        r.emit(f"{acc} = {rules.identity(op, dt)}")
+        r.emit(f"{acc} = {rules.identity(op, dt, empty)}")
 
 
 def merge_into(r, op, dt, arg, v, vi, acc, acci):

@@ -74,10 +74,11 @@ def cast(expr: str, src, dst) -> str:
     return f"{ctor(dst)}({expr})"
 
 
-def identity(monoid: Monoid, dtype) -> str:
-    """The identity of a reduction monoid (numba_expr.py), as a typed literal."""
+def identity(monoid: Monoid, dtype, empty=False) -> str:
+    """The identity of a reduction monoid (numba_expr.py), as a typed literal; with `empty`,
+    what reducing nothing gives (+0.0 for a float sum)."""
     dt = np.dtype(dtype)
-    return literal(monoid.identity(dt), dt)
+    return literal(monoid.start(dt, empty), dt)
 
 
 def combine(monoid: Monoid, a: str, b: str, dtype) -> str:
