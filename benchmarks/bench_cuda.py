@@ -110,29 +110,14 @@ def baselines():
             R[m, n] = max(acc, np.float32(0))
 
     @cuda.jit(device=True)
-    def block_sum(sm, v):  # every thread of the block gets the sum of their v
+    def block_combine(sm, v, take_max):  # every thread gets the block's max (or sum) of v
         tid = cuda.threadIdx.x
         sm[tid] = v
         cuda.syncthreads()
         s = cuda.blockDim.x // 2
         while s > 0:
             if tid < s:
-                sm[tid] += sm[tid + s]
-            cuda.syncthreads()
-            s //= 2
-        r = sm[0]
-        cuda.syncthreads()
-        return r
-
-    @cuda.jit(device=True)
-    def block_max(sm, v):
-        tid = cuda.threadIdx.x
-        sm[tid] = v
-        cuda.syncthreads()
-        s = cuda.blockDim.x // 2
-        while s > 0:
-            if tid < s:
-                sm[tid] = max(sm[tid], sm[tid + s])
+                sm[tid] = max(sm[tid], sm[tid + s]) if take_max else sm[tid] + sm[tid + s]
             cuda.syncthreads()
             s //= 2
         r = sm[0]
@@ -147,11 +132,11 @@ def baselines():
             m = -np.float32(math.inf)
             for j in range(tid, n, nt):
                 m = max(m, X[row, j])
-            m = block_max(sm, m)
+            m = block_combine(sm, m, True)
             s = np.float32(0)
             for j in range(tid, n, nt):
                 s += math.exp(X[row, j] - m)
-            s = block_sum(sm, s)
+            s = block_combine(sm, s, False)
             for j in range(tid, n, nt):
                 out[row, j] = math.exp(X[row, j] - m) / s
 
@@ -163,12 +148,12 @@ def baselines():
             s = np.float32(0)
             for j in range(tid, n, nt):
                 s += X[row, j]
-            mean = block_sum(sm, s) / n
+            mean = block_combine(sm, s, False) / n
             v = np.float32(0)
             for j in range(tid, n, nt):
                 d = X[row, j] - mean
                 v += d * d
-            inv = np.float32(1) / math.sqrt(block_sum(sm, v) / n + np.float32(1e-5))
+            inv = np.float32(1) / math.sqrt(block_combine(sm, v, False) / n + np.float32(1e-5))
             for j in range(tid, n, nt):
                 out[row, j] = (X[row, j] - mean) * inv * g[j] + b[j]
 

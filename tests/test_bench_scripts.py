@@ -57,7 +57,8 @@ def test_bench_cuda_math_runs_in_the_simulator():
 def test_bench_cuda_runs_in_the_simulator():
     pytest.importorskip("numba.cuda")
     out = run_script(["benchmarks/bench_cuda.py", "--smoke"], NUMBA_ENABLE_CUDASIM="1")
-    for workload in ("x*x + x*2.0", "selu", "norm", "forward pass", "fori_loop"):
+    for workload in ("x*x + x*2.0", "selu", "norm", "softmax over rows", "layernorm over rows",
+                     "forward pass", "fori_loop"):
         assert workload in out, out
 
 
