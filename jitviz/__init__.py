@@ -4,7 +4,12 @@
     import jitviz.numpy as jnp
     print(jitviz.make_jaxpr(lambda x: 2 * x * x + 3 * x + 3)(3))
 """
-from . import errors
+# first, before anything compiles: 512-bit vectors where the CPU has AVX-512 (Numba's target
+# machine is made once, when the first function is decorated; see cpu_target.py)
+from .cpu_target import prefer_512_bit_vectors as _prefer_512_bit_vectors
+
+_prefer_512_bit_vectors()
+from . import errors  # noqa: E402
 from .array import Array
 from .config import config, disable_jit
 from .core.interpreter import eval_jaxpr

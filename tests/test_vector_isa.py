@@ -26,11 +26,13 @@ L = np.longdouble
 
 def _hot_loop(asm):
     """The vector loop of a kernel's assembly: of the blocks that jump back to their own
-    label, the one with the most vector registers."""
+    label, the one with the most 512-bit registers (then 256-bit ones). Widest first: LLVM
+    may add an 8-lane loop for the remainder of a 16-lane one (seen on a Xeon that LLVM
+    names rocketlake), and that loop can hold more ymm names than the main loop zmm ones."""
     parts = re.split(r"\n(\.LBB\w+):", asm)
     blocks = [(parts[i], parts[i + 1]) for i in range(1, len(parts) - 1, 2)]
     loops = [body for label, body in blocks if re.search(rf"\bj\w+\s+{label}\b", body)]
-    return max(loops, key=lambda b: b.count("zmm") + b.count("ymm"))
+    return max(loops, key=lambda b: (b.count("zmm"), b.count("ymm")))
 
 
 def _special_values(dtype):
@@ -264,3 +266,44 @@ def test_no_cell_leans_one_way(fn, edges):
     MLP drifted about 12x further from float64 than JAX's float32 did)."""
     biases = _cell_biases(fn, edges, np.float32)
     assert np.max(np.abs(biases)) < 0.1, biases.round(3)
+
+
+# --- the target: 512-bit vectors (jitviz/cpu_target.py) -------------------------------------
+
+_TARGET = """
+import sys
+{before}
+import jitviz, numba.core.config as c, numpy as np, jitviz.numpy as jnp
+feats = c.CPU_FEATURES or ""
+asm = jitviz.jit(jnp.tanh, parallel=False).lower(np.ones(4096, np.float32)).compile() \\
+    .kernels[0].asm()
+print("-prefer-256-bit" in feats.split(","), asm.count("zmm") > asm.count("ymm"))
+"""
+
+
+def _target_in_child(before="", **env):
+    import subprocess
+    from helpers import child_env
+    environ = child_env(**env)
+    for name in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "JITVIZ_PREFER_256_BIT"):
+        if name not in env:
+            environ.pop(name, None)
+    out = subprocess.run([sys.executable, "-c", _TARGET.format(before=before)], env=environ,
+                         capture_output=True, text=True, timeout=300, check=True)
+    return out.stdout.split()
+
+
+@pytest.mark.skipif(bool(os.environ.get("NUMBA_CPU_NAME") or
+                         os.environ.get("NUMBA_CPU_FEATURES")),
+                    reason="the suite runs for a chosen target")
+def test_jitviz_compiles_with_512_bit_vectors_unless_told_otherwise():
+    """LLVM tunes Intel's AVX-512 CPUs to prefer 256-bit vectors; importing jitviz turns that
+    off (on AMD's Zen 4, which has no such tuning, the kernel has 512-bit loops either way).
+    A target the user chose, JITVIZ_PREFER_256_BIT=1, or a Numba function decorated before
+    jitviz's import (Numba's target machine then exists) keep LLVM's choice."""
+    assert _target_in_child() == ["True", "True"]
+    assert _target_in_child(JITVIZ_PREFER_256_BIT="1")[0] == "False"
+    assert _target_in_child("import numba\nnumba.njit(lambda: 0)")[0] == "False"
+    from jitviz.backends.cpu.vecmath_core import target_features
+    chosen = target_features().replace(",-prefer-256-bit", "")
+    assert _target_in_child(NUMBA_CPU_FEATURES=chosen)[0] == "False"
