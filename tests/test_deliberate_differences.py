@@ -338,6 +338,27 @@ def test_a_float_sum_adds_pairwise(backend):
     assert got[-1] == -262136.0
 
 
+def test_a_float_product_multiplies_in_vector_lanes():
+    # the fuzzer's seed 62000374: 2 and 3e38 in different lanes overflow when the lanes are
+    # combined (inf), and inf times a lane's 0 is NaN; in sequence the zeros come first
+    x = np.array([0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 2, 0, 0, 0, 3e38, 0], F32)
+    assert jitviz.jit(jnp.prod, backend="interpret")(x) == 0.0 == np.prod(x)
+    got = float(jitviz.jit(jnp.prod, backend="cpu")(x))
+    # the CPU's result is a product in some number of lanes (its vector width times LLVM's
+    # interleaving): NaN in each of 4 to 64
+    with np.errstate(all="ignore"):
+        by_lanes = {}
+        for lanes in (4, 8, 16, 32, 64):
+            acc = np.ones(lanes, F32)
+            for i, v in enumerate(x):
+                acc[i % lanes] *= v
+            while acc.size > 1:
+                acc = acc[:acc.size // 2] * acc[acc.size // 2:]
+            by_lanes[lanes] = float(acc[0])
+    assert all(math.isnan(v) for v in by_lanes.values())
+    assert math.isnan(got)
+
+
 @pytest.mark.parametrize("backend", ["interpret", "cpu"])
 def test_how_a_dot_product_rounds_is_not_specified(backend):
     # 1e30 * -1e30 overflows float32 when rounded (-inf, and inf + -inf is NaN), not inside

@@ -35,6 +35,7 @@ class Entry:
     reason: str
     predicate: Callable
     example: tuple  # ([("v0 = ...", CATALOG op)], "args = (...)", x64): shows the difference
+    backends: tuple = ("interpret", "cpu")  # where the example differs from JAX
 
     def __call__(self, m) -> bool:
         try:
@@ -121,6 +122,18 @@ KNOWN_DIFFERENCES = [
           ([("v0 = jnp.sum(x0)", "jnp.sum")],
            "args = (np.array([0.0, 0.0, 0.0, 1e30, 0.0, -1e30, 0.0, -144.71, 0.0, 0.0], "
            "dtype=np.float32),)", False)),
+    Entry("reductions-in-vector-lanes",
+          "README 'A float sum adds pairwise' and 'A float product multiplies in vector "
+          "lanes': the CPU backend reduces a row in vector lanes, combined by halving; the "
+          "interpreter (NumPy) and XLA, for a short row, in sequence. With cancellation or an "
+          "overflow the two differ: a product with zeros and an overflowing pair in other "
+          "lanes is NaN there, 0.0 in sequence (seed 62000374); the mean of int32 [2**30, 1, "
+          "-2**30, 0] is 0.25 there, 0.0 in sequence (seed 62000256)",
+          lambda m: bool(m.lane_order_only),
+          ([("v0 = jnp.prod(x0)", "jnp.prod")],
+           "args = (np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, "
+           "0.0, 1.0, 2.0, 0.0, 0.0, 0.0, 3e+38, 0.0], dtype=np.float32),)", False),
+          backends=("cpu",)),
     Entry("index-beyond-int32",
           "README 'An index beyond int32 clamps': jitviz clamps a 64-bit index as JAX "
           "documents; JAX converts it to int32 first when the axis fits, so 2**62 wraps to 0",

@@ -351,6 +351,7 @@ class Mismatch:
     unrounded_products_only: bool = False  # a dot: one side added its products unrounded
     sum_order_only: bool = False   # agrees once jitviz's interpreter adds its sums in sequence
     suffix_order_only: bool = False  # ... computes a reverse cumsum/cumprod by windows
+    lane_order_only: bool = False  # the backend's sum/product: the interpreter's in vector lanes
     reference_quirk: str | None = None  # JAX disagrees with itself (jit vs op by op)
     amplified: str | None = None   # the culprit agrees when fed JAX's operands: upstream
     #                                rounding (within tolerance) grew through it
@@ -507,10 +508,15 @@ def check(program: G.Program, backends=BACKENDS, do_localize=True) -> Result:
                         m.nan_sign_only or m.subnormal_only or m.bool_product_only or
                         m.unrounded_products_only or m.sum_order_only) and \
                         suffix_order_only(program, m)
+                    m.lane_order_only = not (
+                        m.nan_sign_only or m.subnormal_only or m.bool_product_only or
+                        m.unrounded_products_only or m.sum_order_only or
+                        m.suffix_order_only) and lane_order_only(program, m)
                     m.algsimp_only = not (m.nan_sign_only or m.subnormal_only or
                                           m.bool_product_only or
                                           m.unrounded_products_only or
-                                          m.sum_order_only or m.suffix_order_only) and \
+                                          m.sum_order_only or m.suffix_order_only or
+                                          m.lane_order_only) and \
                         jax_agrees_without_algsimp(program, got)
             if tolerated(m):
                 continue
@@ -755,6 +761,66 @@ def sum_order_only(program, m):
     return in_sequence.ok and ref.ok and compare(ref, in_sequence) is None
 
 
+# lane counts a compiled float reduction may use: 4 to 16 values per vector, times LLVM's
+# interleaving
+LANE_COUNTS = (4, 8, 16, 32, 64)
+
+
+def lane_order_only(program, m):
+    """Is the difference the order of a compiled kernel's float sum or product? The CPU
+    backend reduces a row in vector lanes (a partial result per lane, the lanes then combined
+    by halving: lane j with lane j + L/2), where the interpreter (NumPy) and XLA, for a short
+    row, go in sequence. The statement alone, fed JAX's values of its operands: the
+    interpreter agrees with JAX in its own order, and with the backend once it reduces in L
+    lanes for some L of LANE_COUNTS. Seed 62000374: a float32 product of 20 values, zeros
+    among them and 2 and 3e38 in other lanes, is NaN in lanes (2 * 3e38 overflows, inf * 0)
+    and 0.0 in sequence; seed 62000256: the mean of int32 [2**30, 1, -2**30, 0] as float32,
+    0.25 in lanes ((x0 + x2) + (x1 + x3)) and 0.0 in sequence."""
+    if m.backend == "interpret":
+        return False
+    q = _culprit_alone(program, m)
+    if q is None:
+        return False
+    ref, own, got = _run(q, "jax"), _run(q, "interpret"), _run(q, m.backend)
+    if not (ref.ok and own.ok and got.ok) or compare(ref, own) is not None:
+        return False
+    from jitviz.lax import reductions
+    prims = (reductions.reduce_sum_p, reductions.reduce_prod_p)
+    saved = [p.impl for p in prims]
+    try:
+        for lanes in LANE_COUNTS:
+            for p, ufunc, plain in zip(prims, (np.add, np.multiply), saved):
+                p.impl = _in_lanes(plain, ufunc, lanes)
+            in_lanes = _run(q, "interpret")
+            if in_lanes.ok and compare(got, in_lanes) is None:
+                return True
+    finally:
+        for p, impl in zip(prims, saved):
+            p.impl = impl
+    return False
+
+
+def _in_lanes(plain, ufunc, lanes):
+    """A float reduction's impl that combines each row in `lanes` lanes: value i into lane
+    i % lanes in sequence, then the lanes by halving."""
+    def impl(x, *, axes, **params):
+        out, rows = _reduced_rows(plain, x, axes, params)
+        if rows is None:
+            return out
+        rows = rows.astype(out.dtype)
+        start = -0.0 if ufunc is np.add else 1.0
+        pad = np.full(rows.shape[:-1] + (-rows.shape[-1] % lanes,), start, out.dtype)
+        cells = np.concatenate([rows, pad], -1)
+        cells = cells.reshape(cells.shape[:-1] + (-1, lanes))
+        with np.errstate(all="ignore"):
+            acc = ufunc.accumulate(cells, axis=-2)[..., -1, :]  # each lane in sequence
+            while acc.shape[-1] > 1:
+                half = acc.shape[-1] // 2
+                acc = ufunc(acc[..., :half], acc[..., half:])
+        return acc[..., 0].reshape(out.shape).astype(out.dtype)
+    return impl
+
+
 _REVERSE_CUMULATIVE = re.compile(r"reverse=True")
 CUMULATIVE_SUMS = ("jnp.cumsum", "method.cumsum", "lax.cumsum", "jnp.cumulative_sum",
                    "jnp.nancumsum")
@@ -804,14 +870,22 @@ def _windows_in_array_order(plain, ufunc):
     return impl
 
 
+def _reduced_rows(plain, x, axes, params):
+    """(the plain impl's result, x's values as rows: its kept axes, then one axis of the
+    values each result reduces), or (result, None) where an order cannot matter."""
+    out = np.asarray(plain(x, axes=axes, **params))
+    x = np.asarray(x)
+    if x.dtype.kind not in "fc" or not axes or x.size == 0:
+        return out, None
+    rows = np.moveaxis(x, tuple(axes), tuple(range(-len(axes), 0)))
+    return out, rows.reshape(rows.shape[:x.ndim - len(axes)] + (-1,))
+
+
 def _sequential_sum(pairwise):
     def impl(x, *, axes, **params):
-        out = np.asarray(pairwise(x, axes=axes, **params))
-        x = np.asarray(x)
-        if x.dtype.kind not in "fc" or not axes or x.size == 0:
+        out, rows = _reduced_rows(pairwise, x, axes, params)
+        if rows is None:
             return out
-        rows = np.moveaxis(x, tuple(axes), tuple(range(-len(axes), 0)))
-        rows = rows.reshape(rows.shape[:x.ndim - len(axes)] + (-1,))
         with np.errstate(all="ignore"):
             total = np.cumsum(rows, axis=-1, dtype=out.dtype)[..., -1]  # (in sequence)
         return total.reshape(out.shape).astype(out.dtype)
