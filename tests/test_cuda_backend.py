@@ -412,6 +412,17 @@ SEGMENT_PROGRAMS = {
     "another dtype": (lambda x: (jnp.sum(x, 1), jnp.sum(x > 0.5, 1)), lambda: (F(5, 12),), 2),
     # three columns are read coalesced: the column template, two passes each, no segment
     "norm over 3 columns": (norm, lambda: (F(20, 3),), 7),
+    # other dtypes: booleans (a shared array of them), integers, complex, a product
+    "any and all": (lambda x: (jnp.any(x > 0.3, axis=1), jnp.all(x > 0.1, axis=1), x * 2.0),
+                    lambda: (F(5, 20),), 1),
+    "integers": (lambda x: jnp.max(x, axis=1) - jnp.sum(x, axis=1),
+                 lambda: (I(5, 20, lo=-50, hi=50),), 1),
+    "complex": (lambda x: x - jnp.mean(x, axis=1, keepdims=True),
+                lambda: ((F(5, 20) + 1j * F(5, 20)).astype(np.complex64),), 1),
+    "a product": (lambda x: x / jnp.prod(x, axis=1, keepdims=True),
+                  lambda: (F(5, 20, lo=0.5, hi=1.5),), 1),
+    # float16's maximum, then a sum in float32: two dtypes, two segments
+    "float16 softmax": (jitviz.nn.softmax, lambda: (F(5, 20, dtype=np.float16),), 2),
 }
 
 
@@ -440,6 +451,12 @@ GPU_SEGMENTS = {
     "softmax": (jitviz.nn.softmax, lambda: (F(1000, 1000),)),
     "layernorm": (_layernorm, lambda: (F(512, 768), F(768), F(768))),
     "mean and max": (lambda x: (jnp.mean(x), jnp.max(x)), lambda: (F(10000),)),
+    "any and all": (lambda x: (jnp.any(x > 0.3, axis=1), jnp.all(x > 0.1, axis=1)),
+                    lambda: (F(64, 1000),)),
+    "integers": (lambda x: jnp.max(x, axis=1) - jnp.sum(x, axis=1),
+                 lambda: (I(64, 1000, lo=-50, hi=50),)),
+    "complex": (lambda x: x - jnp.mean(x, axis=1, keepdims=True),
+                lambda: ((F(64, 1000) + 1j * F(64, 1000)).astype(np.complex64),)),
 }
 
 
