@@ -60,6 +60,12 @@ def test_bench_cuda_runs_in_the_simulator():
     for workload in ("x*x + x*2.0", "selu", "norm", "softmax over rows", "layernorm over rows",
                      "forward pass", "fori_loop"):
         assert workload in out, out
+    only = run_script(["benchmarks/bench_cuda.py", "--smoke", "--only", "selu,fori"],
+                      NUMBA_ENABLE_CUDASIM="1")
+    lines = only.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("---"))
+    rows = [line.split()[0] for line in lines[start + 1:] if not line.startswith("(vs")]
+    assert rows == ["selu", "fori_loop"] and "norm" not in only, only
 
 
 def test_bench_cuda_dispatch_runs_in_the_simulator():

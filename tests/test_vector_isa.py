@@ -271,7 +271,6 @@ def test_no_cell_leans_one_way(fn, edges):
 # --- the target: 512-bit vectors (jitviz/cpu_target.py) -------------------------------------
 
 _TARGET = """
-import sys
 {before}
 import jitviz, numba.core.config as c, numpy as np, jitviz.numpy as jnp
 feats = c.CPU_FEATURES or ""
@@ -289,7 +288,8 @@ def _target_in_child(before="", **env):
         if name not in env:
             environ.pop(name, None)
     out = subprocess.run([sys.executable, "-c", _TARGET.format(before=before)], env=environ,
-                         capture_output=True, text=True, timeout=300, check=True)
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout.split()
 
 
