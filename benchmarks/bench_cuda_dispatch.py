@@ -49,6 +49,7 @@ def rows(n, repeat, rows_of_x=10000):
     yield "hand-written kernel, output given", median_time(
         lambda: k_selu[grid, (256,)](xd, out), sync, repeat)
     launch = exe.launcher(spec)
+    print(f"  (jitviz launches contiguous arguments by: {getattr(launch, 'how', '?')})")
     yield "jitviz's kernel by its launcher, output given", median_time(
         lambda: launch(spec.grid, spec.block, [xd], [out]), sync, repeat)
     yield "numba.cuda.device_array(n)", median_time(

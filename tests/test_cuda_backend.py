@@ -461,6 +461,35 @@ GPU_SEGMENTS = {
 
 
 @sim
+def test_calls_from_other_threads_match_the_interpreter():
+    """A thread's first call needs the CUDA context made current there (kernels launch
+    through cuda.core, which does not do it). The input is already on the device and the
+    buffers come from the pool, so nothing else in the call would make it current."""
+    import threading
+
+    from jitviz.backends.cuda.runtime import runtime
+    f = jitviz.jit(lambda x: jnp.tanh(x) * 2.0 + 1.0, backend="cuda")
+    x = F(3000)
+    want = np.asarray(jitviz.jit(lambda x: jnp.tanh(x) * 2.0 + 1.0, backend="interpret")(x))
+    xd = runtime().cuda.to_device(x)
+    f(xd)  # compiled, and its buffers pooled, on this thread
+    got, errors = {}, []
+
+    def call(i):
+        try:
+            got[i] = np.asarray(f(xd))
+        except Exception as e:  # reported below, with the thread's error
+            errors.append(e)
+    for i in range(3):  # one after another: Numba's simulator runs one kernel at a time
+        worker = threading.Thread(target=call, args=(i,))
+        worker.start()
+        worker.join()
+    assert errors == [] and sorted(got) == [0, 1, 2]
+    for value in got.values():
+        np.testing.assert_allclose(value, want, rtol=1e-6, atol=1e-6)
+
+
+@sim
 @pytest.mark.parametrize("name", list(GPU_SEGMENTS))
 def test_gpu_sized_segments_match_the_interpreter(name):
     from jitviz.backends.cuda.runtime import runtime
@@ -639,6 +668,8 @@ def test_launcher_takes_the_exact_kernel_only_for_contiguous_inputs():
         return lambda fn: made.append(fn) or Dispatcher("generic")
 
     class Arr:
+        ndim = 1
+
         def __init__(self, contiguous):
             self.contiguous = contiguous
 
@@ -651,10 +682,63 @@ def test_launcher_takes_the_exact_kernel_only_for_contiguous_inputs():
     a, b, out = Arr(True), Arr(False), Arr(True)
     launch((4,), (256,), [a, a], [out])
     assert launched[-1] == ("exact", ((4,), (256,)), (a, a, out)) and made == []
+    # this stand-in has no compiled overloads to launch directly: Numba launches it, and the
+    # launcher says why
+    assert launch.how.startswith("numba's launch: DirectLaunch unavailable (")
     launch((4,), (256,), [a, b], [out])
     launch((4,), (256,), [b], [out])
     assert [name for name, _, _ in launched] == ["exact", "generic", "generic"]
     assert made == [pyfunc]  # the generic dispatcher is made once
+
+
+def test_the_context_is_made_current_once_per_thread():
+    """Direct launches need Numba's context current on the calling thread: the first call on
+    each thread asks Numba (which makes it current and leaves it so), later ones do not."""
+    import threading
+    from types import SimpleNamespace
+
+    from jitviz.backends.cuda.runtime import _Runtime
+    asked = []
+    rt = _Runtime()
+    rt.cuda = SimpleNamespace(current_context=lambda: asked.append(threading.get_ident()))
+    rt.make_context_current()
+    rt.make_context_current()
+    worker = threading.Thread(target=lambda: [rt.make_context_current() for _ in range(2)])
+    worker.start()
+    worker.join()
+    assert len(asked) == 2 and asked[0] == threading.get_ident() and asked[1] != asked[0]
+
+
+def test_direct_launch_passes_arrays_as_numba_does_and_outputs_flat():
+    """DirectLaunch hands cuda.core's launch the kernel's arguments: inputs as they are,
+    outputs (allocated in their final shape) as the flat arrays the kernel writes; one
+    LaunchConfig per grid and block."""
+    from types import SimpleNamespace
+
+    from jitviz.backends.cuda.runtime import DirectLaunch
+    calls, configs = [], []
+
+    def config(**kw):
+        configs.append(kw)
+        return ("config", kw["grid"], kw["block"])
+
+    def arr(shape, dtype, address):
+        dtype = np.dtype(dtype)
+        strides = tuple(int(np.prod(shape[i + 1:])) * dtype.itemsize for i in range(len(shape)))
+        return SimpleNamespace(size=int(np.prod(shape)), dtype=dtype, shape=shape,
+                               strides=strides,
+                               device_ctypes_pointer=SimpleNamespace(value=address))
+
+    launch = DirectLaunch("function", "stream", lambda *a: calls.append(a), config,
+                          "is_cooperative")
+    x, y, out = arr((3, 4), np.float32, 4096), arr((5,), np.int64, 8192), arr((3, 4), "f8", 0)
+    launch((2,), (128,), [x, y], [out])
+    launch((2,), (128,), [x, y], [out])
+    assert configs == [dict(grid=(2,), block=(128,), shmem_size=0, is_cooperative=False)]
+    assert calls[0] == ("stream", ("config", (2,), (128,)), "function",
+                        0, 0, 12, 4, 4096, 3, 4, 16, 4,    # x: its shape and strides
+                        0, 0, 5, 8, 8192, 5, 8,            # y
+                        0, 0, 12, 8, 0, 12, 8)             # out, flat (a null pointer: 0)
 
 
 @sim

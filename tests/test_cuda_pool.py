@@ -92,6 +92,41 @@ def test_a_view_keeps_the_buffer_out_of_the_pool():
     assert addr(pool.empty((1000,), np.float32)) == first
 
 
+def test_a_slice_keeps_the_buffer_out_of_the_pool():
+    """A slice (a host loop's row) is a new pointer into the buffer, which holds its owner."""
+    pool, _ = pool_of()
+    a = pool.empty((4, 250), np.float32)
+    first = addr(a)
+    row = type(a)((250,), (4,), a.dtype, gpu_data=a.gpu_data.view(1000))
+    assert addr(row) == first + 1000
+    del a
+    gc.collect()
+    assert addr(pool.empty((1000,), np.float32)) != first
+    del row
+    gc.collect()
+    assert addr(pool.empty((1000,), np.float32)) == first
+
+
+def test_a_buffer_dying_in_a_reference_cycle_comes_back_usable():
+    """An array in a reference cycle (a traceback's frame, a user's object graph) dies in the
+    garbage collector, which runs weak-reference finalizers before `__del__`: the pooled
+    allocation must still be alive when the pool hands it out again (found on an H200, where
+    Numba freed it first and the next request read a dead pointer)."""
+    pool, ctx = pool_of()
+    a = pool.empty((1000,), np.float32)
+    first = addr(a)
+    cycle = [a]
+    cycle.append(cycle)
+    del a, cycle
+    gc.collect()
+    b = pool.empty((1000,), np.float32)
+    assert addr(b) == first and ctx.allocs == 1 and ctx.used == _rounded_bytes(4000)
+
+
+def _rounded_bytes(n):
+    return -(-n // GRANULE) * GRANULE
+
+
 def test_sizes_round_to_the_granule_and_scalars_get_a_buffer():
     pool, ctx = pool_of()
     a = pool.empty((1,), np.float64)
@@ -136,3 +171,34 @@ def test_other_allocation_errors_are_not_taken_for_out_of_memory():
     with pytest.raises(driver.CudaAPIError, match="INVALID_VALUE"):
         pool.empty((4 * GRANULE,), np.uint8)
     assert pool.idle_bytes == GRANULE  # nothing was released for it
+
+
+@pytest.mark.parametrize("shape, dtype", [((1000,), np.float32), ((7, 1, 3), np.float64),
+                                          ((1,), np.int8), ((2, 5), np.complex64)])
+def test_direct_launch_lays_out_arrays_as_numba_does(shape, dtype):
+    """runtime.DirectLaunch skips Numba's argument preparation: the arguments it builds for a
+    pooled array (and for a row of it, and for its flat view as an output) are the ones Numba's
+    own `_Kernel._prepare_args` builds for the kernel's C-contiguous array type."""
+    import types
+
+    from numba.cuda import dispatcher
+
+    from jitviz.backends.cuda.runtime import array_arguments, flat_array_arguments
+
+    def numba_arguments(array, ndim):
+        ty = dispatcher.types.Array(dispatcher.numpy_support.from_dtype(np.dtype(dtype)),
+                                    ndim, "C")
+        out = []
+        dispatcher._Kernel._prepare_args(types.SimpleNamespace(extensions=[]), ty, array, 0,
+                                         [], out)
+        return tuple(out)
+
+    pool = DevicePool(FakeCuda(FakeContext()))
+    a = pool.empty(shape, dtype)
+    assert array_arguments(a) == numba_arguments(a, len(shape))
+    assert flat_array_arguments(a) == numba_arguments(a.reshape(a.size), 1)
+    if len(shape) > 1:  # a view that starts inside the buffer, as a host loop's row
+        row = type(a)(shape[1:], a.strides[1:], a.dtype,
+                      gpu_data=a.gpu_data.view(a.strides[0]))
+        assert array_arguments(row) == numba_arguments(row, row.ndim)
+        assert array_arguments(row)[4] == addr(a) + a.strides[0]

@@ -278,8 +278,22 @@ class push_trace:
 def is_device_array(x) -> bool:
     """An array living on a GPU (a CUDA backend output, a Numba device array, anything with
     `__cuda_array_interface__`, or a simulator array)."""
-    return bool(getattr(x, "__jitviz_device_array__", False)) or \
-        hasattr(x, "__cuda_array_interface__") or type(x).__name__ == "FakeCUDAArray"
+    t = type(x)
+    if t in _DEVICE_ARRAY_TYPES:
+        return True
+    if getattr(t, "__jitviz_device_array__", False) or (
+            t.__name__ in _NUMBA_DEVICE_ARRAYS and t.__module__.startswith("numba")):
+        _DEVICE_ARRAY_TYPES.add(t)
+        return True
+    # asked of the value, not its type: a PyTorch CPU tensor's property raises AttributeError
+    return hasattr(x, "__cuda_array_interface__")
+
+
+#: types whose every value is a device array. Numba's `__cuda_array_interface__` is a property
+#: that builds a dict (3 us on a GPU machine's host), so those are recognised by type: a
+#: jitted CUDA call asks three times per argument.
+_DEVICE_ARRAY_TYPES: set = set()
+_NUMBA_DEVICE_ARRAYS = ("DeviceNDArray", "MappedNDArray", "ManagedNDArray", "FakeCUDAArray")
 
 
 def host_array(x, dtype) -> np.ndarray:

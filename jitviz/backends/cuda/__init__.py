@@ -100,7 +100,7 @@ class _Run:
     def launch(self, spec, env):
         args = [env[v] for v in spec.inputs]
         layouts = self.exe.output_layouts(spec)
-        outs = [self.rt.empty(flat, dtype) for flat, dtype, _ in layouts]
+        outs = [self.rt.empty(shape, dtype) for dtype, shape in layouts]
         if spec.elements > 0 and self.exe.timings is not None:
             self._timed_launch(spec, args, outs)
         elif spec.elements > 0:
@@ -111,8 +111,7 @@ class _Run:
                     launcher(spec.grid, spec.block, args, outs)
             else:
                 launcher(spec.grid, spec.block, args, outs)
-        for v, o, (flat, _, shape) in zip(spec.outputs, outs, layouts):
-            env[v] = o if flat == shape else o.reshape(shape)
+        env.update(zip(spec.outputs, outs))
 
     def _timed_launch(self, spec, args, outs):
         """profile=True: the kernel alone, between two synchronizations."""
@@ -198,12 +197,11 @@ class CudaExecutable(Executable):
         return d
 
     def output_layouts(self, spec):
-        """(flat shape, dtype, kernel shape) of each output: kernels write flat buffers."""
+        """(dtype, kernel shape) of each output (kernels write them as flat buffers)."""
         lay = self._layouts.get(spec.name)
         if lay is None:
             lay = self._layouts[spec.name] = [
-                ((v.aval.size if v.aval.ndim else 1,), v.aval.dtype,
-                 tuple(kernel_shape(v.aval))) for v in spec.outputs]
+                (v.aval.dtype, tuple(kernel_shape(v.aval))) for v in spec.outputs]
         return lay
 
     def const_array(self, var, value):
@@ -222,7 +220,7 @@ class CudaExecutable(Executable):
     def _run(self, *args):
         rt = self.rt.require()
         if rt.mode == "gpu":
-            return rt.in_context(self._execute, rt, args)
+            rt.make_context_current()
         return self._execute(rt, args)
 
     def _execute(self, rt, args):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.trace import is_device_array
 from .runtime import runtime
 
 class CudaArray:
@@ -114,15 +115,13 @@ def kernel_shape(aval):
 
 def to_device(rt, x, aval):
     """`x` as a device array in kernel layout (no copy when it is already on the device)."""
-    cuda = rt.cuda
     shape = kernel_shape(aval)
     if isinstance(x, CudaArray):
         dev = x._dev
-    elif type(x).__name__ == "FakeCUDAArray" or (rt.mode == "gpu" and
-                                                   hasattr(x, "__cuda_array_interface__")):
+    elif type(x).__name__ == "FakeCUDAArray" or (rt.mode == "gpu" and is_device_array(x)):
         dev = x if type(x).__name__ in ("FakeCUDAArray", "DeviceNDArray") else \
-            cuda.as_cuda_array(x)
-        if np.dtype(dev.dtype) != aval.dtype:
+            rt.cuda.as_cuda_array(x)
+        if dev.dtype != aval.dtype:
             raise TypeError(f"device array of dtype {dev.dtype} passed where {aval.dtype} was "
                             "traced")
     else:

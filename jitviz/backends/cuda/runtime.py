@@ -54,7 +54,7 @@ class _Runtime:
         self._helpers: dict = {}  # name -> (plain function, what kernels call)
         self._target = None
         self.kernels: dict = {}  # (source, argument types, fastmath, mode) -> Launcher
-        self._in_context = None
+        self._thread = threading.local()
 
     def load(self):
         if self.loaded:
@@ -129,13 +129,17 @@ class _Runtime:
                 "either.")
         return self
 
-    def in_context(self, fn, *args):
-        """`fn(*args)` with Numba's CUDA context looked up once (`cuda.require_context`):
-        inside, Numba's own lookups (per buffer from the pool, per launch) find it cached
-        instead of asking the driver each time."""
-        if self._in_context is None:
-            self._in_context = self.cuda.require_context(lambda f, *a: f(*a))
-        return self._in_context(fn, *args)
+    def make_context_current(self):
+        """Make Numba's CUDA context current on the calling thread, once per thread.
+
+        Kernels launch through cuda.core (`DirectLaunch`), which needs a current context but
+        does not make one current. Numba does, the first time a thread asks for it, and leaves
+        it current; so only a thread's first call asks. (Calls used to run inside
+        `cuda.require_context`, which asks the driver on every call: 11-12 us of a SELU
+        call's 49 on an H200's host, 2026-11-27.)"""
+        if not getattr(self._thread, "has_context", False):
+            self.cuda.current_context()
+            self._thread.has_context = True
 
     def synchronize(self):
         if self.mode is not None:
@@ -296,11 +300,8 @@ class Launcher:
     """A compiled kernel and how to launch it: `launcher(grid, block, inputs, outputs)`.
 
     On a GPU the kernel is compiled once, for C-contiguous arrays of its argument types, as a
-    dispatcher specialized to that signature (`cuda.jit(signature)`). Launching it skips
-    Numba's typing of every argument on every call (a Numba type object built per device
-    array). With `_Runtime.in_context` it took a SELU call's compiled program from 103-106
-    to 79 us on an H100, norm's 7 kernels from 689-1023 to 408-418 us
-    (benchmarks/bench_cuda_dispatch.py). Every array jitviz makes is
+    dispatcher specialized to that signature (`cuda.jit(signature)`), and launched through
+    `DirectLaunch`, which skips Numba's per-call work. Every array jitviz makes is
     C-contiguous; an input that is not (a strided device array of the user's) is launched
     through a generic dispatcher instead, which compiles for its layout on first use, since the
     specialized code would index it as if it were contiguous. In the simulator there is only
@@ -311,6 +312,9 @@ class Launcher:
         self.rt, self.pyfunc, self.fastmath = rt, pyfunc, bool(fastmath)
         self.exact = exact
         self._generic = None
+        self._direct = None
+        #: how contiguous arguments are launched: "direct", or why Numba's launch is used
+        self.how = "numba's launch (simulator)" if exact is None else "direct"
 
     @property
     def generic(self):
@@ -321,10 +325,93 @@ class Launcher:
         return self._generic
 
     def __call__(self, grid, block, inputs, outputs):
+        """Launch on `inputs`, writing `outputs`: C-contiguous arrays the kernel writes as
+        flat ones (they may have their final shape: the direct launch passes them flat)."""
         exact = self.exact
         if exact is None or not all(a.is_c_contiguous() for a in inputs):
-            exact = self.generic
-        exact[grid, block](*inputs, *outputs)
+            self.generic[grid, block](*inputs, *_flat(outputs))
+            return
+        direct = self._direct
+        if direct is None:
+            direct = self._direct = self._make_direct()
+        if direct is False:
+            exact[grid, block](*inputs, *_flat(outputs))
+        else:
+            direct(grid, block, inputs, outputs)
+
+    def _make_direct(self):
+        try:
+            return DirectLaunch.of(self.exact)
+        except (ImportError, AttributeError, StopIteration) as e:  # another numba-cuda
+            self.how = f"numba's launch: DirectLaunch unavailable ({type(e).__name__}: {e})"
+            return False
+
+
+class DirectLaunch:
+    """A compiled kernel launched through cuda.core, as Numba launches it, minus its per-call
+    work.
+
+    Numba's launch of a specialized kernel builds, on every call, a launch configuration, a
+    cuda.core `LaunchConfig` and a stream object, wraps each argument and looks up the loaded
+    function: 37-47 us a launch on an H200's host (2026-11-27), where the kernel of a
+    1M-value SELU runs for about 10. Here those are made once, and a call passes each
+    array as Numba's kernel ABI lays it out (meminfo, parent, size, itemsize, data pointer,
+    shape, strides: `numba.cuda.dispatcher._Kernel._prepare_args`, which
+    tests/test_cuda_pool.py compares with this on real Numba device arrays). Launches go to
+    the default stream, as Numba's do.
+    """
+
+    def __init__(self, function, stream, launch, config_type, cooperative_option):
+        self.function, self.stream = function, stream
+        self._launch, self._config_type = launch, config_type
+        self._cooperative = {cooperative_option: False}
+        self._configs: dict = {}
+
+    @classmethod
+    def of(cls, dispatcher):
+        """The direct launch of a specialized Numba dispatcher's one kernel (its module loaded
+        into the current context). Reads Numba internals: AttributeError or ImportError where
+        a numba-cuda release has moved them."""
+        from numba.cuda._compat import CUDA_CORE_GE_1_0
+        from numba.cuda.cudadrv import driver
+        from numba.cuda.dispatcher import LaunchConfig, launch
+        kernel = next(iter(dispatcher.overloads.values()))
+        return cls(kernel._codelibrary.get_cufunc().kernel, driver._to_core_stream(0), launch,
+                   LaunchConfig, "is_cooperative" if CUDA_CORE_GE_1_0 else "cooperative_launch")
+
+    def config(self, grid, block):
+        cfg = self._configs.get((grid, block))
+        if cfg is None:
+            cfg = self._configs[grid, block] = self._config_type(
+                grid=grid, block=block, shmem_size=0, **self._cooperative)
+        return cfg
+
+    def __call__(self, grid, block, inputs, outputs):
+        args = []
+        for a in inputs:
+            args.extend(array_arguments(a))
+        for a in outputs:
+            args.extend(flat_array_arguments(a))
+        self._launch(self.stream, self.config(grid, block), self.function, *args)
+
+
+def array_arguments(a) -> tuple:
+    """A C-contiguous device array as a Numba kernel receives it (an array is a struct:
+    meminfo and parent, null on a device; item count; item size; data pointer; shape; strides
+    in bytes)."""
+    return (0, 0, a.size, a.dtype.itemsize, a.device_ctypes_pointer.value or 0, *a.shape,
+            *a.strides)
+
+
+def flat_array_arguments(a) -> tuple:
+    """`array_arguments` of a C-contiguous array seen as one dimension (`a.reshape(a.size)`,
+    without making that view)."""
+    n, itemsize = a.size, a.dtype.itemsize
+    return (0, 0, n, itemsize, a.device_ctypes_pointer.value or 0, n, itemsize)
+
+
+def _flat(arrays):
+    return [a if a.ndim == 1 else a.reshape(a.size) for a in arrays]
 
 
 def get_kernel(spec, fastmath=False):
