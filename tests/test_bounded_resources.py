@@ -3,6 +3,7 @@ disk kernel cache evicts its least recently used entries beyond its budget."""
 from __future__ import annotations
 
 import gc
+import json
 import linecache
 import os
 import subprocess
@@ -41,11 +42,10 @@ def _drivers_in_linecache() -> set:
     return {name for name in linecache.cache if name.startswith("<jitviz_driver_")}
 
 
-def test_many_jits_of_closures_do_not_grow_memory():
-    """Before: every compile left its driver's text in `linecache` for good (0.7 kB a jit:
-    400 jits grew the traced heap by 300 kB, and on without end)."""
+def measure_closure_memory() -> dict:
+    """What 400 released jits of closures leave behind, after a warm-up (run in a fresh
+    process by the test below)."""
     alive: list = []
-    # functions of earlier tests in this process that are still alive keep their drivers' text
     earlier = _drivers_in_linecache()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", jitviz.errors.RetraceWarning)
@@ -53,12 +53,10 @@ def test_many_jits_of_closures_do_not_grow_memory():
         tracemalloc.start()
         try:
             # jitviz's bounded records (the last 256 compiles of one code object, for
-            # retrace-churn warnings, and what earlier tests in this process left) fill up;
-            # replacing them is then traced both ways: what is measured is the steady state
+            # retrace-churn warnings) fill up; replacing them is then traced both ways: what
+            # is measured is the steady state
             _jit_closures(700, alive)
-            # two batches of 400: a leak grows in both; a bounded record that earlier tests
-            # in this xdist worker left part-full may still grow in the first (CI once
-            # measured 230 kB there, the test alone measures under 100 kB)
+            # two batches of 400: a leak grows in both
             grown = None
             for _ in range(2):
                 gc.collect()
@@ -69,9 +67,28 @@ def test_many_jits_of_closures_do_not_grow_memory():
                 grown = batch if grown is None else min(grown, batch)
         finally:
             tracemalloc.stop()
-    assert not [r for r in alive if r() is not None], "a captured array outlived its jit"
-    assert len(_drivers_in_linecache() - earlier) < 50
-    assert grown < 100_000, f"400 released jits still hold {grown / 1e3:.0f} kB"
+    return {"outlived": sum(r() is not None for r in alive),
+            "new_drivers_in_linecache": len(_drivers_in_linecache() - earlier),
+            "grown": grown}
+
+
+def test_many_jits_of_closures_do_not_grow_memory():
+    """Before: every compile left its driver's text in `linecache` for good (0.7 kB a jit:
+    400 jits grew the traced heap by 300 kB, and on without end).
+
+    Measured in a fresh process: in a test worker the heap also holds what earlier tests
+    left in bounded records that are still filling (CI measured 134 kB and once 230 kB so,
+    where this process alone measures under 100 kB)."""
+    code = ("import json, test_bounded_resources as t; "
+            "print(json.dumps(t.measure_closure_memory()))")
+    run = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parent,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    measured = json.loads(run.stdout.strip().splitlines()[-1])
+    assert measured["outlived"] == 0, "a captured array outlived its jit"
+    assert measured["new_drivers_in_linecache"] < 50
+    assert measured["grown"] < 100_000, \
+        f"400 released jits still hold {measured['grown'] / 1e3:.0f} kB"
 
 
 # --- disk -----------------------------------------------------------------------------------
