@@ -370,7 +370,10 @@ def make_inverse_trig(c):
         |t| = |tan u| <= tan(pi/8): t = a, (a - 1) / (a + 1) or -1 / a (one division for
         all three), then atan t = t + t^3 A(t^2) (fitted); b in two pieces."""
         top, mid = a > TAN3PIO8, a > TANPIO8
-        t = (-ONE if top else (a - ONE if mid else a)) / (a if top else (a + ONE if mid else ONE))
+        # fma(a, 0, 1) is 1 for every a below tan(pi/8): a divisor LLVM cannot fold (with a
+        # literal 1 it divides twice, -1 / a and (a - 1) / (a + 1), and selects)
+        t = (-ONE if top else (a - ONE if mid else a)) / \
+            (a if top else (a + ONE if mid else fma(a, ZERO, ONE)))
         z = t * t
         b_hi = PIO2_HI if top else (PIO4_HI if mid else ZERO)
         b_lo = PIO2_LO if top else (PIO4_LO if mid else ZERO)
