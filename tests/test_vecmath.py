@@ -1472,4 +1472,8 @@ def test_a_function_divides_at_most_once_per_vector(name, dtype):
     with float64_kept():
         asm = jitviz.jit(fn, parallel=False).lower(x).compile().kernels[0].asm()
     loop = _hot_loop(asm)
-    assert len(re.findall(r"\bvdivp[sd]\b", loop)) <= 1, loop
+    # without AVX-512's table float64's log divides too (f / (2 + f)), and these two take one
+    # log besides their own division
+    logs = dtype == np.float64 and name in ("arcsinh", "arctanh") and \
+        not vector_isa.available()
+    assert len(re.findall(r"\bvdivp[sd]\b", loop)) <= 1 + logs, loop
