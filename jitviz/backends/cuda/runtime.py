@@ -358,7 +358,8 @@ class DirectLaunch:
     array as Numba's kernel ABI lays it out (meminfo, parent, size, itemsize, data pointer,
     shape, strides: `numba.cuda.dispatcher._Kernel._prepare_args`, which
     tests/test_cuda_pool.py compares with this on real Numba device arrays). Launches go to
-    the default stream, as Numba's do.
+    the default stream, as Numba's do, on the device whose context was current at the first
+    launch (jitviz runs on one device per process; the README says so).
     """
 
     def __init__(self, function, stream, launch, config_type, cooperative_option):
