@@ -537,6 +537,25 @@ def test_big_outputs_come_from_recycled_buffers():
     assert_same(third, np.full((600, 600), 2, f32))
 
 
+def test_a_big_output_can_come_back_while_its_thread_holds_the_pool():
+    """As the CUDA pool's test: a collection inside the lock may end a lease on that thread."""
+    import threading
+
+    from jitviz.backends.cpu import buffers as cpu_buffers
+    arrays = [cpu_buffers.empty((600, 600), f32)]
+    done = []
+
+    def work():
+        with cpu_buffers._lock:
+            before = cpu_buffers.pooled_bytes()
+            arrays.clear()  # the lease dies here, inside the lock
+            done.append(cpu_buffers.pooled_bytes() - before)
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    worker.join(10)
+    assert len(done) == 1 and done[0] in (0, 600 * 600 * 4)  # (0: the pool was full)
+
+
 def test_leaves_helper_flattens_pytrees():
     assert len(leaves(X, (X, {"a": X}))) == 3
     assert os.path.basename(__file__) == "test_cpu_backend.py"

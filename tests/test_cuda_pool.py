@@ -202,3 +202,21 @@ def test_direct_launch_lays_out_arrays_as_numba_does(shape, dtype):
                       gpu_data=a.gpu_data.view(a.strides[0]))
         assert array_arguments(row) == numba_arguments(row, row.ndim)
         assert array_arguments(row)[4] == addr(a) + a.strides[0]
+
+
+def test_a_buffer_can_come_back_while_its_thread_holds_the_pool():
+    """A garbage collection set off by an allocation inside the pool's lock can end a lease
+    on the same thread: giving its buffer back must not wait for the lock that thread holds."""
+    import threading
+    pool, _ = pool_of()
+    arrays = [pool.empty((1000,), np.float32)]
+    done = []
+
+    def work():
+        with pool._lock:
+            arrays.clear()  # the lease dies here, inside the lock
+            done.append(pool.idle_bytes)
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    worker.join(10)
+    assert done == [_rounded_bytes(4000)]

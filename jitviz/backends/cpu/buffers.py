@@ -25,7 +25,9 @@ MAX_POOLED_BYTES = 1 << 30
 MAX_PER_SIZE = 4
 ALIGN = 64
 
-_lock = threading.Lock()
+# reentrant: a lease can die, and give its buffer back, in a garbage collection that an
+# allocation inside the lock sets off on the same thread
+_lock = threading.RLock()
 _free: dict[int, list[np.ndarray]] = {}
 _pooled_bytes = 0
 enabled = os.environ.get("JITVIZ_BUFFER_POOL", "1") != "0"

@@ -54,7 +54,9 @@ class DevicePool:
         #: weak-reference pass, before the lease's `__del__` could file it as idle)
         self.leased: dict[int, object] = {}
         self._keys = itertools.count()
-        self._lock = threading.Lock()
+        # reentrant: a lease can die, and give its buffer back, in a garbage collection that
+        # an allocation inside the lock sets off on this thread
+        self._lock = threading.RLock()
         self._ctx_ref = self._ctx_proxy = None
 
     def empty(self, shape, dtype):
