@@ -109,6 +109,7 @@ def _tiled_body(body: Jaxpr):
     def is_row(a):  # (..., 1, w): one row of w values, broadcast over the others
         sh = a.aval.shape
         return 1 <= len(sh) <= rank and sh[-1] == w and all(d == 1 for d in sh[:-1])
+
     def fits(a):  # a value of the body's shape, a row, or a scalar
         return not isinstance(a, Var) or not a.aval.ndim or a.aval.shape == shape or is_row(a)
     for e in body.eqns:
@@ -126,11 +127,10 @@ def _tiled_body(body: Jaxpr):
     if not rows or any(not is_row(v) for v in body.invars if v.id in rows):
         return None
     size = math.prod(shape)
-    tile = math.lcm(w, 16) * -(-TILE_MIN // math.lcm(w, 16))
-    k = tile // w
-    chunks = size // tile
     if size < TILE_MIN_SIZE:
         return None
+    tile = math.lcm(w, 16) * -(-TILE_MIN // math.lcm(w, 16))
+    k, chunks = tile // w, size // tile
     new = {}
 
     def view(a):
