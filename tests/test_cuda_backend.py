@@ -589,7 +589,12 @@ def test_device_inputs_are_used_without_copies(monkeypatch):
     monkeypatch.setattr(rt, "to_device", lambda *a, **k: calls.append(a) or real(*a, **k))
     (y1,) = exe(dx)  # a Numba device array
     (y2,) = exe(y)  # this backend's own output, fed back in
+    f = jitviz.jit(slow_f, backend="cuda")
+    f(x)
+    del calls[:]
+    y3 = f(dx)  # through jit: its cache key and argument checks take it as it is
     assert calls == []
+    np.testing.assert_allclose(np.asarray(y3), np.asarray(y), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(y1), np.asarray(y), rtol=1e-6)
     yy = np.asarray(y)
     np.testing.assert_allclose(np.asarray(y2), yy * yy + yy * 2, rtol=1e-5)

@@ -220,3 +220,26 @@ def test_a_buffer_can_come_back_while_its_thread_holds_the_pool():
     worker.start()
     worker.join(10)
     assert done == [_rounded_bytes(4000)]
+
+
+def test_device_arrays_are_recognised_by_type_and_others_by_value():
+    """trace.is_device_array: Numba's device arrays by their type (their
+    `__cuda_array_interface__` builds a dict each time it is asked); any other object by asking
+    it, since a type can have the property and a value not have it (a PyTorch CPU tensor's
+    raises AttributeError)."""
+    from jitviz.core import trace
+
+    class CpuTensor:  # as torch.Tensor on the CPU
+        @property
+        def __cuda_array_interface__(self):
+            raise AttributeError("not on a CUDA device")
+
+    class Foreign:  # as a CuPy array
+        __cuda_array_interface__ = {"shape": (1,), "typestr": "<f4", "data": (0, False),
+                                    "version": 3}
+
+    pool, _ = pool_of()
+    a = pool.empty((10,), np.float32)
+    assert trace.is_device_array(a) and type(a) in trace._DEVICE_ARRAY_TYPES
+    assert not trace.is_device_array(CpuTensor()) and CpuTensor not in trace._DEVICE_ARRAY_TYPES
+    assert trace.is_device_array(Foreign()) and not trace.is_device_array(np.ones(3))

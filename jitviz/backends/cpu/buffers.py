@@ -64,8 +64,8 @@ class _Lease:
     def __del__(self):
         try:
             _give_back(self.raw, self.nbytes)
-        except Exception:  # interpreter shutdown: the module's globals may be gone
-            pass
+        except (AttributeError, TypeError):  # interpreter shutdown: the module's globals
+            pass  # may be None already
 
 
 def _take(nbytes):

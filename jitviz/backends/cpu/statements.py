@@ -102,7 +102,7 @@ def _tiled_body(body: Jaxpr):
     shape = body.outvars[0].aval.shape
     w = shape[-1] if shape else 0
     if len(shape) < 2 or not 2 <= w < SHORT_ROW or any(
-            o.aval.shape != shape for o in body.outvars if isinstance(o, Var)):
+            not isinstance(o, Var) or o.aval.shape != shape for o in body.outvars):
         return None
     rank = len(shape)
 
@@ -114,7 +114,7 @@ def _tiled_body(body: Jaxpr):
         return not isinstance(a, Var) or not a.aval.ndim or a.aval.shape == shape or is_row(a)
     for e in body.eqns:
         out = e.outvars[0]
-        if e.primitive.name == "broadcast_in_dim":
+        if e.primitive is lax.broadcast_in_dim_p:
             (u,) = e.invars
             if not (isinstance(u, Var) and is_row(u) and fits(out) and out.aval.ndim
                     and e.params["broadcast_dimensions"][-1] == out.aval.ndim - 1):
@@ -144,7 +144,7 @@ def _tiled_body(body: Jaxpr):
     eqns = []
     for e in body.eqns:
         params = e.params
-        if e.primitive.name == "broadcast_in_dim":
+        if e.primitive is lax.broadcast_in_dim_p:
             params = {**params, "shape": view(e.outvars[0]).aval.shape,
                       "broadcast_dimensions": (0, 1)}
         eqns.append(e.replace(invars=[view(a) for a in e.invars],
@@ -195,8 +195,7 @@ def _fused_tiled(fb: FunctionBuilder, eqn: Eqn, body, tiled, back, k, rows):
     left = math.prod(shape) - head
     callee, code = fb.program.kernel_for(fb, body, eqn.params["name"], eqn.invars,
                                          (tiled, back))
-    if code.scalar_outs:  # (never: every output is an array of the body's shape)
-        raise NotImplementedError("a short-row kernel with scalar results")
+    assert not code.scalar_outs  # (_tiled_body: every output is an array of the body's shape)
     outs = []
     for v in eqn.outvars:
         name = fb.define(v, "C", prefix="o")

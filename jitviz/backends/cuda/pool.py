@@ -142,7 +142,7 @@ class _Lease:
     def __del__(self):
         try:
             self.pool._give_back(self.key, self.size)
-        except Exception:  # interpreter shutdown: the pool's module may be gone already
+        except (AttributeError, TypeError):  # interpreter shutdown: modules half torn down
             pass
 
 
