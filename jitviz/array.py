@@ -14,13 +14,9 @@ class Array(np.ndarray):
     in_trace = False
     py_value = None  # the Python scalar `jnp.array(0.1)` was made from (printed `0.1`)
     derived_from = None  # the user's value this one was converted from (for const origins)
-
-    def __array_finalize__(self, obj):
-        # Results of NumPy operations on Arrays are strongly typed, like any NumPy array.
-        self.weak_type = False
-        self.in_trace = False
-        self.py_value = None
-        self.derived_from = None
+    # A new Array (a view, a NumPy result) starts with an empty instance dict, so it has the
+    # defaults above: strongly typed, like any NumPy array. No `__array_finalize__` to reset
+    # them: NumPy would call it, in Python, for every view, and every jitted call makes one.
 
     def copy(self, order="C"):
         """A copy that keeps the weak type (`x.copy()` of a weak value is weak in JAX)."""

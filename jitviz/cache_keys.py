@@ -147,8 +147,9 @@ def fast_key(args, static_pos=frozenset()):
             out.append(a.dtype)
         elif t is Ref:  # a mutable array: its type is the key (state.RefAval)
             out.append((Ref, a.shape, a.dtype, a.weak_type))
-        elif is_device_array(a):
-            out.append((tuple(a.shape), np.dtype(a.dtype), bool(getattr(a, "weak_type", False))))
+        elif is_device_array(a):  # (marked: the same key as a host Array would send the
+            out.append(("device", tuple(a.shape), np.dtype(a.dtype),  # call down the host path)
+                        bool(getattr(a, "weak_type", False))))
         else:
             return None
     return tuple(out)

@@ -77,6 +77,9 @@ class Entry:
         self.out_tree = closed.out_tree
         self.report: TraceReport = closed.report
         self.hits = 0
+        # the executable's driver where it takes host arrays as they come and converts them
+        # itself (the CPU's): `run_host` calls it with no conversion of its own
+        self.host_driver = executable.host_driver if closed.refs is None else None
         self.created = time.perf_counter()  # orders f.specializations
         self.side_effect_event: Event | None = None
         self.stale_events: dict[str, tuple[str, Event]] = {}
@@ -101,6 +104,18 @@ class Entry:
         if self.single_output:
             return outs[0]
         return tree_unflatten(self.out_tree, outs)
+
+    def run_host(self, leaves):
+        """`run` for leaves that are all NumPy arrays or jitviz Arrays, on an entry with a
+        `host_driver`: the cache hit's hot path. Each call after a large kernel runs with
+        the caches cold, where every step costs 5-10 times what it costs warm; so no step
+        here that the driver repeats (its `_prep_array` converts what `run` would)."""
+        outs = self.host_driver(*leaves)
+        if config.debug_nans or config.debug_infs:
+            debug_nans.check_jitted(self.name, self.closed, leaves, outs)
+        if self.single_output:
+            return _wrap(outs[0], self.out_avals[0])
+        return tree_unflatten(self.out_tree, [_wrap(o, av) for o, av in zip(outs, self.out_avals)])
 
 
 def _call_executable(executable, leaves, in_avals, out_avals):
@@ -170,7 +185,8 @@ class FunctionCache:
         self.options = options
         self.entries: "collections.OrderedDict[Key, Entry]" = collections.OrderedDict()
         self.pending: dict[Key, threading.Event] = {}
-        self.fast: dict[tuple, tuple[Key, "Entry"]] = {}  # see fast_key
+        # see fast_key: (key, entry, whether every argument is a host array: `run_host`)
+        self.fast: dict[tuple, tuple[Key, "Entry", bool]] = {}
         self.lock = threading.RLock()
         self.events = EventLog(self)
         self.hits = self.misses = self.traces = self.compiles = self.kernels_reused = 0
@@ -314,11 +330,12 @@ class JitFunction:
         if config.disable_jit:  # jax.disable_jit(): plain Python, op by op
             return self.__wrapped__(*args, **kwargs)
         if not kwargs and self._fast_ok:
-            fast = fast_key(args, self._static_pos)
-            hit = self._cache.fast.get(fast) if fast is not None else None
+            hit = self._cache.fast.get(fast_key(args, self._static_pos))  # (None: no hit)
             if hit is not None and current_trace() is None:
-                key, entry = hit
+                key, entry, host_arrays = hit
                 self._hit(entry, key)
+                if host_arrays:
+                    return entry.run_host(args)
                 if self._static_pos:
                     args = [a for i, a in enumerate(args) if i not in self._static_pos]
                 return entry.run(args)
@@ -335,7 +352,9 @@ class JitFunction:
         if not kwargs and self._fast_ok:
             fast = fast_key(args, self._static_pos)
             if fast is not None:
-                cache.fast[fast] = (entry.key, entry)
+                host_arrays = entry.host_driver is not None and not self._static_pos and \
+                    all(type(a) is np.ndarray or type(a) is Array for a in args)
+                cache.fast[fast] = (entry.key, entry, host_arrays)
         return entry.run(split.dyn_leaves)
 
     def specialization_for(self, *args, **kwargs) -> Entry:

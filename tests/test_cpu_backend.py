@@ -518,8 +518,17 @@ def test_executable_outputs_are_fresh_arrays():
     assert_same(exe(X)[1], np.arange(3, dtype=f32))
 
 
-def test_big_outputs_come_from_recycled_buffers():
+@pytest.fixture
+def small_pool_threshold(monkeypatch):
+    """Outputs of 1 MiB or more come from the pool (32 MiB with glibc), so that the tests can
+    use small arrays; a kernel compiled under it takes its buffers from the pool."""
     from jitviz.backends.cpu import buffers as cpu_buffers
+    monkeypatch.setattr(cpu_buffers, "MIN_BYTES", 1 << 20)
+    return cpu_buffers
+
+
+def test_big_outputs_come_from_recycled_buffers(small_pool_threshold):
+    cpu_buffers = small_pool_threshold
     x = np.ones((600, 600), f32)  # 1.4 MB: pooled
     exe, _ = compile_cpu(lambda x: x * 2.0, x)
     first = exe(x)[0]
@@ -537,12 +546,24 @@ def test_big_outputs_come_from_recycled_buffers():
     assert_same(third, np.full((600, 600), 2, f32))
 
 
-def test_a_big_output_can_come_back_while_its_thread_holds_the_pool():
+def test_outputs_under_the_pool_threshold_are_numpy_s_own():
+    from jitviz.backends.cpu import buffers as cpu_buffers
+    if os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"):
+        assert cpu_buffers.MIN_BYTES == 32 << 20  # glibc's largest mmap threshold
+    x = np.ones((600, 600), f32)  # 1.4 MB
+    exe, _ = compile_cpu(lambda x: x * 2.0, x)
+    out = exe(x)[0]
+    assert out.base is None or not isinstance(out.base, cpu_buffers._Lease)
+    assert_same(out, np.full((600, 600), 2, f32))
+
+
+def test_a_big_output_can_come_back_while_its_thread_holds_the_pool(small_pool_threshold):
     """As the CUDA pool's test: a collection inside the lock may end a lease on that thread."""
     import threading
 
-    from jitviz.backends.cpu import buffers as cpu_buffers
+    cpu_buffers = small_pool_threshold
     arrays = [cpu_buffers.empty((600, 600), f32)]
+    assert isinstance(arrays[0].base, cpu_buffers._Lease)
     done = []
 
     def work():

@@ -368,3 +368,77 @@ def test_repeated_calls_with_static_values_pick_the_right_entry(backend):
     assert f.cache_info().misses == 4
     with pytest.raises(ValueError, match="not hashable"):
         f(np.float32(2), [1])
+
+
+# --- the cache hit's hot path (Entry.run_host) ----------------------------------------------
+
+def _fast_flags(f):
+    return sorted(host for _, _, host in f._cache.fast.values())
+
+
+def test_a_hit_with_host_arrays_calls_the_driver_and_wraps_like_run():
+    """A hit whose arguments are all NumPy arrays or jitviz Arrays goes straight to the CPU
+    driver (`Entry.run_host`); its results are the same Arrays, weak types and pytree that
+    the general path gives, for inputs the driver must convert (float64 without x64, a
+    strided view) as for those it takes as they are."""
+    f = jit(lambda x, y: {"p": x * y, "s": (x + y, y * 2.0)})
+    x, y = np.arange(6, dtype=np.float32), np.linspace(0, 1, 6)  # y: float64 -> float32
+    weak = jnp.asarray(3.0)  # a weakly typed 0-d Array
+    g = jit(lambda w: w * 2.0)
+    for _ in range(3):  # a miss, then hits
+        out = f(x, y[::1])
+        assert type(out["p"]) is jitviz.Array and out["p"].dtype == np.float32
+        np.testing.assert_array_equal(out["p"], x * y.astype(np.float32))
+        np.testing.assert_array_equal(out["s"][1], (y * 2.0).astype(np.float32))
+        strided = f(x[::-1], y)["p"]
+        np.testing.assert_array_equal(strided, x[::-1] * y.astype(np.float32))
+        w = g(weak)
+        assert type(w) is jitviz.Array and w.weak_type and float(w) == 6.0
+    assert _fast_flags(f) == [True] and _fast_flags(g) == [True]  # (a layout is no key)
+    assert f._cache.hits == 5 and g._cache.hits == 2
+
+
+def test_hits_with_scalars_statics_or_refs_keep_the_converting_path():
+    """Python and NumPy scalars go through `run`'s conversions (a Python int too big for
+    int32 is JAX's OverflowError there), as do static arguments and Refs."""
+    f = jit(lambda x, n: x * n)
+    f(np.ones(3, np.float32), 2)
+    f(np.ones(3, np.float32), np.float32(2))
+    h = jit(lambda x, n: x * n, static_argnums=1)
+    h(np.ones(3, np.float32), 2)
+    assert _fast_flags(f) == [False, False] and _fast_flags(h) == [False]
+    with pytest.raises(OverflowError):
+        f(np.ones(3, np.float32), 2 ** 40)
+
+    def bump(r):
+        r[...] = r[...] + 1.0
+    ref, k = jitviz.new_ref(np.zeros(3, np.float32)), jit(bump)
+    k(ref)
+    k(ref)
+    assert _fast_flags(k) == [False]
+    np.testing.assert_array_equal(np.asarray(ref[...]), np.full(3, 2, np.float32))
+
+
+def test_debug_nans_checks_a_hit_on_the_hot_path():
+    f = jit(lambda x: jnp.log(x))
+    f(np.ones(3, np.float32))  # compiled; the next call is a hit with host arrays
+    jitviz.config.update("jax_debug_nans", True)
+    try:
+        with pytest.raises(FloatingPointError, match="encountered in log"):
+            f(-np.ones(3, np.float32))
+    finally:
+        jitviz.config.update("jax_debug_nans", False)
+    assert _fast_flags(f) == [True]
+
+
+def test_a_device_array_has_its_own_fast_key():
+    """A device array and a host Array of one shape and dtype must not share a fast key: the
+    Array's entry would send the device array to the host driver."""
+    from jitviz.cache_keys import fast_key
+
+    class Foreign:  # as a CuPy array
+        shape, dtype = (4,), np.dtype(np.float32)
+        __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (0, False),
+                                    "version": 3}
+    host = np.zeros(4, np.float32).view(jitviz.Array)
+    assert fast_key((Foreign(),)) != fast_key((host,))

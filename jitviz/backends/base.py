@@ -102,6 +102,9 @@ class Executable:
     """What a backend returns: call it with the flat argument leaves."""
 
     stage: str | None = None  # the name of the pipeline stage compiled (set by jit)
+    # a function of the argument leaves as the user passed them (host arrays of any dtype and
+    # layout), which converts them itself; None where they must be converted first
+    host_driver: Callable | None = None
 
     def __init__(self, run: Callable, kernels: list[Kernel], jaxpr: ClosedJaxpr, backend: str,
                  timings: Timings | None = None):

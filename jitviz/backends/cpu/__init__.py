@@ -22,6 +22,8 @@ import contextlib
 import itertools
 import tempfile
 
+import numpy as np
+
 from ...core.ir import ClosedJaxpr, Var
 from .. import register_backend
 from ..base import Backend, Executable, Timings
@@ -37,6 +39,7 @@ class CpuExecutable(Executable):
     def __init__(self, run, kernels, jaxpr, driver_source, timings=None):
         super().__init__(run, kernels, jaxpr, "cpu", timings)
         self.driver_source = driver_source
+        self.host_driver = run  # its first lines convert each argument (`prep_array`)
 
 
 # --- the backend ---------------------------------------------------------------------------
@@ -74,8 +77,12 @@ class CpuBackend(Backend):
         for i, v in enumerate(jaxpr.invars):
             arg, name = f"a{i}", fb.define(v, "C", prefix="x")
             params.append(arg)
-            prep = "_prep_scalar" if v.aval.ndim == 0 else "_prep_array"
-            fb.emit(f"{name} = {prep}({arg}, {ctor(v.aval.dtype)})")
+            if v.aval.ndim == 0:
+                fb.emit(f"{name} = _prep_scalar({arg}, {ctor(v.aval.dtype)})")
+            else:  # the dtype object, which an array of that dtype has: `is` finds it
+                dtype_name = f"_dt_{v.aval.dtype.name}"
+                program.namespace[dtype_name] = np.dtype(v.aval.dtype)
+                fb.emit(f"{name} = _prep_array({arg}, {dtype_name})")
         for i, (v, c) in enumerate(zip(jaxpr.constvars, closed.consts)):
             name = f"C{i}"
             program.namespace[name] = (prep_scalar(c, v.aval.dtype) if v.aval.ndim == 0

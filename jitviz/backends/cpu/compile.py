@@ -34,9 +34,10 @@ from .render_program import FunctionBuilder, ModuleText, provide_helpers
 
 def prep_array(a, dtype):
     """A C-contiguous, writable, native-endian array of exactly `dtype` (no copy if it is)."""
-    if type(a) is np.ndarray and a.dtype == dtype and a.flags.c_contiguous and \
-            a.flags.writeable:
-        return a
+    if type(a) is np.ndarray and (a.dtype is dtype or a.dtype == dtype):
+        flags = a.flags  # (each `a.flags` makes an object: once)
+        if flags.c_contiguous and flags.writeable:
+            return a
     a = np.asarray(a)
     if a.dtype == dtype and a.dtype.isnative and a.flags.c_contiguous and a.flags.writeable:
         return a
