@@ -1477,3 +1477,80 @@ def test_a_function_divides_at_most_once_per_vector(name, dtype):
     logs = dtype == np.float64 and name in ("arcsinh", "arctanh") and \
         not vector_isa.available()
     assert len(re.findall(r"\bvdivp[sd]\b", loop)) <= 1 + logs, loop
+
+
+# --- division by a constant (vecmath `div_const`, rules.py `_div`) --------------------------
+
+DIVISORS = [np.log(2.0), np.log(10.0), 3.0, 255.0, 0.1, 7.0, 1.1, 1.9999999, -12345.678, 1e-3]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_the_corrected_reciprocal_is_the_quotient(dtype):
+    """div_const's fast variant (x (1/c) corrected by an FMA of the remainder) against the
+    division, bit for bit: for float32 every significand (x in [1, 2): scaling x by a power
+    of two scales the quotient exactly, within the range its test admits), for float64 2M
+    random values across that range; both for ten constants, 1.9999999 among them (all
+    significand bits set: Markstein's theorem's delicate case)."""
+    from jitviz.backends.cpu import runtime as rt
+    fast = rt.div_const_f32_fast if dtype == np.float32 else rt.div_const_f64_fast
+
+    @numba.njit(error_model="numpy")
+    def divide(x, c, out):
+        for i in range(x.shape[0]):
+            out[i] = fast(x[i], c)
+    if dtype == np.float32:
+        x = (np.arange(1 << 23, dtype=np.uint32) | np.uint32(127 << 23)).view(np.float32)
+    else:
+        rng = np.random.default_rng(5)
+        x = rng.uniform(1, 2, 2_000_000) * np.exp2(rng.integers(-499, 499, 2_000_000))
+        x[::2] *= -1
+    out = np.empty_like(x)
+    for c in DIVISORS:
+        c = dtype(c)
+        divide(x, c, out)
+        wrong = np.flatnonzero(out.view(np.uint8).reshape(x.size, -1).any(axis=1)
+                               & (out != x / c))
+        assert wrong.size == 0, (c, x[wrong[:3]], out[wrong[:3]], (x / c)[wrong[:3]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_division_by_a_constant_matches_the_interpreter_with_its_specials(dtype):
+    """`x / c` through jit, blockwise: blocks with zeros of both signs (selected, not
+    corrected), infinities, NaN, subnormals, tiny and huge values (the division) and ordinary
+    ones; elementwise and in a sum, bit for bit against the interpreter."""
+    info = np.finfo(dtype)
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(5000).astype(dtype)
+    x[:128] *= dtype(1e-3)
+    x[130:140] = [0.0, -0.0, np.inf, -np.inf, np.nan, info.smallest_subnormal, info.tiny,
+                  info.max, -info.max, 1e-30]
+    x[300] = -0.0  # a block of ordinary values and a negative zero: the fast variant
+    with float64_kept():
+        for c in (3.0, -0.1, 255.0):
+            f = lambda v, c=c: v / c  # noqa: E731
+            got, want = jitviz.jit(f)(x), jitviz.jit(f, backend="interpret")(x)
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+            s = lambda v, c=c: jnp.sum(v[256:] / c)  # noqa: E731  (ordinary values)
+            assert float(jitviz.jit(s)(x)) == pytest.approx(float(np.sum(x[256:] / dtype(c))),
+                                                            rel=1e-5)
+
+
+def _div_source(f, x):
+    return jitviz.jit(f).lower(x).compile().kernels[0].source
+
+
+def test_which_divisions_by_constants_take_the_corrected_reciprocal():
+    """A constant divisor of a loaded value: the corrected reciprocal, blockwise with its
+    test first. A power of two (LLVM's product already), a divisor beyond 2^60, a dividend that
+    takes a call (`jnp.log2`: its test in the fast loop would cost what the division does)
+    and one read from an earlier nest's temporary (a mean's division by n, in the row loop
+    it shares with the sum) keep the division."""
+    x = np.linspace(1, 2, 1000, dtype=np.float32)
+    src = _div_source(lambda v: v / 3.0, x)
+    assert "rt.div_const_f32_fast(" in src and "rt.div_const_special_f32(" in src, src
+    rows = x.reshape(40, 25)
+    for f, arg in ((lambda v: v / 4.0, x), (lambda v: v / 1e30, x), (jnp.log2, x),
+                   (lambda v: v - jnp.mean(v, axis=-1, keepdims=True), rows)):
+        src = _div_source(f, arg)
+        assert "div_const" not in src and " / c" in src, src

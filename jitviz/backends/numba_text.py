@@ -9,6 +9,17 @@ import numpy as np
 from ..dtypes import int_range_as_float
 
 
+class ConstName(str):
+    """A kernel constant's name in generated code that also carries its value (`.value`, a
+    NumPy scalar): a rule that can use a constant operand better reads it there (division by
+    a constant, rules.py `_div`); any other rule sees the name."""
+
+    def __new__(cls, name: str, value):
+        self = super().__new__(cls, name)
+        self.value = value
+        return self
+
+
 def ctor(dtype) -> str:
     dtype = np.dtype(dtype)
     return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"

@@ -36,9 +36,9 @@ from typing import NamedTuple
 
 from ...core.ir import Eqn, Jaxpr, Literal, Var
 from ...core.registry import has_lowering, lowering_rule
-from ...core.ir import literal_key
+from ...core.ir import literal_key, literal_value
 from ..base import Cost
-from ..numba_text import compute_dtype, ctor, is_half, typed_const
+from ..numba_text import ConstName, compute_dtype, ctor, is_half, typed_const
 from .rules import (CPU, GENERATE, INDEX, REDUCE, cast_text, expr_rule,
                     operations_per_element)
 from .runtime import COLUMN_BLOCK
@@ -70,7 +70,8 @@ def _index_text(name, idx):
 # of each function (`rt.<test>_f32(args)`): sin/cos/tan's fast variants leave out the table of large
 # arguments, pow's the special cases (a base that is not positive and finite, an infinite or
 # NaN exponent: 30 of float32 pow's 88 instructions per vector on AVX-512), atan2's its
-# infinities, NaNs, huge ratios and 0/0, lgamma's and digamma's x <= 0 (their reflections;
+# infinities, NaNs, huge ratios and 0/0, division by a constant's a dividend outside
+# [2^-60, 2^60] (float64 2^+-500), lgamma's and digamma's x <= 0 (their reflections;
 # float64 lgamma's is special.py's scalar helper: vecmath_gamma.py says why), and without
 # AVX-512 exp's clamp and two-product scale (|x| >= 86 for float32, 707 for float64, and NaN:
 # about half its instructions; AVX-512's vscalef scales in one, which leaves a test nothing to
@@ -79,11 +80,21 @@ def _index_text(name, idx):
 # exist in rt.)
 GUARDED_EVERYWHERE = {"sin": "trig_big", "cos": "trig_big", "tan": "trig_big",
                       "pow": "pow_special", "atan2": "atan2_special",
-                      "lgamma": "lgamma_special", "digamma": "digamma_special"}
+                      "lgamma": "lgamma_special", "digamma": "digamma_special",
+                      "div_const": "div_const_special"}
 GUARDED_WITHOUT_AVX512 = {"exp": "exp_special", "logistic": "exp_special"}
 GUARD_TESTS = {**GUARDED_EVERYWHERE,
                **({} if target_has_avx512() else GUARDED_WITHOUT_AVX512)}
 GUARDED = re.compile(rf"rt\.({'|'.join(GUARD_TESTS)})_(f32|f64)\(([^()]*)\)")
+# guarded calls whose fast variant pays only where their test runs before the block (the
+# test's arguments need no call: `_pretests`), and their plain text elsewhere: a division by
+# a constant whose dividend takes a call (`jnp.log2`'s log(x) / log(2)) keeps the division,
+# whose cost its test in the fast loop would match (1M float32 log2: 390 -> 505 us). So does
+# one in a nest that reads a temporary (`t3[i0]`) an earlier nest wrote: that nest may share
+# the earlier one's row loop (`_fuse_rows`: a mean's division by n in a layernorm), which
+# blocks would stop.
+PRETESTED_ONLY = {"div_const": "({0} / {1})"}
+TEMPORARY_READ = re.compile(r"\bt\d+\[")
 NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
@@ -112,6 +123,22 @@ def _statement(text):
         reads |= {n.id for n in ast.walk(target.slice) if isinstance(n, ast.Name)}
         return None, reads, {target.value.id}
     return None
+
+
+def _without_untested(body):
+    """The body with each PRETESTED_ONLY call whose test cannot run first in its plain
+    form."""
+    if not any(m.group(1) in PRETESTED_ONLY for _, text, _ in body
+               for m in GUARDED.finditer(text)):
+        return body
+    reads_temporary = any(TEMPORARY_READ.search(text) for _, text, _ in body)
+    hoisted = set() if reads_temporary else _pretests(body)[1]
+
+    def plain(m):
+        if m.group(1) not in PRETESTED_ONLY or m.group(0) in hoisted:
+            return m.group(0)
+        return PRETESTED_ONLY[m.group(1)].format(*m.group(3).split(", "))
+    return [(depth, GUARDED.sub(plain, text), eqn) for depth, text, eqn in body]
 
 
 def _pretests(body, calls=False):
@@ -337,7 +364,7 @@ class FusedRenderer:
     # -- values ----------------------------------------------------------------------------
     def value(self, a, idx) -> str:
         if isinstance(a, Literal):
-            return self.const(a)
+            return ConstName(self.const(a), literal_value(a)[()])
         if a.id in self.inputs:
             return self.inputs[a.id] if a.aval.ndim == 0 else self.load(self.inputs[a.id], idx)
         st = self.storage.get(a.id)
@@ -407,7 +434,7 @@ class FusedRenderer:
                 shape = ", ".join(f"n{d}" for d in range(rank))
                 dt = ctor(compute_dtype(v.aval.dtype))
                 hooks.setup.append((1, f"{st} = np.empty(({shape},), {dt})", eqn))
-        body = self.block
+        body = _without_untested(self.block)
         reduces = any(_is_reduction(e) for e in nest.roots)
         guarded = (rank > 0 and not blocked and not reduces
                    and any(GUARDED.search(text) for _, text, _ in body))

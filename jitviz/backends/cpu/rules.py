@@ -218,13 +218,33 @@ def _integer_pow(a, ins, out, params):
     return f"{_one(out)} / {text}" if y < 0 else text
 
 
+# a constant divisor c with 2^-R <= |c| <= 2^R takes vecmath's `div_const` (R per type: the
+# dividends its fast variant takes give quotients far from the subnormals and from overflow)
+DIV_CONST_RANGE = {np.dtype(np.float32): 60, np.dtype(np.float64): 500}
+
+
 def _div(a, ins, out, params):
     kind = ins[0].kind
     if kind in "iu":
         return f"rt.idiv({a[0]}, {a[1]})"
     if kind == "c":
         return f"rt.cdiv({a[0]}, {a[1]})"
+    dt = compute_dtype(ins[0])
+    c = getattr(a[1], "value", None)  # a constant divisor (numba_text.ConstName)
+    if c is not None and _reciprocal_corrects(float(c), dt):
+        return f"rt.div_const_{'f32' if dt == np.float32 else 'f64'}({a[0]}, {a[1]})"
     return f"{a[0]} / {a[1]}"
+
+
+def _reciprocal_corrects(c, dt) -> bool:
+    """Whether x / c takes vecmath's `div_const` (a product by 1/c and an FMA correction,
+    exactly the quotient): c finite, in DIV_CONST_RANGE, and not a power of two (LLVM makes
+    a division by one a product itself)."""
+    bound = DIV_CONST_RANGE.get(np.dtype(dt))
+    if bound is None or not np.isfinite(c) or c == 0:
+        return False
+    mantissa, exponent = np.frexp(abs(c))
+    return mantissa != 0.5 and -bound <= exponent - 1 <= bound
 
 
 def _rem(a, ins, out, params):
