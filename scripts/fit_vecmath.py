@@ -123,6 +123,36 @@ def main():
         -1 / 32 - 1e-4, 1 / 32 + 1e-4, 6)
 
 
+def fit_rational(name, f, lo, hi, dp, dq, n=6000, iterations=8):
+    """P (degree dp) and Q (degree dq, Q(0) = 1) with f(r) ~ r + r z P(z) / Q(z), z = r^2, on
+    r in [lo, hi] (0 < lo): least squares of the linearized error (P - tail Q) weighted by
+    the relative error of f, the previous Q divided out at each pass (Loeb's iteration)."""
+    r = L((lo + hi) / 2) + L((hi - lo) / 2) * np.cos(np.pi * (np.arange(n) + 0.5) / n)
+    z, fr = r * r, f(r)
+    tail, scale = (fr - r) / (r * z), r * z / fr
+    q_prev = np.ones_like(r)
+    for _ in range(iterations):
+        cols = [z ** k for k in range(dp + 1)] + [-tail * z ** k for k in range(1, dq + 1)]
+        A = np.stack([(c * scale / q_prev) for c in cols], axis=1).astype(np.float64)
+        norm = np.linalg.norm(A, axis=0)
+        x = np.linalg.lstsq(A / norm, (tail * scale / q_prev).astype(np.float64),
+                            rcond=None)[0] / norm
+        p, q = x[:dp + 1].astype(L), np.concatenate([[L(1)], x[dp + 1:].astype(L)])
+        q_prev = np.polynomial.polynomial.polyval(z, q)
+    approx = r + r * z * np.polynomial.polynomial.polyval(z, p) / q_prev
+    rel = float(np.max(np.abs((approx - fr) / fr)))
+    print(f"{name}: degrees {dp}/{dq}, max rel error {rel:.3g} ({np.log2(rel):.1f} bits)")
+    print("    P (" + ", ".join(repr(float(v)) for v in p) + ")")
+    print("    Q (" + ", ".join(repr(float(v)) for v in q) + ")")
+    return p, q
+
+
+def fit_tan():
+    """vecmath_trig.py's float64 tan: tan r = r + r z P(z) / Q(z) on |r| <= pi/4 (and a
+    little more), as one quotient (T / Q, or -Q / T in the odd quadrants)."""
+    fit_rational("TAN64", np.tan, 1e-4, float(np.pi / 4 * 1.01), 3, 4)
+
+
 # --- erf and erfc: references from mpmath (long double has no erf) ---------------------------
 
 def fit_mp(name, target, lead, w, v, deg, weight=None):
@@ -339,6 +369,7 @@ if __name__ == "__main__":
         write_tables(TABLES)
     else:
         main()
+        fit_tan()
         fit_erf()
         fit_erf_inv()
         fit_gamma()

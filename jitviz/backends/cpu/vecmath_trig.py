@@ -220,9 +220,10 @@ def trig_big_f64(x):
     return abs(x) >= _CW_LIMIT
 
 
-def _make_trig(F, S, C, reduce):
+def _make_trig(F, S, C, reduce, TP=None, TQ=None):
     """sin/cos/tan from a reduction giving (r_hi, r_lo, q) in F; S and C are the tails of
-    sin and cos on [-pi/4, pi/4] (fitted; float32's shorter)."""
+    sin and cos on [-pi/4, pi/4] (fitted; float32's shorter); TP and TQ, where given, those
+    of tan's rational form (tan r = r + r z P(z) / Q(z), z = r^2), else tan is sin / cos."""
     ONE, HALF, INF = F(1), F(0.5), F(np.inf)
     S, C = tuple(F(v) for v in S), tuple(F(v) for v in C)
 
@@ -262,6 +263,24 @@ def _make_trig(F, S, C, reduce):
         y = y if abs(x) < INF else x - x
         return y * np.copysign(F(1), x)
 
+    if TP is not None:
+        TP, TQ = tuple(F(v) for v in TP), tuple(F(v) for v in TQ)
+
+        @inline
+        def tan(x):  # noqa: F811 (the quotient of the rational form, where it is fitted)
+            """tan(r + l) = (r + l) + r z P(z) / Q(z), z = r^2 (fitted), as T / Q with T =
+            r Q + (r z P + l Q) (l's own term, l tan^2 r, is below 2^-54 of the result); in
+            the odd quadrants -1 / tan: -Q / T. One quotient either way, and two short
+            polynomials where sin and cos took two long ones and fdlibm's correction."""
+            r, l, q = reduce(x)
+            z = r * r
+            p, d = horner(z, TP), horner(z, TQ)
+            t = fma(r, d, fma(r * z, p, l * d))
+            odd = (q & 1) == 1
+            y = (-d if odd else t) / (t if odd else d)
+            y = y if abs(x) < INF else x - x
+            return y * np.copysign(ONE, x)
+
     return SimpleNamespace(sin=sin, cos=cos, tan=tan)
 
 
@@ -273,11 +292,16 @@ _S64 = (-0.16666666666666666, 0.00833333333333333, -0.0001984126984126533,
 _C64 = (0.041666666666666664, -0.0013888888888889126, 2.48015873017672e-05,
         -2.755731929005414e-07, 2.0876769470666093e-09, -1.147184646260371e-11,
         4.8020293262854093e-14)
+# tan r = r + r z P(z) / Q(z) on |r| <= pi/4 (`scripts/fit_vecmath.py`: TAN64, 2^-53.6)
+_TP64 = (0.3333333333333331, 0.07979583427591888, -0.005992832062216666,
+         6.100574903408475e-05)
+_TQ64 = (1.0, -0.16061249717224146, -0.11563825922256592, 0.006833783441763613,
+         -6.329564516449868e-05)
 TRIG_F32 = _make_trig(np.float32, _S32, _C32, reduce_f32)
-TRIG_F64 = _make_trig(np.float64, _S64, _C64, reduce_f64)
+TRIG_F64 = _make_trig(np.float64, _S64, _C64, reduce_f64, _TP64, _TQ64)
 # the same without the large-argument table, for blocks whose arguments are all below it
 TRIG_F32_FAST = _make_trig(np.float32, _S32, _C32, reduce_f32_fast)
-TRIG_F64_FAST = _make_trig(np.float64, _S64, _C64, reduce_f64_fast)
+TRIG_F64_FAST = _make_trig(np.float64, _S64, _C64, reduce_f64_fast, _TP64, _TQ64)
 
 
 def _make_tan32_table():
