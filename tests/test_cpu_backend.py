@@ -518,63 +518,106 @@ def test_executable_outputs_are_fresh_arrays():
     assert_same(exe(X)[1], np.arange(3, dtype=f32))
 
 
-@pytest.fixture
-def small_pool_threshold(monkeypatch):
-    """Outputs of 1 MiB or more come from the pool (32 MiB with glibc), so that the tests can
-    use small arrays; a kernel compiled under it takes its buffers from the pool."""
+def _pooled(cpu_buffers, a) -> bool:
+    """Whether `a` is one of the pool's arrays, or a view of one."""
+    base = a if a.base is None else a.base
+    return any(base is p for arrays in cpu_buffers._pool.values() for p in arrays)
+
+
+def test_big_outputs_come_from_recycled_buffers():
     from jitviz.backends.cpu import buffers as cpu_buffers
-    monkeypatch.setattr(cpu_buffers, "MIN_BYTES", 1 << 20)
-    return cpu_buffers
-
-
-def test_big_outputs_come_from_recycled_buffers(small_pool_threshold):
-    cpu_buffers = small_pool_threshold
     x = np.ones((600, 600), f32)  # 1.4 MB: pooled
     exe, _ = compile_cpu(lambda x: x * 2.0, x)
     first = exe(x)[0]
     addr = first.ctypes.data
-    view = first[1:]  # keeps the buffer alive after `first` is gone
+    view = first[1:]  # keeps the array busy after `first` is gone
     del first
     second = exe(x)[0]
     assert second.ctypes.data != addr  # still in use through `view`
     assert_same(view, np.full((599, 600), 2, f32))
     reused = {addr, second.ctypes.data}
     del view, second
-    third = exe(x)[0]  # both buffers came back: the call takes one of them
-    assert third.ctypes.data in reused and third.ctypes.data % cpu_buffers.ALIGN == 0
-    assert third.flags.writeable and cpu_buffers.pooled_bytes() >= 0
+    third = exe(x)[0]  # both arrays are free again: the call takes one of them
+    assert third.ctypes.data in reused and _pooled(cpu_buffers, third)
+    assert third.flags.writeable and cpu_buffers.pooled_bytes() >= 2 * x.nbytes
     assert_same(third, np.full((600, 600), 2, f32))
+
+
+def test_a_result_held_any_way_keeps_its_array():
+    """A jitted call's result, a view of it, NumPy's base-class view and the pooled array
+    itself (the result's `.base`) each keep the array from the next call; once all are
+    gone it is used again."""
+    from jitviz.backends.cpu import buffers as cpu_buffers
+    f = jitviz.jit(lambda v: v * 2.0)
+    x = np.arange(360_000, dtype=f32).reshape(600, 600)
+    same = lambda r: r  # noqa: E731
+    for hold, part in ((same, same), (lambda r: r[::7, 3:], lambda r: r[::7, 3:]),
+                       (np.asarray, same), (lambda r: r.base, same)):
+        first = f(x)
+        assert _pooled(cpu_buffers, first)
+        kept, addr = hold(first), first.ctypes.data
+        del first
+        second = f(x + 1.0)
+        assert second.ctypes.data != addr
+        assert_same(np.asarray(second), (x + 1.0) * 2)
+        assert_same(np.asarray(kept), part(x * 2.0))  # untouched
+        del kept, second
+        assert f(x).ctypes.data in (addr, f(x).ctypes.data)
+
+
+def test_the_pool_is_bounded_and_forgets_the_least_recently_used_shapes(monkeypatch):
+    from jitviz.backends.cpu import buffers as cpu_buffers
+    monkeypatch.setattr(cpu_buffers, "_pool", type(cpu_buffers._pool)())
+    monkeypatch.setattr(cpu_buffers, "_pooled_bytes", 0)
+    monkeypatch.setattr(cpu_buffers, "MAX_POOLED_BYTES", 3 << 20)  # three 1 MiB arrays
+    shapes = [(1 << 18,), (1 << 18, 1), (1, 1 << 18), (2, 1 << 17)]  # 1 MiB of float32 each
+    keys = [(s, np.dtype(f32)) for s in shapes]
+    held = [cpu_buffers.empty(shape, f32) for shape in shapes[:3]]
+    # a second array of the first shape (the first is held): the least recently used shape,
+    # the second, makes room for it
+    held.append(cpu_buffers.empty(shapes[0], f32))
+    assert cpu_buffers.pooled_bytes() == 3 << 20
+    assert list(cpu_buffers._pool) == [keys[2], keys[0]] and len(cpu_buffers._pool[keys[0]]) == 2
+    held.append(cpu_buffers.empty(shapes[3], f32))  # the third shape makes room
+    assert cpu_buffers.pooled_bytes() == 3 << 20
+    assert list(cpu_buffers._pool) == [keys[0], keys[3]]
+    more = [cpu_buffers.empty(shapes[3], f32) for _ in range(cpu_buffers.MAX_PER_SIZE + 2)]
+    assert len(cpu_buffers._pool[(shapes[3], np.dtype(f32))]) <= cpu_buffers.MAX_PER_SIZE
+    assert cpu_buffers.pooled_bytes() <= 3 << 20 and len(more) == cpu_buffers.MAX_PER_SIZE + 2
 
 
 def test_outputs_under_the_pool_threshold_are_numpy_s_own():
     from jitviz.backends.cpu import buffers as cpu_buffers
-    if os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"):
-        assert cpu_buffers.MIN_BYTES == 32 << 20  # glibc's largest mmap threshold
-    x = np.ones((600, 600), f32)  # 1.4 MB
+    x = np.ones((100, 100), f32)  # 40 kB
+    assert x.nbytes < cpu_buffers.MIN_BYTES
     exe, _ = compile_cpu(lambda x: x * 2.0, x)
     out = exe(x)[0]
-    assert out.base is None or not isinstance(out.base, cpu_buffers._Lease)
-    assert_same(out, np.full((600, 600), 2, f32))
+    assert not _pooled(cpu_buffers, out)
+    assert_same(out, np.full((100, 100), 2, f32))
 
 
-def test_a_big_output_can_come_back_while_its_thread_holds_the_pool(small_pool_threshold):
-    """As the CUDA pool's test: a collection inside the lock may end a lease on that thread."""
+def test_threads_never_share_a_pooled_array():
+    """Calls from four threads at once, each checking its own results: a pooled array is
+    checked and handed out under the pool's lock."""
     import threading
 
-    cpu_buffers = small_pool_threshold
-    arrays = [cpu_buffers.empty((600, 600), f32)]
-    assert isinstance(arrays[0].base, cpu_buffers._Lease)
-    done = []
+    f = jitviz.jit(lambda v: v * 2.0 + 1.0)
+    x = np.arange(200_000, dtype=f32)
+    f(x)
+    errors = []
 
-    def work():
-        with cpu_buffers._lock:
-            before = cpu_buffers.pooled_bytes()
-            arrays.clear()  # the lease dies here, inside the lock
-            done.append(cpu_buffers.pooled_bytes() - before)
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
-    worker.join(10)
-    assert len(done) == 1 and done[0] in (0, 600 * 600 * 4)  # (0: the pool was full)
+    def work(k):
+        for i in range(200):
+            xi = x + f32(k * 1000 + i)
+            r = f(xi)
+            if not np.array_equal(r, xi * 2 + 1):
+                errors.append((k, i))
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
 
 
 def test_leaves_helper_flattens_pytrees():

@@ -1,116 +1,93 @@
-"""Recycled output buffers for large results.
+"""Recycled output arrays for large results.
 
-A fresh 100 MB NumPy array costs more than computing into it: the kernel zeroes every page
-on first touch (page faults), then the loop writes it again. XLA avoids this with its buffer
-allocator; so do we. Outputs of at least `MIN_BYTES` are carved from raw buffers kept in a
-small pool: when the last view of a result dies, its buffer goes back to the pool (the
-views' base is a `_Lease`, which gives the buffer back as it dies), and the next call of the
-same size writes into memory that is already mapped. (Until 2026-11-27 that base was a ctypes
-array with a `weakref.finalize`: handing one out and taking it back made a 1M-float32 `x * 2`
-14-19 us slower, 304-306 against 285-287 us on an Intel Xeon.)
+A fresh 100 MB NumPy array costs more than computing into it: the kernel zeroes every page on
+first touch (page faults), then the loop writes it again. XLA avoids this with its buffer
+allocator; so do we. Outputs of at least `MIN_BYTES` are arrays kept in a small pool, one list
+per (shape, dtype): a kernel's driver takes one that nothing else references and writes into
+it, and the user's result is a view of it (`jit._wrap`), as is every view of that result; so
+while any of them lives, the pooled array's reference count says so, and when the last dies
+the array is free again, its pages still mapped. No finalizer and no object per call: taking an
+array is a dictionary lookup and a reference count, which matters because every call after a
+large kernel runs with the caches cold (the kernel's data has evicted the code and objects a
+call touches), where each step costs several times its warm time.
 
-Results are ordinary writable NumPy arrays; a buffer is handed out again only after nothing
-can reach it. The pool is bounded (`MAX_POOLED_BYTES`), thread-safe, and can be disabled with
-`JITVIZ_BUFFER_POOL=0`.
+Until 2026-11-27 the pool lent raw buffers through an object whose death gave them back
+(`__array_interface__` and `__del__`; before that a ctypes array and a `weakref.finalize`). After
+a 16 MB copy, handing out one of those cost 30-43 us, and `np.empty` 14 us; so from that day
+outputs below 32 MiB were `np.empty`'s (glibc's heap reuses freed blocks below its mmap
+threshold, which rises to 32 MiB). Taking a pooled array costs less than either.
 
-Smaller outputs are NumPy's own (`np.empty`), and where the C library is glibc "smaller" is
-below 32 MiB: glibc maps a request above its mmap threshold afresh (page faults on every call)
-but, when such a block is freed, raises the threshold to its size, up to 32 MiB on 64-bit. So
-in a loop a fresh array under 32 MiB comes from heap memory that is already mapped, as the pool
-would give, and costs less to hand out: the pool's Python bookkeeping runs with the caches
-cold after a large kernel (measured after a 16 MB stream: `buffers.empty` 30-43 us, `np.empty`
-14 us). 1M float32 `x * 2` through `jitviz.jit`, the pool and `np.empty` alternately (Intel
-Xeon VM, 2026-11-27): 353 -> 334 us (20th percentile); 4M values: 1.28 ms both; 8M values
-(32 MiB): 4.09 ms pooled, 6.15 ms from `np.empty`.
+Results are ordinary writable arrays; an array is handed out again only when nothing but the
+pool references it. The pool is bounded (`MAX_PER_SIZE` arrays per shape and dtype,
+`MAX_POOLED_BYTES` in all: the least recently used shapes go first), thread-safe, and can be
+disabled with `JITVIZ_BUFFER_POOL=0`. It relies on CPython's reference counts, so it is off
+where they are not exact (a free-threaded build runs without the GIL).
 """
 from __future__ import annotations
 
+import collections
 import os
+import sys
 import threading
 
 import numpy as np
 
-
-def _glibc() -> bool:
-    try:
-        return os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc")
-    except (ValueError, OSError, AttributeError):  # not a GNU system
-        return False
-
-
-# outputs of at least this many bytes come from the pool (the module's docstring says why)
-MIN_BYTES = 32 << 20 if _glibc() else 1 << 20
+MIN_BYTES = 1 << 18
 MAX_POOLED_BYTES = 1 << 30
 MAX_PER_SIZE = 4
-ALIGN = 64
+# references to a free pooled array while `empty` looks at it: its list's, the loop
+# variable's and sys.getrefcount's argument
+_FREE_REFS = 3
 
-# reentrant: a lease can die, and give its buffer back, in a garbage collection that an
-# allocation inside the lock sets off on the same thread
-_lock = threading.RLock()
-_free: dict[int, list[np.ndarray]] = {}
+_lock = threading.Lock()
+_pool: "collections.OrderedDict[tuple, list[np.ndarray]]" = collections.OrderedDict()
 _pooled_bytes = 0
-enabled = os.environ.get("JITVIZ_BUFFER_POOL", "1") != "0"
+enabled = os.environ.get("JITVIZ_BUFFER_POOL", "1") != "0" and \
+    getattr(sys, "_is_gil_enabled", lambda: True)()
 
 
 def empty(shape, dtype) -> np.ndarray:
-    """Like `np.empty`, from the pool when the array is large."""
+    """Like `np.empty`: an array from the pool that nothing else references, when the array
+    is large (a new one, pooled, if every pooled one of its shape is in use)."""
     dtype = np.dtype(dtype)
     nbytes = dtype.itemsize
     for d in shape:
         nbytes *= d
     if not enabled or nbytes < MIN_BYTES:
         return np.empty(shape, dtype)
-    raw = _take(nbytes)
-    if raw is None:
-        buffer = np.empty(nbytes + ALIGN, np.uint8)
-        address = buffer.__array_interface__["data"][0]
-        raw = (buffer, address + (-address) % ALIGN)
-    return np.asarray(_Lease(raw, nbytes, tuple(shape), dtype))
+    key = (tuple(shape), dtype)
+    with _lock:  # (checked and handed out under it: two threads never share an array)
+        arrays = _pool.get(key)
+        if arrays is not None:
+            _pool.move_to_end(key)
+            for a in arrays:
+                if sys.getrefcount(a) == _FREE_REFS:
+                    return a
+        a = np.empty(key[0], dtype)
+        _keep(key, a, nbytes)
+        return a
 
 
-class _Lease:
-    """A result's memory, lent from `raw` (a buffer and its aligned address): NumPy makes the
-    result from this object's `__array_interface__` and keeps the object as the base of the
-    result and of every view of it, so it dies with the last one and gives `raw` back."""
-
-    __slots__ = ("__array_interface__", "raw", "nbytes")
-
-    def __init__(self, raw, nbytes, shape, dtype):
-        self.raw, self.nbytes = raw, nbytes
-        self.__array_interface__ = {"data": (raw[1], False), "shape": shape,
-                                    "typestr": dtype.str, "version": 3}
-
-    def __del__(self):
-        try:
-            _give_back(self.raw, self.nbytes)
-        except (AttributeError, TypeError):  # interpreter shutdown: the module's globals
-            pass  # may be None already
-
-
-def _take(nbytes):
+def _keep(key, a, nbytes):
+    """Pool `a` if its shape has room, evicting the least recently used shapes for space."""
     global _pooled_bytes
-    with _lock:
-        bucket = _free.get(nbytes)
-        if not bucket:
-            return None
-        _pooled_bytes -= nbytes
-        return bucket.pop()
-
-
-def _give_back(raw, nbytes):
-    global _pooled_bytes
-    with _lock:
-        bucket = _free.setdefault(nbytes, [])
-        if len(bucket) < MAX_PER_SIZE and _pooled_bytes + nbytes <= MAX_POOLED_BYTES:
-            bucket.append(raw)
-            _pooled_bytes += nbytes
+    arrays = _pool.setdefault(key, [])
+    if len(arrays) >= MAX_PER_SIZE or nbytes > MAX_POOLED_BYTES:
+        return
+    while _pooled_bytes + nbytes > MAX_POOLED_BYTES:
+        _, old = _pool.popitem(last=False)
+        _pooled_bytes -= sum(x.nbytes for x in old)
+        if old is arrays:  # (its own list was the oldest: start it again)
+            arrays = _pool[key] = []
+    arrays.append(a)
+    _pooled_bytes += nbytes
 
 
 def clear():
-    """Drop every pooled buffer (returns the memory to the system)."""
+    """Drop every pooled array (arrays still in use stay with their users)."""
     global _pooled_bytes
     with _lock:
-        _free.clear()
+        _pool.clear()
         _pooled_bytes = 0
 
 
