@@ -130,12 +130,16 @@ def fast_key(args, static_pos=frozenset()):
     the cache hit after a large kernel, when every step runs with the caches cold: arrays
     take one test each and no call.
     """
-    if static_pos:
-        return _fast_key_with_statics(args, static_pos)
     key = [config.enable_x64, config.keep_float64]
-    for a in args:
+    for i, a in enumerate(args):
         t = type(a)
-        if t is np.ndarray:
+        if static_pos and i in static_pos:
+            try:
+                hash(a)
+            except TypeError:
+                return None  # the slow path raises the error naming the argument
+            key.append(("static", t, a))
+        elif t is np.ndarray:
             key.append((a.shape, a.dtype))
         elif t is Array:
             key.append((a.shape, a.dtype, a.weak_type))
@@ -144,28 +148,6 @@ def fast_key(args, static_pos=frozenset()):
             if leaf is None:
                 return None
             key.append(leaf)
-    return tuple(key)
-
-
-def _fast_key_with_statics(args, static_pos):
-    key = [config.enable_x64, config.keep_float64]
-    for i, a in enumerate(args):
-        t = type(a)
-        if i in static_pos:
-            try:
-                hash(a)
-            except TypeError:
-                return None  # the slow path raises the error naming the argument
-            leaf = ("static", t, a)
-        elif t is np.ndarray:
-            leaf = (a.shape, a.dtype)
-        elif t is Array:
-            leaf = (a.shape, a.dtype, a.weak_type)
-        else:
-            leaf = _leaf_key(a, t)
-            if leaf is None:
-                return None
-        key.append(leaf)
     return tuple(key)
 
 
