@@ -238,10 +238,23 @@ def _make_exp_family(c, scale, pow2):
         e, o, um, up, k = sinh_cosh_parts(x)
         return scale(up + fma(o, um, e * up), k)
 
+    QUARTER = F(0.25)
+
+    @inline
+    def cosh_by_exp(x):
+        """h + 1/(4h) with h = e^|x| / 2 (2^(n-1) (1 + q): exact halving, finite wherever
+        cosh is): a sum of two positive terms, so nothing cancels, and one exp and one
+        division where `cosh` splits expm1's polynomial and scales twice. float32's (its
+        division is cheap; float64's costs more than it saves). |x| is clamped where both
+        overflow (a NaN passes)."""
+        q, k = parts(abs(x))
+        h = scale(q + ONE, np.int32(k - np.int32(1)))
+        return h + QUARTER / h
+
     return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,
                            tanh=tanh, sinh=sinh, cosh=cosh, parts=parts,
                            exp_fast=exp_fast, exp_special=exp_special,
-                           logistic_fast=logistic_fast)
+                           logistic_fast=logistic_fast, cosh_by_exp=cosh_by_exp)
 
 
 # --- log, log1p, log2, log10, asinh, acosh, atanh -------------------------------------------
@@ -749,6 +762,8 @@ def _build(c):
         e.tanh, cbrt = _make_tanh_table(c), _make_cbrt_table(c)
     if vector_isa.available():
         e.exp2 = _make_exp2_table(c)
+    if c is F32:
+        e.cosh = e.cosh_by_exp
     return SimpleNamespace(scale=scale, **vars(e), **vars(lg), **vars(trig),
                            **vars(make_inverse_trig(c)), cbrt=cbrt,
                            **vars(make_erf_family(c, e.parts, scale, e.exp, e.exp_fast,
