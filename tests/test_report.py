@@ -6,6 +6,7 @@ sources, and the number of equations each source line produced.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import random
 import sys
@@ -162,6 +163,30 @@ def test_reads_of_numpy_random_are_recorded():
         return x + np.random.rand()  # MARK
     closed = jitviz.make_jaxpr(f)(1.0)
     assert [r.source.line for r in closed.report.nondeterministic] == [line_of(f, "# MARK")]
+
+
+@dataclasses.dataclass
+class _Dense:  # eq=True without frozen: unhashable, as many users' modules are
+    w: np.ndarray
+
+    def __call__(self, x):
+        return x @ self.w
+
+
+_LAYER = _Dense(np.ones((3, 2), np.float32))
+_SCALE = np.full(2, 2.0, np.float32)
+_BIAS = np.ones(2, np.float32)
+
+
+def test_unhashable_callables_and_arrays_on_a_constants_line_are_not_reads():
+    """The scan for clock and entropy calls looks up each `name(` on a constant's line: an
+    unhashable module called there, or an array named before a parenthesis in a comment,
+    crashed the trace with TypeError until 2026-11-27."""
+    def f(x):
+        return _LAYER(x) * _SCALE + _BIAS  # scaled by _BIAS (the bias)
+    closed = jitviz.make_jaxpr(f)(np.ones(3, np.float32))
+    assert not closed.report.nondeterministic
+    np.testing.assert_array_equal(jitviz.jit(f)(np.ones(3, np.float32)), [7.0, 7.0])
 
 
 # --- equations per line ----------------------------------------------------------------------

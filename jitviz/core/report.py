@@ -403,7 +403,7 @@ class TraceMonitor:
             if obj is None:
                 continue
             owner = getattr(obj, "__self__", None)
-            if obj in _NONDETERMINISTIC_FUNCS or isinstance(owner, _RANDOM_OWNERS):
+            if _is_clock_or_entropy(obj) or isinstance(owner, _RANDOM_OWNERS):
                 yield f"{chain}()"
 
     def _resolve(self, name):
@@ -411,6 +411,15 @@ class TraceMonitor:
         if b is not None:
             return self._value_of(b)
         return self.globs.get(name, getattr(builtins, name, None))
+
+
+def _is_clock_or_entropy(obj) -> bool:
+    """Whether `obj` is one of _NONDETERMINISTIC_FUNCS; an unhashable object (a dataclass
+    module called on the line, an array named before a parenthesis in a comment) is not."""
+    try:
+        return obj in _NONDETERMINISTIC_FUNCS
+    except TypeError:
+        return False
 
 
 def _len(obj):
