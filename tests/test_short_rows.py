@@ -1,7 +1,8 @@
 """Short rows on the CPU (statements._tiled_body): an elementwise body over (..., N, w), w below
-16, whose other operands are rows of w values, runs over (C, L) views with the rows tiled to L
-values, and the rows left over through the body's own kernel. Every case against the
-interpreter, and which path each one took (the driver's source)."""
+16, whose other operands are rows of w values or columns (..., N, 1), runs over (C, L) views
+with the rows tiled to L values and the columns' values repeated w times, and the rows left
+over through the body's own kernel. Every case against the interpreter, and which path each
+one took (the driver's source)."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,7 +25,7 @@ def _check(fn, *args, tiled: bool, rtol=1e-6):
         driver = f.lower(*args).compile().executable.driver_source
     assert np.asarray(got).dtype == np.asarray(want).dtype
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=1e-6)
-    assert ("np.tile(" in driver) == tiled, driver
+    assert ("np.tile(" in driver or "np.repeat(" in driver) == tiled, driver
     return driver
 
 
@@ -68,11 +69,30 @@ def test_several_row_operands_a_scalar_and_a_select():
            np.float32(2.5), tiled=True)
 
 
+@pytest.mark.parametrize("rows_left", [0, 1], ids=["whole", "rows-left"])
+def test_columns_are_repeated_where_the_body_calls_a_function(rows_left):
+    """A column operand (N, 1), (B, N, 1), alone or beside a row and through an explicit
+    broadcast: its values for the views' rows repeated w times, the rest of it to the
+    leftover rows' kernel."""
+    n = 30000 + rows_left * 5
+    x, c, b = _data((n, 3), np.float32), _data((n, 1), np.float32), _data((3,), np.float32)
+    driver = _check(lambda x, c: jnp.tanh(x) * c, x, c, tiled=True)
+    assert "np.repeat(" in driver and ("_rest(" in driver) == bool(rows_left), driver
+    driver = _check(lambda x, c, b: jnp.exp(x - c) * b, x, c, b, tiled=True)
+    assert "np.repeat(" in driver and "np.tile(" in driver, driver
+    _check(lambda x, c: jnp.sin(x) + jnp.broadcast_to(c, x.shape), x, c, tiled=True)
+    x3, c3 = _data((4, n // 4, 5), np.float32), _data((4, n // 4, 1), np.float32)
+    _check(lambda x, c: jnp.log1p(jnp.abs(x)) / c, x3, c3, tiled=True)
+
+
 def test_what_does_not_tile_still_matches():
-    """Column operands (N, 1), wide rows, small arrays, strided inputs and reductions keep
-    the loops they had."""
+    """Column operands of arithmetic alone (their copy would cost more than the nest),
+    columns that broadcast over more than the rows, wide rows, small arrays and reductions
+    keep the loops they had."""
     x = _data((30000, 3), np.float32)
-    _check(lambda x, c: jnp.tanh(x) * c, x, _data((30000, 1), np.float32), tiled=False)
+    _check(lambda x, c: x * c + 1.0, x, _data((30000, 1), np.float32), tiled=False)
+    _check(lambda x, c: jnp.tanh(x) * c, _data((4, 7500, 3), np.float32),
+           _data((1, 7500, 1), np.float32), tiled=False)
     _check(lambda x, b: x * b, _data((3000, 16), np.float32), _data((16,), np.float32),
            tiled=False)
     _check(lambda x, b: x * b, _data((100, 3), np.float32), _data((3,), np.float32),

@@ -23,7 +23,7 @@ from ...lax import control_flow as cf
 from ...lax import primitives as lax
 from ..numba_text import ctor, is_half
 from . import buffers
-from .rules import STATEMENT, in_kernels, register_rules
+from .rules import STATEMENT, in_kernels, operations_per_element, register_rules
 
 if TYPE_CHECKING:
     from .render_program import FunctionBuilder
@@ -83,20 +83,25 @@ def _flattens(e: Eqn, rank: int) -> bool:
 
 
 #: short rows: a body over (..., N, w) with w below SHORT_ROW whose other operands are rows
-#: of w values (`x * b`, b of shape (w,)) runs over (C, L) views, L = TILE_MIN or more values
-#: a multiple of w and of 16 (a vector of float32), the rows tiled to L values once per call.
-#: From TILE_MIN_SIZE values: below, the tiling and a second call for the rows left over cost
-#: more than they save (1000x8 float32 `exp(c - cb)`: 9 us as it was, 12-16 us tiled)
+#: of w values (`x * b`, b of shape (w,)) or columns (`x * c`, c of shape (..., N, 1)) runs
+#: over (C, L) views, L = TILE_MIN or more values a multiple of w and of 16 (a vector of
+#: float32), the rows tiled to L values once per call, each column's values repeated w times
+#: (a copy the size of the body's arrays: worth it only where the body calls an elementary
+#: function, rules.COST; (349525, 3) float32 `jnp.tanh(x) * c` 12.6 ms in the nest, 0.95 ms
+#: so, `jnp.exp(x) * c` 2.41 -> 0.96 ms, but `x * c` 726 -> 966 us). From TILE_MIN_SIZE
+#: values: below, the tiling and a second call for the rows left over cost more than they
+#: save (1000x8 float32 `exp(c - cb)`: 9 us as it was, 12-16 us tiled)
 SHORT_ROW, TILE_MIN, TILE_MIN_SIZE = 16, 48, 1 << 14
 
 
 def _tiled_body(body: Jaxpr):
     """A kernel body over short rows (see SHORT_ROW) as the same program over (C, L) views:
     (body over (C, L), map to the body's equations, k rows per view row, the ids of the row
-    inputs, which the call tiles k times into (1, L)), or None. A loop over rows of 3 values runs
-    scalar code (no vector fits a row): `jnp.tanh(x) * b` of a (349525, 3) float32 array took
-    11.8 ms in a bare Numba loop of that shape, 0.61 ms over (C, 48) views (tanh of the same
-    values as one vector: 0.34 ms; NumPy 1.95 ms)."""
+    inputs, which the call tiles k times into (1, L), and of the column inputs, whose values
+    it repeats w times into (C, L)), or None. A loop over rows of 3 values runs scalar code
+    (no vector fits a row): `jnp.tanh(x) * b` of a (349525, 3) float32 array took 11.8 ms in
+    a bare Numba loop of that shape, 0.61 ms over (C, 48) views (tanh of the same values as
+    one vector: 0.34 ms; NumPy 1.95 ms)."""
     if body.constvars or not body.outvars:
         return None
     shape = body.outvars[0].aval.shape
@@ -110,22 +115,32 @@ def _tiled_body(body: Jaxpr):
         sh = a.aval.shape
         return 1 <= len(sh) <= rank and sh[-1] == w and all(d == 1 for d in sh[:-1])
 
-    def fits(a):  # a value of the body's shape, a row, or a scalar
-        return not isinstance(a, Var) or not a.aval.ndim or a.aval.shape == shape or is_row(a)
+    def is_col(a):  # (..., N, 1): one value per row, broadcast along it
+        return a.aval.shape == shape[:-1] + (1,)
+
+    def fits(a):  # a value of the body's shape, a row, a column, or a scalar
+        return not isinstance(a, Var) or not a.aval.ndim or a.aval.shape == shape or \
+            is_row(a) or is_col(a)
     for e in body.eqns:
         out = e.outvars[0]
         if e.primitive is lax.broadcast_in_dim_p:
             (u,) = e.invars
-            if not (isinstance(u, Var) and is_row(u) and fits(out) and out.aval.ndim
-                    and e.params["broadcast_dimensions"][-1] == out.aval.ndim - 1):
+            dims = e.params["broadcast_dimensions"]
+            if not (isinstance(u, Var) and fits(out) and out.aval.ndim and (
+                    (is_row(u) and dims[-1] == out.aval.ndim - 1)
+                    or (is_col(u) and dims == tuple(range(rank))))):
                 return None
         elif e.primitive.kind != "elementwise" or any(
                 isinstance(p, (tuple, list, Jaxpr, ClosedJaxpr)) for p in e.params.values()) \
                 or not all(fits(a) for a in (*e.invars, *e.outvars)):
             return None
-    rows = {v.id for v in body.invars if v.aval.ndim and v.aval.shape != shape}
-    if not rows or any(not is_row(v) for v in body.invars if v.id in rows):
+    others = [v for v in body.invars if v.aval.ndim and v.aval.shape != shape]
+    if not others or not all(is_row(v) or is_col(v) for v in others):
         return None
+    rows = {v.id for v in others if is_row(v)}
+    cols = {v.id for v in others if v.id not in rows}
+    if cols and not any(operations_per_element(e.primitive) > 1 for e in body.eqns):
+        return None  # (arithmetic alone: the nest costs less than the columns' copy)
     size = math.prod(shape)
     if size < TILE_MIN_SIZE:
         return None
@@ -138,7 +153,8 @@ def _tiled_body(body: Jaxpr):
             return a
         if a.id not in new:
             aval = a.aval
-            dims = (chunks, tile) if aval.shape == shape else (1, tile)  # rows: tiled
+            # a column, repeated, is a whole view; a row is tiled into one
+            dims = (1, tile) if is_row(a) and aval.shape != shape else (chunks, tile)
             new[a.id] = Var(type(aval)(dims, aval.dtype, aval.weak_type), a.origin)
         return new[a.id]
     eqns = []
@@ -151,7 +167,7 @@ def _tiled_body(body: Jaxpr):
                               outvars=[view(a) for a in e.outvars], params=params))
     back = {id(f): e for f, e in zip(eqns, body.eqns)}
     tiled = Jaxpr((), [view(a) for a in body.invars], [view(a) for a in body.outvars], eqns)
-    return tiled, back, k, rows
+    return tiled, back, k, rows, cols
 
 
 def _fused(fb: FunctionBuilder, eqn: Eqn):
@@ -184,10 +200,11 @@ def _fused(fb: FunctionBuilder, eqn: Eqn):
         fb.emit(f"{name} = {ctor(v.aval.dtype)}({r}[{k}])", eqn)
 
 
-def _fused_tiled(fb: FunctionBuilder, eqn: Eqn, body, tiled, back, k, rows):
+def _fused_tiled(fb: FunctionBuilder, eqn: Eqn, body, tiled, back, k, rows, cols):
     """A short-row body (`_tiled_body`) on the host: the kernel over (C, L) views of the
-    first C k rows, its row inputs tiled k times; the rows left over (fewer than k) by the
-    body's own kernel on views of them."""
+    first C k rows, its row inputs tiled k times, its column inputs' values for those rows
+    repeated w times; the rows left over (fewer than k) by the body's own kernel on views
+    of them."""
     shape = body.outvars[0].aval.shape
     w = shape[-1]
     chunks, tile = tiled.outvars[0].aval.shape
@@ -209,6 +226,9 @@ def _fused_tiled(fb: FunctionBuilder, eqn: Eqn, body, tiled, back, k, rows):
         name = fb.kernel_arg(a)
         if v.id in rows:
             args.append(f"np.tile({name}.reshape(-1), {k}).reshape(1, {tile})")
+        elif v.id in cols:
+            args.append(f"np.repeat({name}.reshape(-1)[:{head // w}], {w})"
+                        f".reshape({chunks}, {tile})")
         else:
             args.append(part(name, 0, head, (chunks, tile)) if a.aval.ndim else name)
     args += [part(o, 0, head, (chunks, tile)) for o in outs]
@@ -219,9 +239,15 @@ def _fused_tiled(fb: FunctionBuilder, eqn: Eqn, body, tiled, back, k, rows):
     # the rows left over: the body's kernel, on views that keep its rank
     callee, code = fb.program.kernel_for(fb, body, eqn.params["name"] + "_rest", eqn.invars)
     dims = (1,) * (len(shape) - 2) + (left // w, w)
-    args = [part(fb.kernel_arg(a), head, "", dims)
-            if v.id not in rows and a.aval.ndim else fb.kernel_arg(a)
-            for v, a in zip(body.invars, eqn.invars)]
+    args = []
+    for v, a in zip(body.invars, eqn.invars):
+        name = fb.kernel_arg(a)
+        if v.id in cols:
+            args.append(part(name, head // w, "", dims[:-1] + (1,)))
+        elif v.id not in rows and a.aval.ndim:
+            args.append(part(name, head, "", dims))
+        else:
+            args.append(name)
     args += [part(o, head, "", dims) for o in outs]
     args += [fb.kernel_arg(lit) for lit in code.consts]
     fb.emit(f"{callee}({', '.join(args)})", eqn)
