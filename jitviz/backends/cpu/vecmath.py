@@ -297,16 +297,21 @@ def _log_table_parts(c):
     TAB_TL = vector_isa.table(t_lo, F)
     f32 = F is np.float32
     getmant = vector_isa.getmant_f32 if f32 else vector_isa.getmant_f64
+    getmant_or_nan = vector_isa.getmant_or_nan_f32 if f32 else vector_isa.getmant_or_nan_f64
     getexp = vector_isa.getexp_f32 if f32 else vector_isa.getexp_f64
     scalef = vector_isa.scalef_f32 if f32 else vector_isa.scalef_f64
     SHIFT = I(c.MANT - 4)
 
-    @inline
-    def cell(u):
-        m = getmant(u)
-        k = getexp(u) + (ONE if m < ONE else ZERO)
-        j = np.int32(I(as_int(m) >> SHIFT) & I(15))
-        return m, k, j, TAB_R(j)
+    def make_cell(mant):
+        @inline
+        def cell(u):
+            m = mant(u)
+            k = getexp(u) + (ONE if m < ONE else ZERO)
+            j = np.int32(I(as_int(m) >> SHIFT) & I(15))
+            return m, k, j, TAB_R(j)
+        return cell
+    # (parts_exact's u is a log's own argument: NaN for a set sign bit from the mantissa)
+    cell, cell_or_nan = make_cell(getmant), make_cell(getmant_or_nan)
 
     # (float64's degree-10 polynomial as two chains: the loops are latency-bound, log1p
     # 703 -> 638 us; float32's three terms gain nothing)
@@ -328,7 +333,7 @@ def _log_table_parts(c):
 
     @inline
     def parts_exact(u, lift):
-        m, k, j, r = cell(u)
+        m, k, j, r = cell_or_nan(u)
         f = fma(m, r, -ONE)
         return k, TAB_T(j), f, ZERO, tail_of(f, j)
 
@@ -395,9 +400,24 @@ def _make_log_family(c, scale):
     def no_table(t, v):
         return v
 
+    @inline
+    def specials(x, y, lo):
+        """log-like results: NaN below the domain's bound `lo`, -inf at it, inf at inf."""
+        y = y if x > lo else (-INF if x == lo else NAN)
+        return y if x < INF else x  # inf stays inf, NaN stays NaN
+
+    @inline
+    def zero_special(x, y, lo):
+        """`specials` of a log by the table (lo = 0): its mantissa makes the NaN of a
+        negative x (and of -0.0, whose log is -inf like +0.0's: selected), its exponent the
+        infinities and NaN; two instructions where `specials` takes six."""
+        return -INF if x == ZERO else y
+
     log_parts, log_parts_exact, with_table = parts, parts_exact, no_table
+    exact_specials = specials
     if c.LOG_T is not None and vector_isa.available():
         log_parts, log_parts_exact, with_table = _log_table_parts(c)
+        exact_specials = zero_special
 
     @inline
     def log_of(u, c_abs, kadd, lift):
@@ -423,14 +443,8 @@ def _make_log_family(c, scale):
         return u, (ONE - (u - t)) if t >= ONE else (t - (u - ONE))
 
     @inline
-    def specials(x, y, lo):
-        """log-like results: NaN below the domain's bound `lo`, -inf at it, inf at inf."""
-        y = y if x > lo else (-INF if x == lo else NAN)
-        return y if x < INF else x  # inf stays inf, NaN stays NaN
-
-    @inline
     def log(x):
-        return specials(x, log_exact(x, ZERO, True), ZERO)
+        return exact_specials(x, log_exact(x, ZERO, True), ZERO)
 
     @inline
     def log1p(x):
@@ -445,14 +459,14 @@ def _make_log_family(c, scale):
         pieces so the product keeps the precision of log(1 + f)."""
         k, t, f, hfsq, tail = log_parts_exact(x, True)
         v = with_table(t, (tail - hfsq) + f)
-        return specials(x, fma(v, LOG2E_HI, fma(v, LOG2E_LO, k)), ZERO)
+        return exact_specials(x, fma(v, LOG2E_HI, fma(v, LOG2E_LO, k)), ZERO)
 
     @inline
     def log10(x):
         """k log10(2) + log(1 + f) log10(e), log10(2) in two pieces (k * L10_HI exact)."""
         k, t, f, hfsq, tail = log_parts_exact(x, True)
         v = with_table(t, (tail - hfsq) + f)
-        return specials(x, fma(k, L10_HI, fma(v, LOG10E, k * L10_LO)), ZERO)
+        return exact_specials(x, fma(k, L10_HI, fma(v, LOG10E, k * L10_LO)), ZERO)
 
     @inline
     def asinh(x):

@@ -319,6 +319,11 @@ getmant1_f32 = _x86_op("getmant", np.float32, imm=_MANT_1)
 getmant1_f64 = _x86_op("getmant", np.float64, imm=_MANT_1)
 # getmant_half(x): |x| 2^-(getexp(x) + 1), in [1/2, 1)
 getmant_half_f32 = _x86_op("getmant", np.float32, imm=_MANT_HALF)
+# getmant_or_nan(x): getmant(x) for x >= +0 (and +inf: 1), NaN for a set sign bit (sign
+# control 2: negative numbers, -0.0 and -inf), so a log needs no test of its own for them
+_SIGN_NAN = 2 << 2
+getmant_or_nan_f32 = _x86_op("getmant", np.float32, imm=_MANT_3_4 | _SIGN_NAN)
+getmant_or_nan_f64 = _x86_op("getmant", np.float64, imm=_MANT_3_4 | _SIGN_NAN)
 # scalef(x, e): x 2^floor(e) for a float e (no conversion to an integer, which `ldexp` needs:
 # that conversion cost log1p 40% of its time)
 scalef_f32 = _x86_op("scalef", np.float32, arity=2)
