@@ -442,3 +442,15 @@ def test_a_device_array_has_its_own_fast_key():
                                     "version": 3}
     host = np.zeros(4, np.float32).view(jitviz.Array)
     assert fast_key((Foreign(),)) != fast_key((host,))
+
+
+def test_a_hit_with_concrete_arrays_inside_a_trace_is_staged():
+    """A jitted function called inside another trace with concrete arrays whose fast key it
+    has cached records a `jit` equation, as JAX's pjit does, rather than running: the hit's
+    shortcut checks for a current trace."""
+    inner = jit(lambda v: v * 2.0)
+    c = np.ones(3, np.float32)
+    inner(c)
+    inner(c)  # the fast key is cached
+    closed = jitviz.make_jaxpr(lambda x: inner(c) + x)(np.ones(3, np.float32))
+    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["jit", "add"]
