@@ -7,6 +7,7 @@ import glob
 import os
 
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -596,9 +597,28 @@ def test_outputs_under_the_pool_threshold_are_numpy_s_own():
     assert_same(out, np.full((100, 100), 2, f32))
 
 
+def test_a_pooled_array_is_checked_and_handed_out_under_the_lock(monkeypatch):
+    """The reference count that says an array is free is read under the pool's lock (two
+    threads reading it at once could both take the array): every read is checked."""
+    from jitviz.backends.cpu import buffers as cpu_buffers
+    reads = []
+
+    class Sys:
+        @staticmethod
+        def getrefcount(a):
+            reads.append(cpu_buffers._lock.locked())
+            return sys.getrefcount(a) - 1  # (this frame's own reference)
+    monkeypatch.setattr(cpu_buffers, "sys", Sys)
+    first = cpu_buffers.empty((400, 400), f32)
+    address = first.ctypes.data
+    del first
+    again = cpu_buffers.empty((400, 400), f32)  # the same array, free again
+    assert reads and all(reads) and again.ctypes.data == address
+
+
 def test_threads_never_share_a_pooled_array():
-    """Calls from four threads at once, each checking its own results: a pooled array is
-    checked and handed out under the pool's lock."""
+    """Calls from four threads at once, each checking its own results (that the pool reads
+    a reference count under its lock: the test above)."""
     import threading
 
     f = jitviz.jit(lambda v: v * 2.0 + 1.0)
