@@ -248,6 +248,37 @@ def test_example_fun_traced_length_is_a_type_error():
     assert jit(example_fun.__wrapped__, static_argnums=0, backend="interpret")(5).shape == (5,)
 
 
+helper_scale = 2.0
+tanh_alias = jnp.tanh  # a global of the user's module naming a library function
+
+
+def _scaled_tanh(x):
+    return tanh_alias(x) * helper_scale
+
+
+def test_the_checked_bindings_are_the_users_not_a_librarys():
+    """Each cache hit checks every global and closure variable the trace could have baked in
+    (stale_global). The user's are checked, their helpers' too (`helper_scale`, read by
+    `_scaled_tanh`); a library's functions are not looked into (jitviz's: `jnp.log` named
+    22 module globals of jitviz.numpy, checked on every call of `jit(jnp.log)`)."""
+    f = jit(jnp.log, backend="interpret")
+    f.clear_cache()  # (jit's cache is per function: other tests jit jnp.log too)
+    f(np.float32(2.0))
+    (entry,) = f._cache.entries.values()
+    assert entry.checks == []
+    g = jit(lambda x: _scaled_tanh(x) + 1, backend="interpret")
+    g(np.float32(0.5))
+    (entry,) = g._cache.entries.values()
+    assert {c.name for c in entry.checks} == {"_scaled_tanh", "tanh_alias", "helper_scale"}
+    global helper_scale
+    helper_scale = 3.0
+    try:
+        with pytest.warns(jitviz.StaleGlobalWarning, match="global 'helper_scale' was 2.0"):
+            g(np.float32(0.5))
+    finally:
+        helper_scale = 2.0
+
+
 def test_globals_of_helpers_from_other_modules_are_read_in_their_own_module():
     # `run` lives in another module and reads that module's globals (UNARY, BINARY, ...):
     # the traced lambda's module has no such names, which is not a global store
