@@ -309,10 +309,13 @@ def tanh32_cells():
     return edges[:-1], edges[1:]
 
 
-def fit_cell(f, lo, hi, d, degree, through_zero, n=3000):
+def fit_cell(f, lo, hi, d, degree, through_zero, n=3000, first=0, lead=False):
     """float32 coefficients (lowest first) of P(r), r = x - d, with f(x) ~ P(r) on [lo, hi],
     least squares on the relative error at evenly spaced points; `through_zero`: P(r) = r +
-    r^2 Q(r) (f(0) = 0, f'(0) = 1, so tiny arguments keep their relative accuracy). Each
+    r^2 Q(r) (f(0) = 0, f'(0) = 1, so tiny arguments keep their relative accuracy); `first`:
+    the lowest power fitted (1: P(r) = r Q(r), f(d) = 0, every coefficient free); `lead`:
+    P(r) = r + the fitted powers (returned without the r), so that a coefficient of r near 1
+    is stored as its small difference from 1, which float32 holds to 2^-24 of itself. Each
     coefficient is rounded to float32 in turn and the later ones refitted to what the
     rounding left: rounding them all at once left errors of a fixed sign over whole cells
     (float32 tanh: up to half an ulp on average), which a training loop adds up (a small
@@ -321,10 +324,10 @@ def fit_cell(f, lo, hi, d, degree, through_zero, n=3000):
     x = L(lo) + (L(hi) - L(lo)) * (np.arange(n) + L(0.5)) / n
     fx, r = f(x), x - L(d)
     w = (1 / fx).astype(np.float64)
-    powers = [r ** (k + 2) if through_zero else r ** k for k in range(degree - 1 if through_zero
-                                                                        else degree + 1)]
-    fixed = [] if not through_zero else [0.0, 1.0]
-    target = fx - (r if through_zero else 0)
+    low = 2 if through_zero else first
+    powers = [r ** k for k in range(low, degree + 1)]
+    fixed = [0.0, 1.0] if through_zero else [0.0] * first
+    target = fx - (r if through_zero or lead else 0)
     chosen = []
     for i in range(len(powers)):
         done = sum((L(c) * p for c, p in zip(chosen, powers)), L(0) * r)
@@ -338,28 +341,54 @@ def fit_cell(f, lo, hi, d, degree, through_zero, n=3000):
                                     rcond=None)[0] / scale
         chosen.append(float(np.float32(c[0])))
     coeffs = fixed + chosen
-    approx = np.polynomial.polynomial.polyval(r, np.array(coeffs, dtype=L))
+    approx = np.polynomial.polynomial.polyval(r, np.array(coeffs, dtype=L)) + (r if lead else 0)
     return np.array(coeffs), float(np.max(np.abs((approx - fx) / fx)))
+
+
+def log32_cells():
+    """float32 log on the 16 cells of m = getmant(x) in [3/4, 3/2) that its top four
+    mantissa bits pick (cells 0-7: [1, 3/2) in steps of 1/16; 8-15: [3/4, 1) in steps of
+    1/32). The cells beside m = 1 (0 and 15) have no r^1 term beyond r itself, so that
+    log(1 + r) keeps its relative accuracy as r goes to 0."""
+    lows = [1 + j / 16 if j < 8 else (1 + j / 16) / 2 for j in range(16)]
+    highs = [1 + (j + 1) / 16 if j < 8 else (1 + (j + 1) / 16) / 2 for j in range(16)]
+    return lows, highs
+
+
+def fit_cells(f, cells, degree, options):
+    """Rows of fit_cell over each cell (lows, highs, left edges) and the worst error."""
+    rows, worst = [], 0.0
+    for j, (lo, hi, d) in enumerate(zip(*cells)):
+        c, err = fit_cell(f, lo, hi, d, degree, **options(j))
+        rows.append(tuple(float(np.float32(v)) for v in c))
+        worst = max(worst, err)
+    return rows, worst
 
 
 def write_tables(path):
     """jitviz/backends/cpu/vecmath_tables.py: the per-cell coefficients."""
     lows, highs = tanh32_cells()
-    rows, worst = [], 0.0
-    for j, (lo, hi) in enumerate(zip(lows, highs)):
-        c, err = fit_cell(np.tanh, lo, hi, lows[j], 5, j == 0)
-        rows.append(tuple(float(np.float32(v)) for v in c))
-        worst = max(worst, err)
+    rows, worst = fit_cells(np.tanh, (lows, highs, lows), 5,
+                            options=lambda j: {"through_zero": j == 0})
     print(f"TANH32 cells: degree 5, max rel error {worst:.3g} ({np.log2(worst):.1f} bits)")
+    log_lows, log_highs = log32_cells()
+    log_rows, log_worst = fit_cells(np.log, (log_lows, log_highs, [1.0] * 16), 4,
+                                    options=lambda j: {"through_zero": False, "lead": True,
+                                                       "first": 2 if j in (0, 15) else 1})
+    log_rows = [row[1:] for row in log_rows]  # (the constant term is 0: log(1) = 0)
+    print(f"LOG32 cells: degree 4, max rel error {log_worst:.3g} "
+          f"({np.log2(log_worst):.1f} bits)")
     header = (
         "Per-cell polynomial coefficients for vecmath's table-driven functions, written by\n"
         "`python scripts/fit_vecmath.py --tables` (do not edit).\n\n"
         "TANH32: float32 tanh on the cells of `tanh32_cells` there (left edges\n"
-        f"TANH32_D), P(r) = sum c_i r^i with r = |x| - d_j, degree 5: {worst:.3g} relative.\n")
+        f"TANH32_D), P(r) = sum c_i r^i with r = |x| - d_j, degree 5: {worst:.3g} relative.\n"
+        "LOG32: float32 log(m) on the cells of `log32_cells` there, r + r Q(r) with r = m - 1\n"
+        f"and Q(r) = sum c_i r^i of degree 3 (lowest first): {log_worst:.3g} relative.\n")
     with open(path, "w") as out:
         out.write(f'"""{header}"""\n\n')
         out.write("TANH32_D = (" + ", ".join(repr(float(np.float32(v))) for v in lows) + ")\n")
-        for name, table in (("TANH32_C", rows),):
+        for name, table in (("TANH32_C", rows), ("LOG32_C", log_rows)):
             out.write(f"{name} = (\n" + "".join(f"    ({', '.join(repr(v) for v in row)}),\n"
                                                  for row in table) + ")\n")
 

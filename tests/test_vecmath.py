@@ -1543,14 +1543,75 @@ def _div_source(f, x):
 def test_which_divisions_by_constants_take_the_corrected_reciprocal():
     """A constant divisor of a loaded value: the corrected reciprocal, blockwise with its
     test first. A power of two (LLVM's product already), a divisor beyond 2^60, a dividend that
-    takes a call (`jnp.log2`: its test in the fast loop would cost what the division does)
+    takes a call (exp(x) / 3: its test in the fast loop would cost what the division does)
     and one read from an earlier nest's temporary (a mean's division by n, in the row loop
     it shares with the sum) keep the division."""
     x = np.linspace(1, 2, 1000, dtype=np.float32)
     src = _div_source(lambda v: v / 3.0, x)
     assert "rt.div_const_f32_fast(" in src and "rt.div_const_special_f32(" in src, src
     rows = x.reshape(40, 25)
-    for f, arg in ((lambda v: v / 4.0, x), (lambda v: v / 1e30, x), (jnp.log2, x),
+    for f, arg in ((lambda v: v / 4.0, x), (lambda v: v / 1e30, x),
+                   (lambda v: jnp.exp(v) / 3.0, x),
                    (lambda v: v - jnp.mean(v, axis=-1, keepdims=True), rows)):
         src = _div_source(f, arg)
         assert "div_const" not in src and " / c" in src, src
+
+
+# --- a log times or over a constant (rules.py `_scaled_log`, vecmath `log_scaled`) ---------
+
+SCALED_LOGS = {
+    "log2": (jnp.log2, "div", np.log(2.0)),  # log(x) / log(2), as JAX writes it
+    "log10": (jnp.log10, "mul", 1 / np.log(10.0)),  # log(x) * log10(e)
+    "log_3": (lambda v: jnp.log(v) / np.log(3.0).astype(v.dtype), "div", np.log(3.0)),
+    "half_log": (lambda v: 0.5 * jnp.log(v), "mul", 0.5),
+    "log_small": (lambda v: jnp.log(v) / 7.3e-5, "div", 7.3e-5),
+    "log_times_big": (lambda v: jnp.log(v) * 3.0e9, "mul", 3.0e9),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", sorted(SCALED_LOGS))
+def test_a_log_times_or_over_a_constant_is_one_function(name, dtype):
+    """log(x) / c and log(x) * c (c > 0) compute as one log with the scale in its last steps:
+    no division, within 2.5 ulp of log(x) / c for the constant c of the dtype (NumPy's two
+    steps, float32: up to 4.2 ulp), specials as the interpreter gives them."""
+    fn, kind, c = SCALED_LOGS[name]
+    x = _inputs(dtype, [1.0, np.sqrt(0.5), 2.0, 8.0, 1e-3])
+    src = jitviz.jit(fn).lower(x).compile().kernels[0].source
+    suffix = "f32" if dtype == np.float32 else "f64"
+    assert f"rt.log_{kind}_const_{suffix}(" in src and " / c" not in src, src
+    cd = L(dtype(c))
+    ref = (lambda v: np.log(v) / cd) if kind == "div" else (lambda v: np.log(v) * cd)
+    err, i, finite = _measure(fn, ref, (x,), dtype)
+    assert err <= 2.5, f"{name}({x[finite][i]!r}) is {err:.2f} ulp off"
+
+
+@pytest.mark.parametrize("fn", [
+    lambda v: jnp.log(v) / -3.0,  # a negative scale: log(1) / c is -0.0
+    lambda v: jnp.log(v) / 1e30,  # beyond DIV_CONST_RANGE
+    lambda v: jnp.log(v) / 0.0,
+    lambda v: jnp.log(v) / 3.0 + jnp.log(v),  # the log is read twice
+    lambda v: (jnp.log(v), jnp.log(v) / 3.0),  # and stored
+    lambda v: jnp.log(v) / v,  # not a constant
+    lambda v: jnp.log1p(v) / 3.0,  # not a log
+], ids=["negative", "out_of_range", "zero", "read_twice", "stored", "not_constant",
+        "log1p"])
+def test_a_log_and_a_scale_stay_apart_where_they_must(fn):
+    x = np.linspace(0.5, 2, 100, dtype=np.float32)
+    src = "".join(k.source for k in jitviz.jit(fn).lower(x).compile().kernels)
+    assert "log_div_const" not in src and "log_mul_const" not in src, src
+    with np.errstate(all="ignore"):
+        got = jitviz.jit(fn)(x)
+        want = jitviz.jit(fn, backend="interpret")(x)
+    for g, w in zip(jitviz.tree_leaves(got), jitviz.tree_leaves(want)):
+        np.testing.assert_array_equal(np.signbit(np.asarray(g)), np.signbit(np.asarray(w)))
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32], ids=["f16", "f32"])
+def test_a_scaled_log_of_another_dtype_keeps_its_steps(dtype):
+    """float16 computes in float32 and rounds log(x) to float16 before the product (the
+    interpreter's result): the combined form is for float32 and float64 only."""
+    x = np.linspace(0.5, 2, 100, dtype=dtype)
+    src = jitviz.jit(jnp.log10).lower(x).compile().kernels[0].source
+    assert ("log_mul_const" in src) == (dtype == np.float32), src

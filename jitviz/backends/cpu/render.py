@@ -39,7 +39,7 @@ from ...core.registry import has_lowering, lowering_rule
 from ...core.ir import literal_key, literal_value
 from ..base import Cost
 from ..numba_text import ConstName, compute_dtype, ctor, is_half, typed_const
-from .rules import (CPU, GENERATE, INDEX, REDUCE, cast_text, expr_rule,
+from .rules import (CPU, GENERATE, INDEX, REDUCE, WITH_PRODUCER, cast_text, expr_rule,
                     operations_per_element)
 from .runtime import COLUMN_BLOCK
 from .vecmath_core import target_has_avx512
@@ -268,6 +268,10 @@ class FusedRenderer:
         self.consts: dict = {}  # literal key -> (name, Literal)
         self.counter = 0
         self.producer = {v.id: e for e in body.eqns for v in e.outvars}
+        self.reads: dict[int, int] = {}  # value id -> how many equations read it
+        for e in body.eqns:
+            for u in {u.id for u in e.invars if isinstance(u, Var)}:
+                self.reads[u] = self.reads.get(u, 0) + 1
         self.out_pos = {}
         for i, v in enumerate(body.outvars):
             self.out_pos.setdefault(v.id, i)
@@ -383,9 +387,17 @@ class FusedRenderer:
         if index_map is not None:
             return self.value(eqn.invars[0], index_map(eqn, idx))
         out = eqn.outvars[0].aval
+        label = prim.name
         generate = lowering_rule(prim, GENERATE)
+        combined = lowering_rule(prim, WITH_PRODUCER)
+        combined = combined and combined(eqn, self._sole_producer)
         if generate is not None:
             text = generate(eqn, idx)
+        elif combined:
+            args = [self.value(u, self._operand_index(u, out.shape, idx))
+                    for u in combined.operands]
+            text = cast_text(out.dtype, combined.text(args))
+            label = f"{combined.producer.primitive.name}, {label}"
         else:
             rule = expr_rule(prim)
             if rule is None:
@@ -394,8 +406,17 @@ class FusedRenderer:
             in_dtypes = [u.aval.dtype for u in eqn.invars]
             text = cast_text(out.dtype, rule(args, in_dtypes, out.dtype, eqn.params))
         v = self.fresh()
-        self.emit(self.depth, f"{v} = {text}  # {prim.name}", eqn)
+        self.emit(self.depth, f"{v} = {text}  # {label}", eqn)
         return v
+
+    def _sole_producer(self, v):
+        """The equation that makes `v` where only one equation reads it and nothing stores
+        it (an input, a kernel output, a materialized value), so that the reader may compute
+        both (rules.WITH_PRODUCER); else None."""
+        if not isinstance(v, Var) or v.id in self.inputs or v.id in self.storage or \
+                v.id in self.materialize or self.reads.get(v.id) != 1:
+            return None
+        return self.producer.get(v.id)
 
     @staticmethod
     def _operand_index(u, out_shape, idx):

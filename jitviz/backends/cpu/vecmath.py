@@ -344,6 +344,31 @@ def _log_table_parts(c):
     return parts_table, parts_exact, add_table
 
 
+def _log_cells_f32():
+    """float32 log(u) = k ln2 + r + r Q_j(r) on AVX-512, as Intel's SVML (NumPy's float32
+    log2 and log10) computes it: m = getmant(u) in [3/4, 3/2) (NaN for a set sign bit), k =
+    getexp(u) - getexp(m), r = m - 1 (exact), and Q_j a cubic per cell of m (its top four
+    mantissa bits: `vecmath_tables.LOG32_C`, fitted by `scripts/fit_vecmath.py --tables`;
+    r's coefficient is 1 + Q_j(0), stored as Q_j(0), which float32 holds to 2^-24 of
+    itself where 1 + Q_j(0) would be rounded to 2^-24 of 1: log 1.34 -> ? ulp). Four table
+    lookups and four FMAs, where `_log_table_parts` takes three lookups, eight arithmetic
+    steps and an exponent fix-up. Returns `cell(u)` -> (k, log(m)); k is infinite or NaN
+    where u is (`vgetexp`), -inf at 0 (tested by the caller)."""
+    from .vecmath_tables import LOG32_C
+    F = np.float32
+    C1, C2, C3, C4 = (vector_isa.table([row[i] for row in LOG32_C], F) for i in range(4))
+    ONE, SHIFT = F(1), np.int32(19)
+
+    @inline
+    def cell(u):
+        m = vector_isa.getmant_or_nan_f32(u)
+        k = vector_isa.getexp_f32(u) - vector_isa.getexp_f32(m)
+        j = np.int32(as_int(m) >> SHIFT)  # (the tables keep its low four bits)
+        r = m - ONE
+        return k, fma(fma(fma(fma(C4(j), r, C3(j)), r, C2(j)), r, C1(j)), r, r)
+    return cell
+
+
 def _make_log_family(c, scale):
     F, I, P, PF, MANT, BIAS = c.F, c.I, c.LOG, c.LOG_F, c.MANT, c.BIAS
     ZERO, HALF, ONE, TWO, INF, NAN = c.ZERO, c.HALF, c.ONE, c.TWO, c.INF, c.NAN
@@ -352,6 +377,7 @@ def _make_log_family(c, scale):
     LN2_HI, LN2_LO, LOG2E_HI, LOG2E_LO = c.LN2_HI, c.LN2_LO, c.LOG2E_HI, c.LOG2E_LO
     LOG10E, L10_HI, L10_LO, HUGE = c.LOG10E, c.LOG10_2_HI, c.LOG10_2_LO, c.HUGE
     P2 = split_coeffs(P, 2)  # (two half-length Horner chains: the loops are latency-bound)
+    K_FINITE = F(4096)  # above the exponent of any finite x (log_scaled)
     PF2 = None if PF is None else split_coeffs(PF, 2)
 
     @inline
@@ -435,6 +461,31 @@ def _make_log_family(c, scale):
         k = k + kadd
         return fma(k, LN2_HI, with_table(t, ((tail + k * LN2_LO) - hfsq) + f))
 
+    if F is np.float32 and vector_isa.available():
+        log_cell = _log_cells_f32()
+
+        @inline
+        def log_exact(u, kadd, lift):  # noqa: F811  (the cells: `_log_cells_f32`)
+            k, v = log_cell(u)
+            k = k + kadd
+            return fma(k, LN2_HI, fma(k, LN2_LO, v))
+
+        @inline
+        def log_plain(u):  # (log_exact with no kadd: k + 0.0 would stay an instruction)
+            k, v = log_cell(u)
+            return fma(k, LN2_HI, fma(k, LN2_LO, v))
+
+        log_scaled_parts = log_cell
+    else:
+        @inline
+        def log_plain(u):
+            return log_exact(u, ZERO, True)
+
+        @inline
+        def log_scaled_parts(x):
+            k, t, f, hfsq, tail = log_parts_exact(x, True)
+            return k, with_table(t, (tail - hfsq) + f)
+
     @inline
     def one_plus(t):
         """(u, c_abs): u = fl(1 + t) and its rounding error c_abs = (1 + t) - u, exactly
@@ -444,7 +495,7 @@ def _make_log_family(c, scale):
 
     @inline
     def log(x):
-        return exact_specials(x, log_exact(x, ZERO, True), ZERO)
+        return exact_specials(x, log_plain(x), ZERO)
 
     @inline
     def log1p(x):
@@ -457,16 +508,26 @@ def _make_log_family(c, scale):
     def log2(x):
         """k + log(1 + f) log2(e): exact for powers of two (log(1) = 0); log2(e) in two
         pieces so the product keeps the precision of log(1 + f)."""
-        k, t, f, hfsq, tail = log_parts_exact(x, True)
-        v = with_table(t, (tail - hfsq) + f)
+        k, v = log_scaled_parts(x)
         return exact_specials(x, fma(v, LOG2E_HI, fma(v, LOG2E_LO, k)), ZERO)
 
     @inline
     def log10(x):
         """k log10(2) + log(1 + f) log10(e), log10(2) in two pieces (k * L10_HI exact)."""
-        k, t, f, hfsq, tail = log_parts_exact(x, True)
-        v = with_table(t, (tail - hfsq) + f)
+        k, v = log_scaled_parts(x)
         return exact_specials(x, fma(k, L10_HI, fma(v, LOG10E, k * L10_LO)), ZERO)
+
+    @inline
+    def log_scaled(x, s_hi, s_lo, a_hi, a_lo):
+        """log(x) s for a constant s > 0 (`log_div_const`, `log_mul_const` below): k a +
+        log(1 + f) s as log2 and log10 take it, with s = s_hi + s_lo and a = ln2 s = a_hi +
+        a_lo (k a_hi exact). A log then a division by log(2) (`jnp.log2`) costs a vector
+        division more than a log; this costs three FMAs. (On AVX-512 `vgetexp` makes k
+        infinite for an infinite x: k a_lo takes k clamped, where a_lo's sign could make
+        inf - inf; a NaN k stays NaN in k a_hi.)"""
+        k, v = log_scaled_parts(x)
+        k_lo = k if k < K_FINITE else K_FINITE
+        return exact_specials(x, fma(k, a_hi, fma(v, s_hi, fma(v, s_lo, k_lo * a_lo))), ZERO)
 
     @inline
     def asinh(x):
@@ -512,7 +573,8 @@ def _make_log_family(c, scale):
 
     if c.ATANH is None:
         return SimpleNamespace(log=log, log1p=log1p, log2=log2, log10=log10, asinh=asinh,
-                               acosh=acosh, atanh=atanh, log_of=log_of)
+                               acosh=acosh, atanh=atanh, log_of=log_of,
+                               log_scaled=log_scaled)
     PAT, PAS, ASINH_POLY_MAX = c.ATANH, c.ASINH_SMALL, F(0.53)
 
     @inline
@@ -563,7 +625,8 @@ def _make_log_family(c, scale):
         return y if x < INF else x  # inf, and NaN
 
     return SimpleNamespace(log=log, log1p=log1p, log2=log2, log10=log10, asinh=asinh_f32,
-                           acosh=acosh_f32, atanh=atanh_f32, log_of=log_of)
+                           acosh=acosh_f32, atanh=atanh_f32, log_of=log_of,
+                           log_scaled=log_scaled)
 
 
 # --- cbrt, pow --------------------------------------------------------------------------------
@@ -844,6 +907,68 @@ def _make_div_const(F, R):
 
     return div_const, div_const_fast, div_const_special
 
+
+# --- a log times or over a constant --------------------------------------------------------
+# log(x) / c and log(x) * c for a constant c > 0 (rules.py `_scaled_log`: `jnp.log2` is
+# log(x) / log(2), `jnp.log10` log(x) * log10(e), and any base's log takes the same form) as
+# one log with the scale in its last steps (`log_scaled`). The scale's pieces come from c in
+# the kernel (LLVM computes them once, before the loop), so the kernel's text does not depend
+# on c's value and one compiled kernel serves every such constant: float32's from float64,
+# float64's as double-words (1/c by an FMA remainder, ln2 in two pieces).
+
+_LN2_PAIR = (np.float64(0.6931471805599453), np.float64(2.3190468138462996e-17))
+
+
+def _make_log_scaled_f32(log_scaled):
+    LN2 = _LN2_PAIR[0]
+    CLEAR = np.int32(-4096)  # a_hi keeps 12 bits: k a_hi is exact for |k| < 2^12
+
+    @inline
+    def by(x, s):
+        s_hi = np.float32(s)
+        a = LN2 * s
+        a_hi = as_float(np.int32(as_int(np.float32(a)) & CLEAR))
+        return log_scaled(x, s_hi, np.float32(s - np.float64(s_hi)), a_hi,
+                          np.float32(a - np.float64(a_hi)))
+
+    @inline
+    def log_div_const(x, c):
+        return by(x, np.float64(1.0) / np.float64(c))
+
+    @inline
+    def log_mul_const(x, c):
+        return by(x, np.float64(c))
+
+    return log_div_const, log_mul_const
+
+
+def _make_log_scaled_f64(log_scaled):
+    L_HI, L_LO = _LN2_PAIR
+    ONE, ZERO = np.float64(1.0), np.float64(0.0)
+    CLEAR = np.int64(-4096)  # a_hi keeps 41 bits: k a_hi is exact for |k| < 2^12
+
+    @inline
+    def by(x, s_hi, s_lo):
+        p = L_HI * s_hi
+        lo = fma(L_HI, s_hi, -p) + fma(L_HI, s_lo, L_LO * s_hi)
+        a_hi = as_float(as_int(p) & CLEAR)
+        return log_scaled(x, s_hi, s_lo, a_hi, (p - a_hi) + lo)
+
+    @inline
+    def log_div_const(x, c):
+        s = ONE / c
+        return by(x, s, fma(-s, c, ONE) / c)
+
+    @inline
+    def log_mul_const(x, c):
+        return by(x, c, ZERO)
+
+    return log_div_const, log_mul_const
+
+
+log_div_const_f32, log_mul_const_f32 = _make_log_scaled_f32(_V32.log_scaled)
+log_div_const_f64, log_mul_const_f64 = _make_log_scaled_f64(_V64.log_scaled)
+__all__ += ["log_div_const_f32", "log_mul_const_f32", "log_div_const_f64", "log_mul_const_f64"]
 
 div_const_f32, div_const_f32_fast, div_const_special_f32 = _make_div_const(np.float32, 60)
 div_const_f64, div_const_f64_fast, div_const_special_f64 = _make_div_const(np.float64, 500)
