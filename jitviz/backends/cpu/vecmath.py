@@ -61,28 +61,9 @@ def _make_scale(c):
     return scale_ldexp if target_has_avx512() else scale_bits
 
 
-def _make_pow2(c):
-    I, MANT, BIAS, ONE = c.I, c.MANT, c.BIAS, c.ONE
-    K_MIN = I(-60)  # 2^k - 1 rounds to -1 below it, in both types
-
-    @inline
-    def pow2_bits(k):
-        """2^k for k <= the largest exponent, as 2^max(k, -60) from exponent bits. Not
-        scale_bits(1, k): with fastmath LLVM would factor its product a b out of
-        p a b + (1 a b - 1), the sum expm1 and tanh form, and cancel."""
-        kc = I(k) if I(k) > K_MIN else K_MIN
-        return as_float(I((kc + BIAS) << MANT))
-
-    @inline
-    def pow2_ldexp(k):
-        return ldexp(ONE, np.int32(k))
-
-    return pow2_ldexp if target_has_avx512() else pow2_bits
-
-
 # --- exp, expm1, exp2, logistic, tanh, sinh, cosh ------------------------------------------
 
-def _make_exp_family(c, scale, pow2):
+def _make_exp_family(c, scale):
     F, P, LOG2E, LN2_HI, LN2_LO = c.F, c.EXPM1, c.LOG2E, c.LN2_HI, c.LN2_LO
     ZERO, HALF, ONE, TWO = c.ZERO, c.HALF, c.ONE, c.TWO
     LO, HI, LO2, HI2 = c.EXP_LO, c.EXP_HI, c.EXP2_LO, c.EXP2_HI
@@ -109,8 +90,13 @@ def _make_exp_family(c, scale, pow2):
         ln2 in two pieces; n * LN2_HI is exact (LN2_HI ends in zero bits and |n| is small
         after the clamp), so r carries only the tiny n * LN2_LO rounding. A NaN passes
         (q is NaN)."""
+        return parts_within(x, HI)
+
+    @inline
+    def parts_within(x, hi):
+        """`parts` with x clamped to [LO, hi]."""
         xc = LO if x < LO else x
-        xc = HI if xc > HI else xc
+        xc = hi if xc > hi else xc
         n, k = rint_mul(xc, LOG2E)
         r = fma(n, -LN2_HI, xc)
         r = fma(n, -LN2_LO, r)
@@ -118,12 +104,14 @@ def _make_exp_family(c, scale, pow2):
 
     @inline
     def from_parts_m1(q, k):
-        """2^k (1 + q) - 1 without cancellation: for k <= 1 as 2^k q + (2^k - 1), where
-        2^k - 1 is exact; for larger k as 2^k (1 + q) - 1, which loses nothing (the result
-        exceeds 2.8) and does not overflow 2^k early near the largest results."""
-        small = scale(q, k) + (pow2(k) - ONE)
-        big = scale(q + ONE, k) - ONE
-        return small if k < 2 else big
+        """2^k (1 + q) - 1 = 2 (h q + (h - 1/2)), h = 2^(k-1): one FMA of exact terms (h - 1/2
+        is exact down to k = -22, below which the result is -1 within half an ulp), so one
+        rounding, and no overflow of 2^k at the largest results (k = 128, float64 1024)
+        before the final doubling, which is exact. It took 2^k q + (2^k - 1) for k < 2 and
+        2^k (1 + q) - 1 above, both computed and one selected: three scalings where this
+        takes one. (h q loses a subnormal q's last bit: `expm1` returns tiny x itself.)"""
+        h = scale(HALF, k)
+        return TWO * fma(h, q, h - HALF)
 
     @inline
     def exp(x):
@@ -131,6 +119,10 @@ def _make_exp_family(c, scale, pow2):
         return scale(q + ONE, k)
 
     FAST_MAX, MANT_BITS = c.EXP_FAST_MAX, I(c.MANT)
+    EXPM1_IS_X = F(2.0 ** -(c.MANT + 2))  # below it e^x - 1 = x + x^2/2 rounds to x
+    # expm1's clamp: n = BIAS + 1 at most, so from_parts_m1's h = 2^(n-1) stays finite, and
+    # e^x overflows there
+    EXPM1_HI = F((int(c.BIAS) + 1.4) * np.log(2.0))
 
     @inline
     def exp_fast(x):
@@ -151,9 +143,9 @@ def _make_exp_family(c, scale, pow2):
 
     @inline
     def expm1(x):
-        q, k = parts(x)
+        q, k = parts_within(x, EXPM1_HI)
         y = from_parts_m1(q, k)
-        return x if (x == ZERO) | (x != x) else y  # -0.0 and NaN as given
+        return y if abs(x) >= EXPM1_IS_X else x  # x rounds to itself there; -0.0, NaN
 
     @inline
     def exp2(x):
@@ -831,7 +823,7 @@ def _make_exp2_table(c):
 
 def _build(c):
     scale = _make_scale(c)
-    e = _make_exp_family(c, scale, _make_pow2(c))
+    e = _make_exp_family(c, scale)
     lg = _make_log_family(c, scale)
     trig = TRIG_F32 if c is F32 else TRIG_F64
     cbrt = _make_cbrt(c, scale)
