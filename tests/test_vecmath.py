@@ -52,7 +52,8 @@ def _logistic(x):
 LN2 = float(np.log(2))
 FUNCS = {
     "exp": (jnp.exp, np.exp, [k * LN2 / 2 for k in range(-8, 9)] + [88.72, 709.78, -745.1]),
-    "expm1": (jnp.expm1, np.expm1, [k * LN2 / 2 for k in range(-8, 9)] + [88.72, 709.78]),
+    "expm1": (jnp.expm1, np.expm1, [k * LN2 / 2 for k in range(-8, 9)]
+              + [88.72, 709.78, 128.4 * LN2, 1024.4 * LN2]),  # overflow; the clamp
     "exp2": (jnp.exp2, np.exp2, [0.5, -0.5, 1.5, 127.99, 128.0, -149.5, 1023.9, -1074.5]),
     "logistic": (lax.logistic, _logistic, [0.0, 88.7, -88.7, -103.9, 709.7, -745.0]),
     # tanh reduces 2|x| by ln2/2 steps and clamps it at 2 * 9.02 (float32), 2 * 19.1; float32
@@ -1615,3 +1616,16 @@ def test_a_scaled_log_of_another_dtype_keeps_its_steps(dtype):
     x = np.linspace(0.5, 2, 100, dtype=dtype)
     src = jitviz.jit(jnp.log10).lower(x).compile().kernels[0].source
     assert ("log_mul_const" in src) == (dtype == np.float32), src
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_expm1_of_a_tiny_argument_is_the_argument(dtype):
+    """e^x - 1 = x + x^2/2 rounds to x below 2^-(mant + 2): returned as given, subnormals and
+    -0.0 included (vecmath's 2 (h q + (h - 1/2)) would halve a subnormal q first and lose its
+    last bit)."""
+    info = np.finfo(dtype)
+    mags = np.concatenate([info.smallest_subnormal * np.arange(1, 200, dtype=dtype),
+                           np.geomspace(info.tiny, 2.0 ** -(info.nmant + 3), 500).astype(dtype)])
+    x = np.concatenate([mags, -mags, [dtype(0.0), dtype(-0.0)]])
+    got = np.asarray(_jit(jnp.expm1)(x))
+    np.testing.assert_array_equal(got.view(f"u{x.itemsize}"), x.view(f"u{x.itemsize}"))
