@@ -345,7 +345,8 @@ def _log_cells_f32():
     itself where 1 + Q_j(0) would be rounded to 2^-24 of 1: log 1.34 -> ? ulp). Four table
     lookups and four FMAs, where `_log_table_parts` takes three lookups, eight arithmetic
     steps and an exponent fix-up. Returns `cell(u)` -> (k, log(m)); k is infinite or NaN
-    where u is (`vgetexp`), -inf at 0 (tested by the caller)."""
+    where u is (`vgetexp`), -inf at 0 (tested by the caller); and `cell_plus(u, c_abs)`, the
+    same for u + c_abs (log1p)."""
     from .vecmath_tables import LOG32_C
     F = np.float32
     C1, C2, C3, C4 = (vector_isa.table([row[i] for row in LOG32_C], F) for i in range(4))
@@ -358,7 +359,17 @@ def _log_cells_f32():
         j = np.int32(as_int(m) >> SHIFT)  # (the tables keep its low four bits)
         r = m - ONE
         return k, fma(fma(fma(fma(C4(j), r, C3(j)), r, C2(j)), r, C1(j)), r, r)
-    return cell
+
+    @inline
+    def cell_plus(u, c_abs):
+        """`cell` of u + c_abs, c_abs below u's last bit (log1p's rounding of 1 + x): it
+        joins r after scaling by 2^-k, where r has room for it (one rounding)."""
+        m = vector_isa.getmant_or_nan_f32(u)
+        k = vector_isa.getexp_f32(u) - vector_isa.getexp_f32(m)
+        j = np.int32(as_int(m) >> SHIFT)
+        r = (m - ONE) + vector_isa.scalef_f32(c_abs, -k)
+        return k, fma(fma(fma(fma(C4(j), r, C3(j)), r, C2(j)), r, C1(j)), r, r)
+    return cell, cell_plus
 
 
 def _make_log_family(c, scale):
@@ -454,7 +465,7 @@ def _make_log_family(c, scale):
         return fma(k, LN2_HI, with_table(t, ((tail + k * LN2_LO) - hfsq) + f))
 
     if F is np.float32 and vector_isa.available():
-        log_cell = _log_cells_f32()
+        log_cell, log_cell_plus = _log_cells_f32()
 
         @inline
         def log_exact(u, kadd, lift):  # noqa: F811  (the cells: `_log_cells_f32`)
@@ -468,10 +479,19 @@ def _make_log_family(c, scale):
             return fma(k, LN2_HI, fma(k, LN2_LO, v))
 
         log_scaled_parts = log_cell
+
+        @inline
+        def log_plus(u, c_abs):  # log_of(u, c_abs, 0, False) by the cells
+            k, v = log_cell_plus(u, c_abs)
+            return fma(k, LN2_HI, fma(k, LN2_LO, v))
     else:
         @inline
         def log_plain(u):
             return log_exact(u, ZERO, True)
+
+        @inline
+        def log_plus(u, c_abs):
+            return log_of(u, c_abs, ZERO, False)
 
         @inline
         def log_scaled_parts(x):
@@ -492,7 +512,7 @@ def _make_log_family(c, scale):
     @inline
     def log1p(x):
         u, cr = one_plus(x)
-        y = log_of(u, cr, ZERO, False)  # (fl(1 + x) is 0 or at least 2^-53: never subnormal)
+        y = log_plus(u, cr)  # (fl(1 + x) is 0 or at least 2^-53: never subnormal)
         y = x if x == ZERO else y  # -0.0
         return specials(x, y, -ONE)
 
