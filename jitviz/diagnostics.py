@@ -94,6 +94,7 @@ class EventLog:
         self._limit = limit
         self._local: list[Callable] = []
         self.warned: set = set()
+        self.recorded = 0  # events recorded so far (jit's `_hit` reads it: any event since?)
 
     def __iter__(self):
         return iter(list(self._events))
@@ -117,6 +118,7 @@ class EventLog:
     def record(self, event: Event, warn_key=None, stacklevel: int = 4, warn: bool = True):
         with self._lock:
             self._events.append(event)
+            self.recorded += 1
             if len(self._events) > self._limit:
                 del self._events[: len(self._events) - self._limit]
         self._notify(event)

@@ -86,6 +86,11 @@ class Entry:
         self.checks = _binding_checks(closed.report)
         self.needs_attention = bool(self.checks) or closed.report.has_side_effects
         self.single_output = self.out_tree is not None and self.out_tree.kind is None
+        # a host driver's outputs have their avals' dtypes and shapes (it allocates them so):
+        # one non-weak output needs only the view `_wrap` would make, which is one step where
+        # `_wrap`'s checks cost 7-9 us of a call after a large kernel (caches cold)
+        self.view_output = self.single_output and self.host_driver is not None and \
+            not self.out_avals[0].weak_type
         self.name = "?"  # the function's, set by the cache that builds it
 
     def run(self, leaves):
@@ -113,6 +118,8 @@ class Entry:
         outs = self.host_driver(*leaves)
         if config.debug_nans or config.debug_infs:
             debug_nans.check_jitted(self.name, self.closed, leaves, outs)
+        if self.view_output:
+            return outs[0].view(Array)
         if self.single_output:
             return _wrap(outs[0], self.out_avals[0])
         return tree_unflatten(self.out_tree, [_wrap(o, av) for o, av in zip(outs, self.out_avals)])
@@ -191,8 +198,8 @@ class FunctionCache:
         self.events = EventLog(self)
         self.hits = self.misses = self.traces = self.compiles = self.kernels_reused = 0
         self.compile_seconds = 0.0
-        self.last_cache_hit: Event | None = None
         self.mru = None  # the most recently used entry (skips LRU bookkeeping on repeats)
+        self.hit_streak = None  # (entry, its cache_hit event, events.recorded then): `_hit`
         _registry.add(self)
         # when this cache is collected, the ledger keeps its row (not its events)
         weakref.finalize(self, _retire, self.name, self.location, self.events).atexit = False
@@ -204,7 +211,7 @@ class FunctionCache:
         with self.lock:
             self.entries.clear()
             self.fast.clear()
-            self.last_cache_hit = None
+            self.hit_streak = None
             self.mru = None
 
     def info(self) -> CacheInfo:
@@ -418,15 +425,16 @@ class JitFunction:
         if cache.mru is not entry:
             cache.entries.move_to_end(key)
             cache.mru = entry
-        last = cache.last_cache_hit
-        events = cache.events._events
-        if last is not None and events and events[-1] is last and \
-                last.details["entry"] is entry:
-            cache.events.bump(last)
+        # one cache_hit event per run of hits on one entry with no other event between them:
+        # the cache keeps the entry, its event and the log's count of records then (few
+        # objects to read: each call after a large kernel finds them out of the caches)
+        log, streak = cache.events, cache.hit_streak
+        if streak is not None and streak[0] is entry and streak[2] == log.recorded:
+            log.bump(streak[1])
         else:
-            cache.last_cache_hit = cache.events.record(Event(
-                "cache_hit", entry.signature, cache.name, "ran the compiled code",
-                entry=entry))
+            event = log.record(Event("cache_hit", entry.signature, cache.name,
+                                     "ran the compiled code", entry=entry))
+            cache.hit_streak = (entry, event, log.recorded)
         if entry.needs_attention:
             self._check_entry(entry)
 

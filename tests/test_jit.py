@@ -68,6 +68,29 @@ def test_second_call_runs_compiled_code_only(backend, capsys):
     assert (info.hits, info.misses, info.entries, info.traces, info.compiles) == (1, 1, 1, 1, 1)
 
 
+def test_a_run_of_hits_on_one_entry_is_one_cache_hit_event(backend):
+    """Consecutive hits on one specialization count in one cache_hit event; a hit on another
+    specialization, or any other event between, starts a new one."""
+    f = jit(lambda x: x + 1, backend=backend)
+    a, b = np.ones(3, np.float32), np.ones(4, np.float32)
+    f(a)
+    for _ in range(3):
+        f(a)
+    f(b)  # a new specialization: trace, compile
+    f(a)
+    f(b)
+    f(b)
+    f(a)
+    hits = [(e.signature, e.count) for e in f.events if e.kind == "cache_hit"]
+    assert hits == [("x:f32[3]", 3), ("x:f32[3]", 1), ("x:f32[4]", 2), ("x:f32[3]", 1)], hits
+    assert [e.kind for e in f.events][-5:] == ["trace", "compile"] + ["cache_hit"] * 3
+    f.clear_cache()
+    f(a)
+    f(a)
+    assert [(e.kind, e.count) for e in f.events][-3:] == [("trace", 1), ("compile", 1),
+                                                        ("cache_hit", 1)]
+
+
 def test_same_function_shares_cache_across_jit_calls(backend):
     def body(i):
         return i + 1
