@@ -270,6 +270,14 @@ def test_the_checked_bindings_are_the_users_not_a_librarys():
     g(np.float32(0.5))
     (entry,) = g._cache.entries.values()
     assert {c.name for c in entry.checks} == {"_scaled_tanh", "tanh_alias", "helper_scale"}
+    # a library's wrapper (a transform's closure) holding the user's function: followed,
+    # with no `__wrapped__` to lead there
+    batched = jitviz.vmap(_scaled_tanh)
+    vars(batched).pop("__wrapped__", None)
+    h = jit(batched, backend="interpret")
+    h(np.ones(2, np.float32))
+    (entry,) = h._cache.entries.values()
+    assert {c.name for c in entry.checks} == {"tanh_alias", "helper_scale"}
     global helper_scale
     helper_scale = 3.0
     try:

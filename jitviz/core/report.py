@@ -168,10 +168,19 @@ def referenced_bindings(fun, max_depth: int = 3) -> dict[str, CapturedBinding]:
 
     def visit(f, depth):
         code = getattr(f, "__code__", None)
-        if code is None or id(code) in seen_codes or depth > max_depth or \
-                _library_code(code.co_filename):
+        if code is None or id(code) in seen_codes or depth > max_depth:
             return
         seen_codes.add(id(code))
+        if _library_code(code.co_filename):
+            # a library's wrapper (a transform's closure) may hold the user's function
+            for cell in getattr(f, "__closure__", None) or ():
+                try:
+                    val = cell.cell_contents
+                except ValueError:  # not yet bound
+                    continue
+                if isinstance(val, types.FunctionType):
+                    visit(val, depth + 1)
+            return
         globs = getattr(f, "__globals__", {})
         for name in _global_names(code):
             if name in globs and name not in out:
