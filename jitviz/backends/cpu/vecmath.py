@@ -61,9 +61,28 @@ def _make_scale(c):
     return scale_ldexp if target_has_avx512() else scale_bits
 
 
+def _make_scale_nk(c, scale):
+    """scale_nk(p, n, k) = p 2^n for n a float and k the same integer: on AVX-512 `vscalef`
+    of the float (no conversion of k: sinh and cosh scale twice; float64 64K values, sinh
+    51-53 -> 44-45 us, cosh 52-58 -> 45-47; float32 unchanged), else `scale` of the int.
+    LLVM drops whichever the target does not use."""
+    if not vector_isa.available():
+        @inline
+        def by_int(p, n, k):
+            return scale(p, k)
+        return by_int
+    scalef = vector_isa.scalef_f32 if c.F is np.float32 else vector_isa.scalef_f64
+
+    @inline
+    def by_float(p, n, k):
+        return scalef(p, n)
+    return by_float
+
+
 # --- exp, expm1, exp2, logistic, tanh, sinh, cosh ------------------------------------------
 
 def _make_exp_family(c, scale):
+    scale_nk = _make_scale_nk(c, scale)
     F, P, LOG2E, LN2_HI, LN2_LO = c.F, c.EXPM1, c.LOG2E, c.LN2_HI, c.LN2_LO
     ZERO, HALF, ONE, TWO = c.ZERO, c.HALF, c.ONE, c.TWO
     LO, HI, LO2, HI2 = c.EXP_LO, c.EXP_HI, c.EXP2_LO, c.EXP2_HI
@@ -195,6 +214,7 @@ def _make_exp_family(c, scale):
 
     P_ODD, P_EVEN = P[0::2], P[1::2]  # expm1_poly's r^3 P(r), split by parity
     U_MIN = np.int32(-64)  # 2^-2n below 2^-64 changes no result (and 2^-2n stays a normal number)
+    U_MIN_F, MINUS_TWO = F(U_MIN), F(-2)
 
     @inline
     def sinh_cosh_parts(x):
@@ -213,22 +233,23 @@ def _make_exp_family(c, scale):
         e = z * fma(z, horner(z, P_EVEN), HALF)
         o = fma(r * z, horner(z, P_ODD), r)
         m2n = np.int32(-(k + k))
-        u = scale(ONE, m2n if m2n > U_MIN else U_MIN)
-        return e, o, ONE - u, ONE + u, np.int32(k - np.int32(1))
+        m2n_f = n * MINUS_TWO
+        u = scale_nk(ONE, m2n_f if m2n_f > U_MIN_F else U_MIN_F, m2n if m2n > U_MIN else U_MIN)
+        return e, o, ONE - u, ONE + u, n - ONE, np.int32(k - np.int32(1))
 
     @inline
     def sinh(x):
         """2^(n-1) ((1 - u) + o (1 + u) + e (1 - u)). For n = 0 (|x| < ln2 / 2) u = 1 and
         this is o, sinh(r) itself: no cancellation for small x; at n = 1 the terms cancel
         by at most a factor 2.3 (measured 1.6 ulp worst, float64)."""
-        e, o, um, up, k = sinh_cosh_parts(x)
-        return np.copysign(scale(um + fma(o, up, e * um), k), x)
+        e, o, um, up, n1, k = sinh_cosh_parts(x)
+        return np.copysign(scale_nk(um + fma(o, up, e * um), n1, k), x)
 
     @inline
     def cosh(x):
         """2^(n-1) ((1 + u) + o (1 - u) + e (1 + u)), all but o positive and larger."""
-        e, o, um, up, k = sinh_cosh_parts(x)
-        return scale(up + fma(o, um, e * up), k)
+        e, o, um, up, n1, k = sinh_cosh_parts(x)
+        return scale_nk(up + fma(o, um, e * up), n1, k)
 
     QUARTER = F(0.25)
 
