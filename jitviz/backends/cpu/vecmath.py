@@ -114,22 +114,28 @@ def _make_exp_family(c, scale):
     @inline
     def parts_within(x, hi):
         """`parts` with x clamped to [LO, hi]."""
+        q, n, k = parts_nk(x, hi)
+        return q, k
+
+    @inline
+    def parts_nk(x, hi):
+        """`parts_within`, n also as a float (`scale_nk`)."""
         xc = LO if x < LO else x
         xc = hi if xc > hi else xc
         n, k = rint_mul(xc, LOG2E)
         r = fma(n, -LN2_HI, xc)
         r = fma(n, -LN2_LO, r)
-        return expm1_poly(r), k
+        return expm1_poly(r), n, k
 
     @inline
-    def from_parts_m1(q, k):
+    def from_parts_m1(q, n, k):
         """2^k (1 + q) - 1 = 2 (h q + (h - 1/2)), h = 2^(k-1): one FMA of exact terms (h - 1/2
         is exact down to k = -22, below which the result is -1 within half an ulp), so one
         rounding, and no overflow of 2^k at the largest results (k = 128, float64 1024)
         before the final doubling, which is exact. It took 2^k q + (2^k - 1) for k < 2 and
         2^k (1 + q) - 1 above, both computed and one selected: three scalings where this
         takes one. (h q loses a subnormal q's last bit: `expm1` returns tiny x itself.)"""
-        h = scale(HALF, k)
+        h = scale_nk(HALF, n, k)
         return TWO * fma(h, q, h - HALF)
 
     @inline
@@ -162,8 +168,8 @@ def _make_exp_family(c, scale):
 
     @inline
     def expm1(x):
-        q, k = parts_within(x, EXPM1_HI)
-        y = from_parts_m1(q, k)
+        q, n, k = parts_nk(x, EXPM1_HI)
+        y = from_parts_m1(q, n, k)
         return y if abs(x) >= EXPM1_IS_X else x  # x rounds to itself there; -0.0, NaN
 
     @inline
@@ -260,8 +266,8 @@ def _make_exp_family(c, scale):
         division where `cosh` splits expm1's polynomial and scales twice. float32's (its
         division is cheap; float64's costs more than it saves). |x| is clamped where both
         overflow (a NaN passes)."""
-        q, k = parts(abs(x))
-        h = scale(q + ONE, np.int32(k - np.int32(1)))
+        q, n, k = parts_nk(abs(x), HI)
+        h = scale_nk(q + ONE, n - ONE, np.int32(k - np.int32(1)))
         return h + QUARTER / h
 
     return SimpleNamespace(exp=exp, expm1=expm1, exp2=exp2, logistic=logistic,
