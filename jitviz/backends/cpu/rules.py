@@ -259,9 +259,9 @@ def _reciprocal_corrects(c, dt) -> bool:
 # --- a log times or over a constant: one function (vecmath `log_scaled`) --------------------
 # `jnp.log2` traces as log(x) / log(2) and `jnp.log10` as log(x) * log10(e), as JAX writes them.
 # A log then a division costs a vector division more than the log (float32 `jnp.log2` of 64K
-# values: log 25.5 us, log2 26.8 us before), and the product one rounding more: the scale
-# goes into the log's last steps instead, within 2.1 ulp of log(x) / c (the two steps apart,
-# float32: up to 4.2 ulp). The scale is positive (log(1) / c keeps +0.0) and in
+# values through jit: 26.8 -> 23.4-25.5 us combined), and the product one rounding more: the
+# scale goes into the log's last steps instead, within 2.5 ulp of log(x) / c (the two steps
+# apart, float32: up to 4.2 ulp). The scale is positive (log(1) / c keeps +0.0) and in
 # DIV_CONST_RANGE, the log's result read nowhere else and its dtype float32 or float64.
 
 class Combined(NamedTuple):

@@ -653,13 +653,17 @@ def _make_log_family(c, scale):
     def acosh_f32(x):
         """float32: sqrt(2t) (1 + t P(t)) below x = 2 (t = x - 1 exact; fitted), above
         log(x + sqrt(x^2 - 1)) by a plain log without a division (the argument is at least
-        3.7: its rounding is under an ulp of the result); beyond HUGE log(x) + ln2."""
+        3.7: its rounding is under an ulp of the result); beyond HUGE log(x) + ln2. One
+        square root serves both: of 2t below 2, of x^2 - 1 above (both forms are computed and
+        one selected, and a vector square root costs what a dozen FMAs do)."""
         t = x - ONE
-        p = np.sqrt(t + t) * fma(t, horner(t, PAC), ONE)
+        small = x < TWO
+        s = np.sqrt((t + t) if small else fma(x, x, -ONE))
+        p = s * fma(t, horner(t, PAC), ONE)
         huge = x > HUGE
-        u = x if huge else x + np.sqrt(fma(x, x, -ONE))
+        u = x if huge else x + s
         y = log_exact(u, ONE if huge else ZERO, False)  # (u >= 1)
-        y = p if x < TWO else y
+        y = p if small else y
         y = y if x >= ONE else NAN
         return y if x < INF else x  # inf, and NaN
 
