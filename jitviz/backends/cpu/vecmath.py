@@ -872,6 +872,43 @@ def _make_exp2_table(c):
     return exp2
 
 
+def _make_exp_table(c):
+    """float64 exp on AVX-512: 2^(x log2 e) by pow's `_make_exp2_by_table`, with x log2 e as
+    a pair (the product's rounding error by an FMA, log2 e in two pieces), x clamped to
+    [EXP_LO, EXP_HI] where e^x is 0 or inf (a NaN passes): a lookup and a degree-7
+    polynomial on [-1/32, 1/32], where the exp family's takes degree 12 on [-ln2/2, ln2/2].
+    64K values 32.8-34.3 -> 29.5-30.6 us (NumPy 33-36); 0.94 -> 0.62 ulp."""
+    F = c.F
+    exp2_pair = _make_exp2_by_table(F, _POW64T_EXP2, lambda values: vector_isa.table(values, F),
+                                    vector_isa.scalef_f64)
+    LO, HI, L2E, L2E_LO = c.EXP_LO, c.EXP_HI, F(c.LOG2E_HI), F(c.LOG2E_LO)
+    ZERO, ONE = c.ZERO, c.ONE
+
+    @inline
+    def exp_fast(x):
+        """exp where `exp_special` is false (no clamp): the same bits as `exp` there."""
+        zh = x * L2E
+        return exp2_pair(zh, fma(x, L2E_LO, fma(x, L2E, -zh)))
+
+    @inline
+    def exp(x):
+        xc = LO if x < LO else x  # (the compares keep a NaN)
+        return exp_fast(HI if xc > HI else xc)
+
+    # logistic's e^-|x| by this exp too, so that its fast variant keeps its bits
+    @inline
+    def logistic(x):
+        e = exp(-abs(x))
+        return (ONE if x >= ZERO else e) / (ONE + e)
+
+    @inline
+    def logistic_fast(x):
+        e = exp_fast(-abs(x))
+        return (ONE if x >= ZERO else e) / (ONE + e)
+    return SimpleNamespace(exp=exp, exp_fast=exp_fast, logistic=logistic,
+                           logistic_fast=logistic_fast)
+
+
 def _build(c):
     scale = _make_scale(c)
     e = _make_exp_family(c, scale)
@@ -882,6 +919,8 @@ def _build(c):
         e.tanh, cbrt = _make_tanh_table(c), _make_cbrt_table(c)
     if vector_isa.available():
         e.exp2 = _make_exp2_table(c)
+    if vector_isa.available() and c is F64:
+        vars(e).update(vars(_make_exp_table(c)))
     if c is F32:
         e.cosh = e.cosh_by_exp
     return SimpleNamespace(scale=scale, **vars(e), **vars(lg), **vars(trig),
