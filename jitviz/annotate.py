@@ -331,13 +331,17 @@ def _covered(kernels) -> dict:
 
 def _generated_lines(kernels, file) -> dict:
     """source line -> (kernel, line, text) of the generated lines computing its equations
-    (where the backend records them: Kernel.line_eqns)."""
+    (where the backend records them: Kernel.line_eqns; a line that also computes its
+    equation's operand, Kernel.combined, is listed under that operand's line too)."""
     out = collections.defaultdict(list)
     for k in kernels:
         text = k.source.splitlines()
         for n, e in sorted(k.line_eqns.items()):
-            line = _line_of(e, file)
-            if line is not None and n <= len(text):
+            if n > len(text):
+                continue
+            also = k.combined.get(n)
+            lines = {_line_of(x, file) for x in (e, also) if x is not None} - {None}
+            for line in sorted(lines):
                 out[line].append((k.name, n, text[n - 1].strip()))
     return out
 

@@ -219,3 +219,20 @@ def test_profile_needs_arguments():
     f(np.ones(4, np.float32), np.ones((2, 2), np.float32))
     with pytest.raises(TypeError, match=r"profile=True\) runs the function"):
         jitviz.annotate(f, profile=True)
+
+
+def _log_then_scale(x):
+    y = jnp.log(x)
+    return y / 3.0
+
+
+def test_a_line_computing_two_equations_is_listed_under_both_lines():
+    """The CPU computes a log and its division by a constant in one generated line (rules.py
+    `_scaled_log`): that line is listed under the log's source line and the division's; the
+    store of the division's result only under the division's."""
+    a = jitviz.annotate(_log_then_scale, np.linspace(1, 2, 64, dtype=np.float32))
+    log, div = _line(a, "y = jnp.log(x)"), _line(a, "return y / 3.0")
+    ((kernel, n, text),) = log.kernel_lines
+    assert "rt.log_div_const_f32(" in text and (kernel, n, text) in div.kernel_lines
+    assert a.kernel_sources[kernel].splitlines()[n - 1].strip() == text
+    assert any(t.startswith("out0[") for _, _, t in div.kernel_lines)

@@ -25,6 +25,9 @@ class Kernel:
     views: dict[str, Callable[[], str]] = field(default_factory=dict)
     # line of `source` (1-based) -> the equation it computes, where the renderer knows it
     line_eqns: dict[int, Eqn] = field(default_factory=dict)
+    # line of `source` -> the equation that line also computes: its equation's operand (the
+    # CPU's `cpu.with_producer` rules: a log and its scale in one function)
+    combined: dict[int, Eqn] = field(default_factory=dict)
 
     def llvm_ir(self) -> str:
         return self._view("llvm_ir")

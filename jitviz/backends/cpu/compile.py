@@ -104,12 +104,13 @@ class Program:
             code = render_fused(rendered, fname, parallel=parallel, fastmath=self.fastmath)
             return code._replace(
                 eqns=[back.get(id(e), e) for e in code.eqns],
-                line_eqns={k: back.get(id(e), e) for k, e in code.line_eqns.items()})
+                line_eqns={k: back.get(id(e), e) for k, e in code.line_eqns.items()},
+                combined={k: back.get(id(e), e) for k, e in code.combined.items()})
         if not fb.host:  # inside a region: the kernel is a function of the region's module
             taken = {f[0] for f in fb.module.functions}
             fname = _unique(function_name(name), taken)
             code = render(fname, False)
-            fb.module.add(fname, code.text, code.line_eqns)
+            fb.module.add(fname, code.text, code.line_eqns, combined=code.combined)
             return fname, code
         threaded, why = self._threads(body)
         code = render(name, threaded)
@@ -118,7 +119,8 @@ class Program:
                   "is blocked; a reduction over it splits its columns from " \
                   f"{2 * runtime.COLUMN_BLOCK} of them)"
         module = ModuleText(self.options)
-        module.add(code.name, code.text, code.line_eqns, parallel=code.uses_prange)
+        module.add(code.name, code.text, code.line_eqns, parallel=code.uses_prange,
+                   combined=code.combined)
         arg_types = [_nb_type(v.aval, fb.layout(a)) for v, a in zip(rendered.invars, operands)]
         arg_types += [_nb_type(rendered.outvars[i].aval, "C") for i in code.array_outs]
         arg_types += [_nb_type(lit.aval, "S") for lit in code.consts]
@@ -201,7 +203,7 @@ class Program:
     # -- compile one module ----------------------------------------------------------------
     def _build(self, module: ModuleText, fname, sig, eqns, cost: Cost, consts,
                threads="") -> str:
-        text, line_eqns = module.render()
+        text, line_eqns, combined = module.render()
         key = self.cache.key(text)
         try:
             mod = self.cache.module(text)
@@ -215,7 +217,8 @@ class Program:
         kernel = Kernel(
             fname, list(_flat_eqns(eqns)), shown, cost, reused,
             views={"llvm_ir": _view(disp, sig, "llvm"), "asm": _view(disp, sig, "asm")},
-            line_eqns={header + k: e for k, e in line_eqns.items()})
+            line_eqns={header + k: e for k, e in line_eqns.items()},
+            combined={header + k: e for k, e in combined.items()})
         self.kernels.append(kernel)
         callee = self._host_kernels.get((key, fname))
         if callee is None:

@@ -56,6 +56,14 @@ class KernelCode(NamedTuple):
     uses_prange: bool
     cost: Cost
     eqns: list
+    combined: dict  # line number in `text` -> the producer its equation's line also computes
+
+
+class _Combined(NamedTuple):
+    """A line's equation (in a block's (depth, text, equation)) whose line also computes
+    the equation that made its operand (rules.WITH_PRODUCER)."""
+    eqn: Eqn
+    producer: Eqn
 
 
 # --- the renderer ------------------------------------------------------------------------
@@ -387,7 +395,7 @@ class FusedRenderer:
         if index_map is not None:
             return self.value(eqn.invars[0], index_map(eqn, idx))
         out = eqn.outvars[0].aval
-        label = prim.name
+        label, line_eqn = prim.name, eqn
         generate = lowering_rule(prim, GENERATE)
         combined = lowering_rule(prim, WITH_PRODUCER)
         combined = combined and combined(eqn, self._sole_producer)
@@ -398,6 +406,7 @@ class FusedRenderer:
                     for u in combined.operands]
             text = cast_text(out.dtype, combined.text(args))
             label = f"{combined.producer.primitive.name}, {label}"
+            line_eqn = _Combined(eqn, combined.producer)
         else:
             rule = expr_rule(prim)
             if rule is None:
@@ -406,7 +415,7 @@ class FusedRenderer:
             in_dtypes = [u.aval.dtype for u in eqn.invars]
             text = cast_text(out.dtype, rule(args, in_dtypes, out.dtype, eqn.params))
         v = self.fresh()
-        self.emit(self.depth, f"{v} = {text}  # {label}", eqn)
+        self.emit(self.depth, f"{v} = {text}  # {label}", line_eqn)
         return v
 
     def _sole_producer(self, v):
@@ -905,9 +914,11 @@ class FusedRenderer:
         params += [f"out{i}" for i in array_outs]
         params += [name for name, _ in self.consts.values()]
         lines = [f"def {self.name}({', '.join(params)}):"]
-        line_eqns = {}
+        line_eqns, combined = {}, {}
         for depth, text, eqn in blocks:
             lines.append("    " * depth + text)
+            if isinstance(eqn, _Combined):
+                combined[len(lines)], eqn = eqn.producer, eqn.eqn
             if eqn is not None:
                 line_eqns[len(lines)] = eqn
         if scalar_outs:
@@ -918,7 +929,7 @@ class FusedRenderer:
         return KernelCode(self.name, "\n".join(lines) + "\n",
                           [lit for _, lit in self.consts.values()], len(self.inputs),
                           array_outs, scalar_outs, line_eqns, self.uses_prange,
-                          kernel_cost(self.body), list(self.body.eqns))
+                          kernel_cost(self.body), list(self.body.eqns), combined)
 
     def _scalar_result(self, v, pos):
         if isinstance(v, Literal):

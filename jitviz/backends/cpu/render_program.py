@@ -37,22 +37,24 @@ class ModuleText:
         self.functions: list[tuple[str, str, dict, str]] = []  # name, text, lines, options
         self.extra_imports: set[str] = set()
 
-    def add(self, name, text, line_eqns, *, parallel=False):
+    def add(self, name, text, line_eqns, *, parallel=False, combined=None):
+        """`combined`: line -> the producer that line also computes (KernelCode)."""
         opts = self.options + (", parallel=True" if parallel else "")
-        self.functions.append((name, text, line_eqns, opts))
+        self.functions.append((name, text, (line_eqns, combined or {}), opts))
 
     def render(self):
         lines = self.HEADER.splitlines() + sorted(self.extra_imports)
         lines += provide_helpers("\n".join(f[1] for f in self.functions))
-        line_eqns = {}
-        for name, text, eqns, opts in self.functions:
+        line_eqns, combined = {}, {}
+        for name, text, (eqns, producers), opts in self.functions:
             if "objmode" in text:  # object-mode blocks hold the GIL anyway
                 opts = opts.replace(", nogil=True", "")
             lines += ["", "", f"@njit({opts})"]
             base = len(lines)
             lines += text.rstrip("\n").split("\n")
             line_eqns.update({base + k: e for k, e in eqns.items()})
-        return "\n".join(lines) + "\n", line_eqns
+            combined.update({base + k: e for k, e in producers.items()})
+        return "\n".join(lines) + "\n", line_eqns, combined
 
 
 def provide_helpers(text) -> list[str]:

@@ -26,6 +26,7 @@ the backend compiles them into its runtime namespace, `rt.<name>`.
 """
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -272,19 +273,18 @@ class Combined(NamedTuple):
     text: object
 
 
-def _scaled_log(eqn, sole_producer):
+def _scaled_log(kind, eqn, sole_producer):
+    """`kind` "div" (log(x) / c) or "mul" (log(x) * c or c * log(x))."""
     dt = np.dtype(eqn.outvars[0].aval.dtype)
     if dt not in DIV_CONST_RANGE:
         return None
-    divides = eqn.primitive is lax.div_p
-    for log_at in ((0,) if divides else (0, 1)):
+    for log_at in ((0,) if kind == "div" else (0, 1)):
         log, const = eqn.invars[log_at], eqn.invars[1 - log_at]
         producer = sole_producer(log)
         if producer is None or producer.primitive is not lax.log_p or \
                 not isinstance(const, Literal) or not _positive_in_range(const, dt):
             continue
-        kind, suffix = "div" if divides else "mul", "f32" if dt == np.float32 else "f64"
-        helper = f"rt.log_{kind}_const_{suffix}"
+        helper = f"rt.log_{kind}_const_{'f32' if dt == np.float32 else 'f64'}"
         return Combined(producer, [producer.invars[0], const],
                         lambda a: f"{helper}({a[0]}, {a[1]})")
     return None
@@ -297,7 +297,8 @@ def _positive_in_range(lit, dt) -> bool:
     return abs(int(np.frexp(c)[1]) - 1) <= DIV_CONST_RANGE[dt]
 
 
-register_rules(WITH_PRODUCER, {lax.div_p: _scaled_log, lax.mul_p: _scaled_log})
+register_rules(WITH_PRODUCER, {lax.div_p: functools.partial(_scaled_log, "div"),
+                               lax.mul_p: functools.partial(_scaled_log, "mul")})
 
 
 def _rem(a, ins, out, params):

@@ -380,22 +380,27 @@ def _log_cells_f32():
     ONE, SHIFT = F(1), np.int32(19)
 
     @inline
-    def cell(u):
+    def split(u):
+        """(m, k, j): u = 2^k m, and m's cell."""
         m = vector_isa.getmant_or_nan_f32(u)
         k = vector_isa.getexp_f32(u) - vector_isa.getexp_f32(m)
-        j = np.int32(as_int(m) >> SHIFT)  # (the tables keep its low four bits)
-        r = m - ONE
-        return k, fma(fma(fma(fma(C4(j), r, C3(j)), r, C2(j)), r, C1(j)), r, r)
+        return m, k, np.int32(as_int(m) >> SHIFT)  # (the tables keep j's low four bits)
+
+    @inline
+    def log1r(j, r):  # log(1 + r) in cell j
+        return fma(fma(fma(fma(C4(j), r, C3(j)), r, C2(j)), r, C1(j)), r, r)
+
+    @inline
+    def cell(u):
+        m, k, j = split(u)
+        return k, log1r(j, m - ONE)
 
     @inline
     def cell_plus(u, c_abs):
         """`cell` of u + c_abs, c_abs below u's last bit (log1p's rounding of 1 + x): it
         joins r after scaling by 2^-k, where r has room for it (one rounding)."""
-        m = vector_isa.getmant_or_nan_f32(u)
-        k = vector_isa.getexp_f32(u) - vector_isa.getexp_f32(m)
-        j = np.int32(as_int(m) >> SHIFT)
-        r = (m - ONE) + vector_isa.scalef_f32(c_abs, -k)
-        return k, fma(fma(fma(fma(C4(j), r, C3(j)), r, C2(j)), r, C1(j)), r, r)
+        m, k, j = split(u)
+        return k, log1r(j, (m - ONE) + vector_isa.scalef_f32(c_abs, -k))
     return cell, cell_plus
 
 
