@@ -355,6 +355,7 @@ def test_a_rerun_cell_reuses_the_slot_of_the_run_it_replaces():
     its slot is free, so the new run has the same text (a kernel cache hit) and calls the new
     function, and the slots in use stay bounded."""
     from jitviz.callbacks import _SLOTS
+    gc.collect()  # (earlier tests' functions, still in reference cycles, free their slots)
     f = _scaler(2)
     f(X)
     first = _slot(f)
